@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "auxcap/sys.h"
@@ -131,4 +132,49 @@ void fake_record(void *buf, uint32_t type, uint16_t size, uint64_t seq)
 
 		memcpy((unsigned char *)buf + i, &v, 8);
 	}
+}
+
+pid_t test_spawn(char *const argv[], int *ret_go_fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);
+		close(p[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*ret_go_fd = p[1];
+	return pid;
+}
+
+void test_spawn_go(int go_fd)
+{
+	char c = 'g';
+
+	if (write(go_fd, &c, 1) != 1)
+		abort();
+	close(go_fd);
+}
+
+int test_wait(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
 }

@@ -43,4 +43,17 @@ void fake_ring_publish(struct fake_ring *fr);
 /* Build a record of @type with @size bytes whose payload is u64 words seq, seq+1, ... */
 void fake_record(void *buf, uint32_t type, uint16_t size, uint64_t seq);
 
+
+#include <sys/types.h>
+
+/*
+ * Fork a child that waits until test_spawn_go() before exec'ing @argv, so that events can be
+ * attached to its pid first.  Returns the pid; *ret_go_fd is the write end of the go pipe.
+ */
+pid_t test_spawn(char *const argv[], int *ret_go_fd);
+/* Let the child exec. */
+void test_spawn_go(int go_fd);
+/* Wait for @pid; returns its exit status (or 128 + signal). */
+int test_wait(pid_t pid);
+
 #endif
