@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The capture session: opens the events of a capture on every target, drives their data rings
+ * and AUX areas, and hands what it reads to a sink.
+ *
+ * A session has one *event set* per target: (pid, cpu) pairs — per-CPU sets for system-wide
+ * capture (pid -1), per-CPU sets restricted to a task and inherited by its children (pid P), or
+ * per-thread sets (cpu -1).  In each set the AUX event (if any) is opened first and owns the
+ * data ring and the AUX area; every other event of the set is redirected into that data ring
+ * with PERF_EVENT_IOC_SET_OUTPUT.
+ *
+ * Full-trace mode streams everything: the loop wakes on ring wakeups (aux_watermark-aligned
+ * for AUX), copies records and AUX bytes to the sink, and publishes the tails.  Snapshot mode
+ * maps the AUX area read-only (overwrite, no wakeups) and copies it only when a snapshot is
+ * requested; side-band records (MMAP2, COMM, ...) keep streaming so decode always has them,
+ * and sampling events go to a second, overwrite data ring per set that is snapshotted with
+ * the AUX data, so the samples of the same window go out together.
+ *
+ * Loss is never silent: LOST and LOST_SAMPLES records, and AUX records flagged TRUNCATED,
+ * PARTIAL or COLLISION are counted in struct auxcap_session_stats.  After TRUNCATED the kernel
+ * disables the AUX event; the session re-enables it after draining and counts the event.
+ */
+#ifndef AUXCAP_SESSION_H
+#define AUXCAP_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "auxcap/sys.h"
+
+struct perf_event_attr;
+struct auxcap_session;
+struct auxcap_sink;
+struct auxcap_aux_ring;
+
+/** An event of the session. */
+struct auxcap_session_event {
+	const struct perf_event_attr *attr; /* borrowed during open; copied */
+	const char *name;                   /* borrowed during open; copied */
+};
+
+/**
+ * Find the valid bytes of an overwrite AUX buffer at snapshot time (perf's find_snapshot).
+ * @head is the head the driver published (an in-buffer offset for PT/BTS/SPE); @old the end of
+ * the previous snapshot (0 at first).  Sets [*ret_start, *ret_end) in free-running positions
+ * (end - start <= buffer size).  @state is per set, zeroed at open, for the callback's memory.
+ */
+typedef int (*auxcap_find_snapshot_fn)(const struct auxcap_aux_ring *ring, uint64_t head,
+				       uint64_t old, uint64_t *state, uint64_t *ret_start,
+				       uint64_t *ret_end);
+
+struct auxcap_session_opts {
+	size_t sz;                    /* sizeof(struct auxcap_session_opts) */
+	const struct auxcap_sys *sys; /* NULL: the real kernel */
+	/** AUX event (Intel PT, BTS, SPE; real or emulated), NULL for none.  Borrowed. */
+	const struct auxcap_session_event *aux;
+	/** Other events: counters, tracepoints, sampling events.  Borrowed array. */
+	const struct auxcap_session_event *events;
+	size_t nr_events;
+	/** Add a dummy event carrying MMAP2/COMM/TASK/context switch side-band. */
+	bool sideband;
+	/** Targets: (pids[i], cpus[j]) for every pair; pids NULL means {-1}; cpus NULL {-1}. */
+	const pid_t *pids;
+	size_t nr_pids;
+	const int *cpus;
+	size_t nr_cpus;
+	/** Task targets are inherited by children (per-CPU sets only). */
+	bool inherit;
+	/** Events start enabled when the traced command calls exec (see auxcap_session_open). */
+	bool enable_on_exec;
+	size_t data_pages; /* data ring pages per set (power of two), 0: 64 */
+	size_t aux_pages;  /* AUX pages per set (power of two), 0: 1024 (4 MiB) */
+	bool snapshot;     /* snapshot (flight recorder) mode */
+	/** Snapshot mode: overwrite data ring pages for sampling events, 0: data_pages. */
+	size_t snapshot_data_pages;
+	/** Snapshot mode: wrap detection; NULL uses auxcap_find_snapshot_zero_tail (PT/BTS). */
+	auxcap_find_snapshot_fn find_snapshot;
+	const struct auxcap_sink *sink; /* borrowed, outlives the session */
+};
+
+struct auxcap_session_stats {
+	uint64_t wakeups;          /* poll() returns with ready rings */
+	uint64_t passes;           /* drain passes over all rings */
+	uint64_t records;          /* data ring records written to the sink */
+	uint64_t record_bytes;
+	uint64_t lost_records;     /* PERF_RECORD_LOST seen */
+	uint64_t lost;             /* sum of their counts: records the kernel dropped */
+	uint64_t lost_samples;     /* sum of PERF_RECORD_LOST_SAMPLES */
+	uint64_t corrupt;          /* malformed ring headers (should stay 0) */
+	uint64_t aux_records;      /* PERF_RECORD_AUX seen */
+	uint64_t aux_truncated;    /* ... flagged TRUNCATED: AUX data lost */
+	uint64_t aux_partial;      /* ... flagged PARTIAL: gaps */
+	uint64_t aux_collision;    /* ... flagged COLLISION */
+	uint64_t aux_reenables;    /* AUX events re-enabled after TRUNCATED */
+	uint64_t aux_bytes;        /* AUX bytes written to the sink */
+	uint64_t aux_chunks;
+	uint64_t snapshots;        /* snapshots taken */
+	uint64_t snapshot_requests_coalesced; /* requests that arrived while one was pending */
+	uint64_t snapshot_latency_ns_last; /* request to AUX frozen, last snapshot */
+	uint64_t snapshot_latency_ns_max;
+};
+
+enum auxcap_session_request {
+	AUXCAP_REQ_SNAPSHOT = 1u << 0,
+	AUXCAP_REQ_STOP = 1u << 1,
+	AUXCAP_REQ_ENABLE = 1u << 2,
+	AUXCAP_REQ_DISABLE = 1u << 3,
+};
+
+/**
+ * Open every event on every target, map the rings and announce the events to the sink.
+ * Events start disabled unless @opts->enable_on_exec (then the kernel enables them at exec).
+ *
+ * Returns 0 and sets @ret_s, or a negative errno from the kernel unchanged, with nothing left
+ * open.  auxcap_session_error() is not available then; the caller knows which call failed
+ * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band) when
+ * @ret_failed_event is not NULL.
+ * Returns -EINVAL for inconsistent options (no events, a page count not a power of two,
+ * no sink, @opts->sz too small).
+ */
+int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_session **ret_s,
+			int *ret_failed_event);
+
+/** Close every event, unmap every ring, free @s.  NULL-safe.  Does not drain. */
+void auxcap_session_free(struct auxcap_session *s);
+
+/** Enable or disable all events. */
+int auxcap_session_enable(struct auxcap_session *s, bool enable);
+
+/**
+ * Run the capture loop until a stop request, until @timeout_ms passes (-1: no limit), or until
+ * every monitored task has exited (POLLHUP on all sets).  Returns 0 on a normal end, a negative
+ * errno if the sink or the kernel failed.
+ */
+int auxcap_session_run(struct auxcap_session *s, int timeout_ms);
+
+/**
+ * Ask the loop for something; async-signal-safe (a write to an eventfd), callable from a
+ * signal handler or another thread.  Snapshot requests that arrive while one is pending are
+ * coalesced and counted.
+ */
+void auxcap_session_request(struct auxcap_session *s, unsigned int req);
+
+/** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
+int auxcap_session_drain(struct auxcap_session *s);
+
+/** Take a snapshot now (snapshot mode).  Returns 0 or a negative errno. */
+int auxcap_session_snapshot(struct auxcap_session *s);
+
+/** Counters so far (copied). */
+void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret);
+
+/** Number of event sets and their targets. */
+size_t auxcap_session_nr_sets(const struct auxcap_session *s);
+
+/**
+ * Default wrap detection for Intel PT and BTS: AUX pages start zeroed, so the buffer has
+ * wrapped once any of its last 4 KiB is non-zero (remembered in @state); then the whole buffer
+ * ending at @head is valid, else [old, head).
+ */
+int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
+				   uint64_t old, uint64_t *state, uint64_t *ret_start,
+				   uint64_t *ret_end);
+
+#endif /* AUXCAP_SESSION_H */

@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The capture session (see auxcap/session.h).
+ *
+ * Divisions: options and attrs; opening event sets; the drain (full-trace); snapshots;
+ * requests and the loop; wrap detection.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auxcap/log.h"
+#include "auxcap/session.h"
+#include "aux_ring.h"
+#include "event.h"
+#include "sink.h"
+
+struct set {
+	pid_t pid;
+	int cpu;
+	int aux_fd;   /* AUX event, -1 if none */
+	int sb_fd;    /* side-band dummy, -1 if none */
+	int *fds;     /* other events, -1 where not opened */
+	int ring_fd;  /* owner of the main (streamed) data ring */
+	int snap_fd;  /* owner of the overwrite data ring (snapshot mode), -1 if none */
+	struct auxcap_mapped_ring ring;
+	struct auxcap_mapped_ring snap_ring;
+	struct auxcap_aux_ring aux;
+	bool has_ring, has_snap_ring, has_aux;
+	bool hup;
+	bool aux_reenable; /* TRUNCATED seen: the kernel disabled the AUX event */
+	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot */
+	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
+	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
+	bool snap_taken;
+};
+
+struct auxcap_session {
+	struct auxcap_session_opts opts;
+	const struct auxcap_sys *sys;
+	bool has_aux;
+	struct perf_event_attr aux_attr;
+	struct perf_event_attr sb_attr;
+	struct perf_event_attr *attrs; /* nr_events, owned */
+	char **names;                  /* nr_events, owned */
+	char *aux_name;
+	size_t nr_events;
+	struct set *sets;
+	size_t nr_sets;
+	int wake_fd;
+	unsigned int pending; /* enum auxcap_session_request bits, atomic */
+	uint64_t req_ns;      /* CLOCK_MONOTONIC of the oldest pending snapshot request */
+	struct auxcap_session_stats stats;
+	unsigned char *snap_buf; /* snapshot mode: records of one ring, oldest first */
+	size_t snap_buf_size;
+};
+
+/* --- options and attrs ------------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool pow2_or_zero(size_t v)
+{
+	return !(v & (v - 1));
+}
+
+/*
+ * Every event of a session carries the same sample_id fields, with IDENTIFIER, so that records
+ * of different events in one ring can be told apart (perf's rule for mixed streams).
+ */
+static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, bool on_exec)
+{
+	a->size = sizeof(*a);
+	a->sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	if (per_cpu)
+		a->sample_type |= PERF_SAMPLE_CPU;
+	a->read_format |= PERF_FORMAT_ID;
+	a->sample_id_all = 1;
+	a->disabled = 1;
+	a->inherit = inherit;
+	a->enable_on_exec = on_exec;
+}
+
+static int session_prepare_attrs(struct auxcap_session *s)
+{
+	const struct auxcap_session_opts *o = &s->opts;
+	bool per_cpu = o->cpus && o->nr_cpus;
+
+	if (o->aux) {
+		s->has_aux = true;
+		s->aux_attr = *o->aux->attr;
+		attr_common(&s->aux_attr, per_cpu, o->inherit, o->enable_on_exec);
+		s->aux_name = strdup(o->aux->name ? o->aux->name : "aux");
+		if (!s->aux_name)
+			return -ENOMEM;
+	}
+	if (o->sideband) {
+		struct perf_event_attr *a = &s->sb_attr;
+
+		memset(a, 0, sizeof(*a));
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_DUMMY;
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->mmap_data = 0;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+		a->context_switch = s->has_aux;
+		a->exclude_kernel = s->has_aux ? s->aux_attr.exclude_kernel : 0;
+		attr_common(a, per_cpu, o->inherit, o->enable_on_exec);
+	}
+	s->nr_events = o->nr_events;
+	s->attrs = calloc(o->nr_events ? o->nr_events : 1, sizeof(*s->attrs));
+	s->names = calloc(o->nr_events ? o->nr_events : 1, sizeof(*s->names));
+	if (!s->attrs || !s->names)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nr_events; i++) {
+		s->attrs[i] = *o->events[i].attr;
+		attr_common(&s->attrs[i], per_cpu, o->inherit, o->enable_on_exec);
+		if (o->snapshot)
+			s->attrs[i].write_backward = 1;
+		s->names[i] = strdup(o->events[i].name ? o->events[i].name : "event");
+		if (!s->names[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* --- opening event sets -------------------------------------------------------------------- */
+
+static void set_close(struct auxcap_session *s, struct set *set)
+{
+	auxcap_aux_ring_close(&set->aux);
+	auxcap_mapped_ring_close(&set->snap_ring);
+	auxcap_mapped_ring_close(&set->ring);
+	if (set->aux_fd >= 0)
+		(void)s->sys->close(s->sys->ctx, set->aux_fd);
+	if (set->sb_fd >= 0)
+		(void)s->sys->close(s->sys->ctx, set->sb_fd);
+	for (size_t i = 0; set->fds && i < s->nr_events; i++)
+		if (set->fds[i] >= 0)
+			(void)s->sys->close(s->sys->ctx, set->fds[i]);
+	free(set->fds);
+	set->fds = NULL;
+	set->aux_fd = set->sb_fd = -1;
+}
+
+static int redirect(struct auxcap_session *s, int fd, int to)
+{
+	return s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)to);
+}
+
+static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
+{
+	const struct auxcap_session_opts *o = &s->opts;
+	size_t data_pages = o->data_pages ? o->data_pages : 64;
+	size_t aux_pages = o->aux_pages ? o->aux_pages : 1024;
+	int fd, r;
+
+	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = -1;
+	set->fds = malloc((s->nr_events ? s->nr_events : 1) * sizeof(int));
+	if (!set->fds)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_events; i++)
+		set->fds[i] = -1;
+
+	if (s->has_aux) {
+		*ret_failed = -1;
+		fd = auxcap_event_open(s->sys, &s->aux_attr, set->pid, set->cpu, -1, 0);
+		if (fd < 0)
+			return fd;
+		set->aux_fd = set->ring_fd = fd;
+	}
+	if (o->sideband) {
+		*ret_failed = -2;
+		fd = auxcap_event_open(s->sys, &s->sb_attr, set->pid, set->cpu, -1, 0);
+		if (fd < 0)
+			return fd;
+		set->sb_fd = fd;
+		if (set->ring_fd < 0)
+			set->ring_fd = fd;
+	}
+	for (size_t i = 0; i < s->nr_events; i++) {
+		*ret_failed = (int)i;
+		fd = auxcap_event_open(s->sys, &s->attrs[i], set->pid, set->cpu, -1, 0);
+		if (fd < 0)
+			return fd;
+		set->fds[i] = fd;
+	}
+	*ret_failed = -3;
+
+	/* The main ring: streamed, owned by the AUX event or the side-band event. */
+	if (!o->snapshot && set->ring_fd < 0 && s->nr_events)
+		set->ring_fd = set->fds[0];
+	if (set->ring_fd >= 0) {
+		r = auxcap_mapped_ring_open(s->sys, set->ring_fd, data_pages, 0, &set->ring);
+		if (r < 0)
+			return r;
+		set->has_ring = true;
+		if (set->sb_fd >= 0 && set->sb_fd != set->ring_fd) {
+			r = redirect(s, set->sb_fd, set->ring_fd);
+			if (r < 0)
+				return r;
+		}
+	}
+	/* Other events: into the main ring, or in snapshot mode into an overwrite ring. */
+	for (size_t i = 0; i < s->nr_events; i++) {
+		if (set->fds[i] == set->ring_fd)
+			continue;
+		if (o->snapshot) {
+			if (set->snap_fd < 0) {
+				size_t pages = o->snapshot_data_pages ? o->snapshot_data_pages
+								      : data_pages;
+
+				r = auxcap_mapped_ring_open(s->sys, set->fds[i], pages,
+							    AUXCAP_RING_OVERWRITE |
+								    AUXCAP_RING_BACKWARD,
+							    &set->snap_ring);
+				if (r < 0)
+					return r;
+				set->snap_fd = set->fds[i];
+				set->has_snap_ring = true;
+				continue;
+			}
+			r = redirect(s, set->fds[i], set->snap_fd);
+		} else {
+			r = redirect(s, set->fds[i], set->ring_fd);
+		}
+		if (r < 0)
+			return r;
+	}
+	if (s->has_aux) {
+		r = auxcap_aux_ring_open(s->sys, set->aux_fd, set->ring.ring.pc, aux_pages,
+					 o->snapshot, &set->aux);
+		if (r < 0)
+			return r;
+		set->has_aux = true;
+	}
+	return 0;
+}
+
+static int collect_ids(struct auxcap_session *s, int which, uint64_t *ids, size_t *nr)
+{
+	*nr = 0;
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+		int fd = which == -1 ? set->aux_fd : which == -2 ? set->sb_fd : set->fds[which];
+		int r;
+
+		r = auxcap_event_id(s->sys, fd, &ids[*nr]);
+		if (r < 0)
+			return r;
+		(*nr)++;
+	}
+	return 0;
+}
+
+static int announce(struct auxcap_session *s)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	uint64_t *ids;
+	size_t nr;
+	int r = 0;
+
+	ids = calloc(s->nr_sets, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	if (s->has_aux) {
+		r = collect_ids(s, -1, ids, &nr);
+		if (r == 0)
+			r = sink->ops->attr(sink->ctx, &s->aux_attr, s->aux_name, ids, nr);
+	}
+	if (r == 0 && s->opts.sideband) {
+		r = collect_ids(s, -2, ids, &nr);
+		if (r == 0)
+			r = sink->ops->attr(sink->ctx, &s->sb_attr, "dummy:u", ids, nr);
+	}
+	for (size_t i = 0; r == 0 && i < s->nr_events; i++) {
+		r = collect_ids(s, (int)i, ids, &nr);
+		if (r == 0)
+			r = sink->ops->attr(sink->ctx, &s->attrs[i], s->names[i], ids, nr);
+	}
+	free(ids);
+	return r;
+}
+
+void auxcap_session_free(struct auxcap_session *s)
+{
+	if (!s)
+		return;
+	for (size_t k = 0; s->sets && k < s->nr_sets; k++)
+		set_close(s, &s->sets[k]);
+	free(s->sets);
+	for (size_t i = 0; s->names && i < s->nr_events; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->attrs);
+	free(s->aux_name);
+	free(s->snap_buf);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	free(s);
+}
+
+int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_session **ret_s,
+			int *ret_failed_event)
+{
+	static const pid_t any_pid = -1;
+	static const int any_cpu = -1;
+	struct auxcap_session *s;
+	const pid_t *pids;
+	const int *cpus;
+	size_t nr_pids, nr_cpus;
+	int failed = -3, r;
+
+	if (!opts || !ret_s || opts->sz < sizeof(*opts) || !opts->sink || !opts->sink->ops)
+		return -EINVAL;
+	if (!opts->aux && !opts->nr_events && !opts->sideband)
+		return -EINVAL;
+	if (!pow2_or_zero(opts->data_pages) || !pow2_or_zero(opts->aux_pages) ||
+	    !pow2_or_zero(opts->snapshot_data_pages))
+		return -EINVAL;
+	/* The kernel cannot map an inherited per-thread event (cpu -1). */
+	if (opts->inherit && !(opts->cpus && opts->nr_cpus))
+		return -EINVAL;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	s->sys = opts->sys ? opts->sys : &auxcap_sys_linux;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0) {
+		r = -errno;
+		goto err;
+	}
+	r = session_prepare_attrs(s);
+	if (r < 0)
+		goto err;
+
+	pids = opts->pids && opts->nr_pids ? opts->pids : &any_pid;
+	nr_pids = opts->pids && opts->nr_pids ? opts->nr_pids : 1;
+	cpus = opts->cpus && opts->nr_cpus ? opts->cpus : &any_cpu;
+	nr_cpus = opts->cpus && opts->nr_cpus ? opts->nr_cpus : 1;
+	s->sets = calloc(nr_pids * nr_cpus, sizeof(*s->sets));
+	if (!s->sets) {
+		r = -ENOMEM;
+		goto err;
+	}
+	for (size_t p = 0; p < nr_pids; p++) {
+		for (size_t c = 0; c < nr_cpus; c++) {
+			struct set *set = &s->sets[s->nr_sets++];
+
+			set->pid = pids[p];
+			set->cpu = cpus[c];
+			r = set_open(s, set, &failed);
+			if (r < 0)
+				goto err;
+		}
+	}
+	r = announce(s);
+	if (r < 0)
+		goto err;
+	*ret_s = s;
+	return 0;
+
+err:
+	if (ret_failed_event)
+		*ret_failed_event = failed;
+	auxcap_session_free(s);
+	return r;
+}
+
+size_t auxcap_session_nr_sets(const struct auxcap_session *s)
+{
+	return s->nr_sets;
+}
+
+void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret)
+{
+	*ret = s->stats;
+}
+
+static int for_each_fd(struct auxcap_session *s, unsigned long req)
+{
+	int r;
+
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->aux_fd >= 0 && (r = s->sys->ioctl(s->sys->ctx, set->aux_fd, req, 0)) < 0)
+			return r;
+		if (set->sb_fd >= 0 && (r = s->sys->ioctl(s->sys->ctx, set->sb_fd, req, 0)) < 0)
+			return r;
+		for (size_t i = 0; i < s->nr_events; i++)
+			if ((r = s->sys->ioctl(s->sys->ctx, set->fds[i], req, 0)) < 0)
+				return r;
+	}
+	return 0;
+}
+
+int auxcap_session_enable(struct auxcap_session *s, bool enable)
+{
+	return for_each_fd(s, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
+}
+
+/* --- the drain ---------------------------------------------------------------------------- */
+
+static void account_record(struct auxcap_session *s, struct set *set,
+			   const struct perf_event_header *h)
+{
+	uint64_t v[3];
+
+	s->stats.records++;
+	s->stats.record_bytes += h->size;
+	switch (h->type) {
+	case PERF_RECORD_LOST:
+		memcpy(v, h + 1, 16);
+		s->stats.lost_records++;
+		s->stats.lost += v[1];
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		memcpy(v, h + 1, 8);
+		s->stats.lost_samples += v[0];
+		break;
+	case PERF_RECORD_AUX:
+		memcpy(v, h + 1, 24);
+		s->stats.aux_records++;
+		if (v[2] & PERF_AUX_FLAG_TRUNCATED) {
+			s->stats.aux_truncated++;
+			if (!s->opts.snapshot)
+				set->aux_reenable = true;
+		}
+		if (v[2] & PERF_AUX_FLAG_PARTIAL)
+			s->stats.aux_partial++;
+		if (v[2] & PERF_AUX_FLAG_COLLISION)
+			s->stats.aux_collision++;
+		break;
+	default:
+		break;
+	}
+}
+
+static int drain_ring(struct auxcap_session *s, struct set *set)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	const struct perf_event_header *h;
+	int64_t n;
+	int r;
+
+	n = auxcap_ring_begin(&set->ring.ring);
+	if (n <= 0)
+		return 0;
+	while ((r = auxcap_ring_next(&set->ring.ring, &h)) == 1) {
+		account_record(s, set, h);
+		r = sink->ops->record(sink->ctx, h, h->size);
+		if (r < 0)
+			return r;
+	}
+	if (r == -EBADMSG) {
+		s->stats.corrupt++;
+		auxcap_log(AUXCAP_LOG_ERROR, "malformed record header in the data ring of cpu %d "
+					     "pid %d; %llu bytes dropped",
+			   set->cpu, (int)set->pid,
+			   (unsigned long long)set->ring.ring.stats.corrupt_bytes);
+		r = 0;
+	}
+	auxcap_ring_end(&set->ring.ring);
+	return r;
+}
+
+static uint32_t set_idx(const struct auxcap_session *s, const struct set *set)
+{
+	return (uint32_t)(set - s->sets);
+}
+
+static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *sp,
+		    bool snapshot)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	struct auxcap_aux_chunk chunk = {
+		.offset = sp->offset,
+		.reference = now_ns(),
+		.idx = set_idx(s, set),
+		.tid = set->cpu < 0 ? (uint32_t)set->pid : (uint32_t)-1,
+		.cpu = (uint32_t)set->cpu,
+		.snapshot = snapshot,
+	};
+	int r;
+
+	if (!sp->len)
+		return 0;
+	r = sink->ops->aux(sink->ctx, &chunk, sp);
+	if (r < 0)
+		return r;
+	s->stats.aux_bytes += sp->len;
+	s->stats.aux_chunks++;
+	return 0;
+}
+
+static int drain_aux(struct auxcap_session *s, struct set *set)
+{
+	struct auxcap_aux_span sp;
+	int64_t n;
+	int r;
+
+	n = auxcap_aux_ring_read(&set->aux, &sp);
+	if (n == -ESTALE) {
+		auxcap_log(AUXCAP_LOG_ERROR, "AUX head ran past the tail on cpu %d: older bytes lost",
+			   set->cpu);
+		n = (int64_t)sp.len;
+	}
+	if (n < 0)
+		return (int)n;
+	r = emit_aux(s, set, &sp, false);
+	if (r < 0)
+		return r;
+	auxcap_aux_ring_consume(&set->aux, &sp);
+	if (set->aux_reenable) {
+		/* The kernel disabled the event on TRUNCATED; there is room again now. */
+		set->aux_reenable = false;
+		r = auxcap_event_enable(s->sys, set->aux_fd, true);
+		if (r < 0)
+			return r;
+		s->stats.aux_reenables++;
+	}
+	return 0;
+}
+
+int auxcap_session_drain(struct auxcap_session *s)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	int r;
+
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->has_ring && (r = drain_ring(s, set)) < 0)
+			return r;
+		if (set->has_aux && !s->opts.snapshot && (r = drain_aux(s, set)) < 0)
+			return r;
+	}
+	s->stats.passes++;
+	return sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+}
+
+/* --- snapshots ---------------------------------------------------------------------------- */
+
+int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
+				   uint64_t old, uint64_t *state, uint64_t *ret_start,
+				   uint64_t *ret_end)
+{
+	uint64_t size = ring->size;
+	size_t check = size < 4096 ? (size_t)size : 4096;
+	const uint64_t *w = (const uint64_t *)(ring->base + size - check);
+
+	head &= size - 1;
+	if (!*state) {
+		for (size_t i = 0; i < check / 8; i++) {
+			if (w[i]) {
+				*state = 1; /* wrapped at least once: remembered */
+				break;
+			}
+		}
+	}
+	if (*state) {
+		*ret_start = head;
+		*ret_end = head + size;
+	} else {
+		old &= size - 1;
+		*ret_start = old;
+		*ret_end = old > head ? head + size : head;
+	}
+	return 0;
+}
+
+/* Copy the records of a backward overwrite ring newer than the last snapshot, oldest first. */
+static int snapshot_ring(struct auxcap_session *s, struct set *set)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	struct auxcap_ring *ring = &set->snap_ring.ring;
+	const struct perf_event_header *h;
+	size_t used = 0, n = 0, *offs = NULL, cap = 0;
+	uint64_t head;
+	int r = 0;
+
+	if (s->snap_buf_size < ring->size) {
+		unsigned char *p = realloc(s->snap_buf, (size_t)ring->size);
+
+		if (!p)
+			return -ENOMEM;
+		s->snap_buf = p;
+		s->snap_buf_size = (size_t)ring->size;
+	}
+	auxcap_ring_backward_begin(ring);
+	head = ring->head;
+	/* Records at or above the previous head went out with the previous snapshot. */
+	if (set->snap_taken && set->snap_old - head < ring->size)
+		ring->end = set->snap_old;
+	while ((r = auxcap_ring_next(ring, &h)) == 1) {
+		if (n == cap) {
+			size_t *p = realloc(offs, (cap ? cap * 2 : 256) * sizeof(*offs));
+
+			if (!p) {
+				r = -ENOMEM;
+				goto out;
+			}
+			offs = p;
+			cap = cap ? cap * 2 : 256;
+		}
+		memcpy(s->snap_buf + used, h, h->size);
+		offs[n++] = used;
+		used += h->size;
+	}
+	if (r == -EBADMSG) {
+		s->stats.corrupt++;
+		r = 0;
+	}
+	while (n-- > 0) {
+		h = (const struct perf_event_header *)(s->snap_buf + offs[n]);
+		account_record(s, set, h);
+		r = sink->ops->record(sink->ctx, h, h->size);
+		if (r < 0)
+			goto out;
+	}
+	set->snap_old = head;
+	set->snap_taken = true;
+out:
+	free(offs);
+	return r;
+}
+
+static int snapshot_aux(struct auxcap_session *s, struct set *set)
+{
+	auxcap_find_snapshot_fn find = s->opts.find_snapshot ? s->opts.find_snapshot
+							     : auxcap_find_snapshot_zero_tail;
+	struct auxcap_aux_span sp;
+	uint64_t head, start, end;
+	int r;
+
+	head = auxcap_aux_ring_head(&set->aux);
+	r = find(&set->aux, head, set->aux_old, &set->aux_state, &start, &end);
+	if (r < 0)
+		return r;
+	if (end - start > set->aux.size || end < start)
+		return -EBADMSG;
+	r = auxcap_aux_ring_span(&set->aux, end, end - start, &sp);
+	if (r < 0)
+		return r;
+	r = emit_aux(s, set, &sp, true);
+	if (r < 0)
+		return r;
+	set->aux_old = end;
+	return 0;
+}
+
+int auxcap_session_snapshot(struct auxcap_session *s)
+{
+	const struct auxcap_sink *sink = s->opts.sink;
+	uint64_t t0 = s->req_ns ? s->req_ns : now_ns(), lat;
+	int r = 0, r2;
+
+	s->req_ns = 0;
+	/* Freeze: stop the AUX events (the driver publishes its head) and the sample rings. */
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->has_aux && (r = auxcap_event_enable(s->sys, set->aux_fd, false)) < 0)
+			return r;
+		if (set->has_snap_ring &&
+		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0)
+			return r;
+	}
+	lat = now_ns() - t0;
+	s->stats.snapshot_latency_ns_last = lat;
+	if (lat > s->stats.snapshot_latency_ns_max)
+		s->stats.snapshot_latency_ns_max = lat;
+
+	for (size_t k = 0; r == 0 && k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->has_ring)
+			r = drain_ring(s, set);
+		if (r == 0 && set->has_aux)
+			r = snapshot_aux(s, set);
+		if (r == 0 && set->has_snap_ring)
+			r = snapshot_ring(s, set);
+	}
+	/* Resume even after a sink error, so the traced program is left as it was. */
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->has_snap_ring &&
+		    (r2 = auxcap_event_pause_output(s->sys, set->snap_fd, false)) < 0 && r == 0)
+			r = r2;
+		if (set->has_aux && (r2 = auxcap_event_enable(s->sys, set->aux_fd, true)) < 0 &&
+		    r == 0)
+			r = r2;
+	}
+	if (r < 0)
+		return r;
+	s->stats.snapshots++;
+	return sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+}
+
+/* --- requests and the loop ------------------------------------------------------------------ */
+
+void auxcap_session_request(struct auxcap_session *s, unsigned int req)
+{
+	uint64_t one = 1;
+	unsigned int prev;
+
+	if ((req & AUXCAP_REQ_SNAPSHOT) && !s->req_ns)
+		s->req_ns = now_ns();
+	prev = __atomic_fetch_or(&s->pending, req, __ATOMIC_SEQ_CST);
+	if (prev & req & AUXCAP_REQ_SNAPSHOT)
+		__atomic_fetch_add(&s->stats.snapshot_requests_coalesced, 1, __ATOMIC_RELAXED);
+	(void)!write(s->wake_fd, &one, sizeof(one));
+}
+
+static int handle_requests(struct auxcap_session *s, bool *stop)
+{
+	unsigned int req = __atomic_exchange_n(&s->pending, 0, __ATOMIC_SEQ_CST);
+	int r = 0;
+
+	if (req & AUXCAP_REQ_DISABLE)
+		r = auxcap_session_enable(s, false);
+	if (r == 0 && (req & AUXCAP_REQ_ENABLE))
+		r = auxcap_session_enable(s, true);
+	if (r == 0 && (req & AUXCAP_REQ_SNAPSHOT) && s->opts.snapshot)
+		r = auxcap_session_snapshot(s);
+	if (req & AUXCAP_REQ_STOP)
+		*stop = true;
+	return r;
+}
+
+int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
+{
+	struct pollfd *pfd;
+	size_t nfd = 0;
+	uint64_t start = now_ns();
+	bool stop = false;
+	int r = 0;
+
+	pfd = calloc(s->nr_sets + 1, sizeof(*pfd));
+	if (!pfd)
+		return -ENOMEM;
+	pfd[nfd++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
+	for (size_t k = 0; k < s->nr_sets; k++)
+		if (s->sets[k].has_ring)
+			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ring_fd, .events = POLLIN };
+
+	while (!stop) {
+		int wait = -1, n;
+		size_t hups = 0;
+
+		if (timeout_ms >= 0) {
+			uint64_t el = (now_ns() - start) / 1000000;
+
+			if (el >= (uint64_t)timeout_ms)
+				break;
+			wait = timeout_ms - (int)el;
+		}
+		/* Wake at least every 100 ms so side-band and slow AUX data go out regularly. */
+		if (wait < 0 || wait > 100)
+			wait = 100;
+		n = s->sys->poll(s->sys->ctx, pfd, nfd, wait);
+		if (n == -EINTR)
+			continue;
+		if (n < 0) {
+			r = n;
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			uint64_t v;
+
+			(void)!read(s->wake_fd, &v, sizeof(v));
+			r = handle_requests(s, &stop);
+			if (r < 0)
+				break;
+		}
+		if (n > 0)
+			s->stats.wakeups++;
+		for (size_t i = 1; i < nfd; i++)
+			hups += (pfd[i].revents & POLLHUP) != 0;
+		r = auxcap_session_drain(s);
+		if (r < 0)
+			break;
+		if (nfd > 1 && hups == nfd - 1)
+			break; /* every monitored task is gone */
+	}
+	free(pfd);
+	return r;
+}
