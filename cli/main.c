@@ -11,7 +11,10 @@
 #include "cli.h"
 #include "config.h"
 
+extern const struct cli_cmd cmd_info;
+
 static const struct cli_cmd *const commands[] = {
+	&cmd_info,
 	NULL,
 };
 

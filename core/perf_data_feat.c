@@ -1,0 +1,623 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * perf.data feature sections: names, encoding (writer), decoding (reader), and the values of
+ * this machine.  Divisions: the byte buffer, encoders, host values, decoders.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/utsname.h>
+
+#include "perf_data_int.h"
+
+static const char *const feat_names[AUXCAP_PERF_FEAT_LAST] = {
+	[AUXCAP_PERF_FEAT_TRACING_DATA] = "tracing_data",
+	[AUXCAP_PERF_FEAT_BUILD_ID] = "build_id",
+	[AUXCAP_PERF_FEAT_HOSTNAME] = "hostname",
+	[AUXCAP_PERF_FEAT_OSRELEASE] = "osrelease",
+	[AUXCAP_PERF_FEAT_VERSION] = "version",
+	[AUXCAP_PERF_FEAT_ARCH] = "arch",
+	[AUXCAP_PERF_FEAT_NRCPUS] = "nrcpus",
+	[AUXCAP_PERF_FEAT_CPUDESC] = "cpudesc",
+	[AUXCAP_PERF_FEAT_CPUID] = "cpuid",
+	[AUXCAP_PERF_FEAT_TOTAL_MEM] = "total_mem",
+	[AUXCAP_PERF_FEAT_CMDLINE] = "cmdline",
+	[AUXCAP_PERF_FEAT_EVENT_DESC] = "event_desc",
+	[AUXCAP_PERF_FEAT_CPU_TOPOLOGY] = "cpu_topology",
+	[AUXCAP_PERF_FEAT_NUMA_TOPOLOGY] = "numa_topology",
+	[AUXCAP_PERF_FEAT_BRANCH_STACK] = "branch_stack",
+	[AUXCAP_PERF_FEAT_PMU_MAPPINGS] = "pmu_mappings",
+	[AUXCAP_PERF_FEAT_GROUP_DESC] = "group_desc",
+	[AUXCAP_PERF_FEAT_AUXTRACE] = "auxtrace",
+	[AUXCAP_PERF_FEAT_STAT] = "stat",
+	[AUXCAP_PERF_FEAT_CACHE] = "cache",
+	[AUXCAP_PERF_FEAT_SAMPLE_TIME] = "sample_time",
+	[AUXCAP_PERF_FEAT_MEM_TOPOLOGY] = "mem_topology",
+	[AUXCAP_PERF_FEAT_CLOCKID] = "clockid",
+	[AUXCAP_PERF_FEAT_DIR_FORMAT] = "dir_format",
+	[AUXCAP_PERF_FEAT_BPF_PROG_INFO] = "bpf_prog_info",
+	[AUXCAP_PERF_FEAT_BPF_BTF] = "bpf_btf",
+	[AUXCAP_PERF_FEAT_COMPRESSED] = "compressed",
+	[AUXCAP_PERF_FEAT_CPU_PMU_CAPS] = "cpu_pmu_caps",
+	[AUXCAP_PERF_FEAT_CLOCK_DATA] = "clock_data",
+	[AUXCAP_PERF_FEAT_HYBRID_TOPOLOGY] = "hybrid_topology",
+	[AUXCAP_PERF_FEAT_PMU_CAPS] = "pmu_caps",
+};
+
+const char *auxcap_perf_feat_name(unsigned int feat)
+{
+	if (feat >= AUXCAP_PERF_FEAT_LAST)
+		return NULL;
+	return feat_names[feat];
+}
+
+/* --- the byte buffer -------------------------------------------------------------------- */
+
+int pd_buf_put(struct pd_buf *b, const void *data, size_t n)
+{
+	unsigned char *p;
+	size_t cap;
+
+	if (n > SIZE_MAX / 2 - b->len)
+		return -ENOMEM;
+	if (b->len + n > b->cap) {
+		cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	if (data)
+		memcpy(b->p + b->len, data, n);
+	else
+		memset(b->p + b->len, 0, n);
+	b->len += n;
+	return 0;
+}
+
+int pd_buf_put_u32(struct pd_buf *b, uint32_t v)
+{
+	return pd_buf_put(b, &v, sizeof(v));
+}
+
+int pd_buf_put_u64(struct pd_buf *b, uint64_t v)
+{
+	return pd_buf_put(b, &v, sizeof(v));
+}
+
+int pd_buf_put_zeros(struct pd_buf *b, size_t n)
+{
+	return pd_buf_put(b, NULL, n);
+}
+
+int pd_buf_put_string(struct pd_buf *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	size_t padded = (n + PD_NAME_ALIGN - 1) / PD_NAME_ALIGN * PD_NAME_ALIGN;
+	int r;
+
+	if (padded > UINT32_MAX)
+		return -ENOMEM;
+	r = pd_buf_put_u32(b, (uint32_t)padded);
+	if (r == 0)
+		r = pd_buf_put(b, s, n);
+	if (r == 0)
+		r = pd_buf_put_zeros(b, padded - n);
+	return r;
+}
+
+void pd_buf_free(struct pd_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* --- encoders --------------------------------------------------------------------------- */
+
+int pd_feat_encode_event_desc(struct pd_buf *b, const struct pd_attr_desc *d, size_t nr)
+{
+	struct perf_event_attr a;
+	int r;
+
+	if (nr > UINT32_MAX)
+		return -ENOMEM;
+	r = pd_buf_put_u32(b, (uint32_t)nr);
+	if (r == 0)
+		r = pd_buf_put_u32(b, AUXCAP_PERF_ATTR_SIZE);
+	for (size_t i = 0; i < nr && r == 0; i++) {
+		memset(&a, 0, sizeof(a));
+		memcpy(&a, d[i].attr, sizeof(a));
+		a.size = AUXCAP_PERF_ATTR_SIZE;
+		r = pd_buf_put(b, &a, AUXCAP_PERF_ATTR_SIZE);
+		if (r == 0)
+			r = pd_buf_put_u32(b, (uint32_t)d[i].nr_ids);
+		if (r == 0)
+			r = pd_buf_put_string(b, d[i].name ? d[i].name : "");
+		if (r == 0)
+			r = pd_buf_put(b, d[i].ids, d[i].nr_ids * sizeof(uint64_t));
+	}
+	return r;
+}
+
+int pd_feat_encode_build_id(struct pd_buf *b, uint16_t cpumode, int32_t pid,
+			    const uint8_t *build_id, size_t size, const char *filename)
+{
+	size_t n = strlen(filename) + 1;
+	size_t padded = (n + PD_NAME_ALIGN - 1) / PD_NAME_ALIGN * PD_NAME_ALIGN;
+	struct perf_event_header h;
+	uint8_t id[24];
+	int r;
+
+	if (size > 20 || PD_BUILD_ID_FIXED + padded > UINT16_MAX)
+		return -EINVAL;
+	h.type = AUXCAP_PERF_RECORD_HEADER_BUILD_ID;
+	h.misc = (uint16_t)(cpumode | PD_MISC_BUILD_ID_SIZE);
+	h.size = (uint16_t)(PD_BUILD_ID_FIXED + padded);
+	memset(id, 0, sizeof(id));
+	memcpy(id, build_id, size);
+	id[20] = (uint8_t)size;
+	r = pd_buf_put(b, &h, sizeof(h));
+	if (r == 0)
+		r = pd_buf_put(b, &pid, sizeof(pid));
+	if (r == 0)
+		r = pd_buf_put(b, id, sizeof(id));
+	if (r == 0)
+		r = pd_buf_put(b, filename, n);
+	if (r == 0)
+		r = pd_buf_put_zeros(b, padded - n);
+	return r;
+}
+
+/* --- host values ------------------------------------------------------------------------ */
+
+/* Value of the first "key<spaces>: value" line of /proc/cpuinfo, squeezed; NULL if none. */
+static char *cpuinfo_value(const char *key)
+{
+	char line[512];
+	char *val = NULL;
+	size_t klen = strlen(key);
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char out[512];
+		size_t n = 0;
+		const char *p;
+
+		if (strncmp(line, key, klen) ||
+		    (line[klen] != '\t' && line[klen] != ' ' && line[klen] != ':'))
+			continue;
+		p = strchr(line, ':');
+		if (!p)
+			continue;
+		/* blanks squeezed to one space, none at either end */
+		for (p++; *p && *p != '\n' && n < sizeof(out) - 1; p++) {
+			char ch = *p == '\t' ? ' ' : *p;
+
+			if (ch == ' ' && (n == 0 || out[n - 1] == ' '))
+				continue;
+			out[n++] = ch;
+		}
+		while (n && out[n - 1] == ' ')
+			n--;
+		out[n] = '\0';
+		val = strdup(out);
+		break;
+	}
+	fclose(f);
+	return val;
+}
+
+static uint64_t meminfo_total_kb(void)
+{
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int put_string_feat(struct pd_host_feats *h, unsigned int feat, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	return pd_buf_put_string(&h->feat[feat], s);
+}
+
+int pd_feat_host(struct pd_host_feats *h)
+{
+	struct utsname u;
+	char host[256];
+	char cpuid[256];
+	char *vendor, *family, *model, *stepping, *desc;
+	long avail, online;
+	uint64_t mem;
+	int r = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (gethostname(host, sizeof(host)) == 0) {
+		host[sizeof(host) - 1] = '\0';
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_HOSTNAME, host);
+	}
+	if (r == 0 && uname(&u) == 0) {
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_OSRELEASE, u.release);
+		if (r == 0)
+			r = put_string_feat(h, AUXCAP_PERF_FEAT_ARCH, u.machine);
+	}
+	if (r == 0)
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_VERSION, "6.1.auxcap");
+	avail = sysconf(_SC_NPROCESSORS_CONF);
+	online = sysconf(_SC_NPROCESSORS_ONLN);
+	if (r == 0 && avail > 0 && online > 0) {
+		r = pd_buf_put_u32(&h->feat[AUXCAP_PERF_FEAT_NRCPUS], (uint32_t)avail);
+		if (r == 0)
+			r = pd_buf_put_u32(&h->feat[AUXCAP_PERF_FEAT_NRCPUS], (uint32_t)online);
+	}
+	mem = meminfo_total_kb();
+	if (r == 0 && mem)
+		r = pd_buf_put_u64(&h->feat[AUXCAP_PERF_FEAT_TOTAL_MEM], mem);
+
+	desc = cpuinfo_value("model name");
+	if (r == 0)
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_CPUDESC, desc);
+	free(desc);
+	vendor = cpuinfo_value("vendor_id");
+	family = cpuinfo_value("cpu family");
+	model = cpuinfo_value("model");
+	stepping = cpuinfo_value("stepping");
+	if (r == 0 && vendor && family && model && stepping) {
+		snprintf(cpuid, sizeof(cpuid), "%s,%s,%s,%s", vendor, family, model, stepping);
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_CPUID, cpuid);
+	}
+	free(vendor);
+	free(family);
+	free(model);
+	free(stepping);
+	if (r < 0) {
+		for (unsigned int i = 0; i < AUXCAP_PERF_FEAT_LAST; i++)
+			pd_buf_free(&h->feat[i]);
+	}
+	return r;
+}
+
+/* --- decoders --------------------------------------------------------------------------- */
+
+struct fcur {
+	const unsigned char *p;
+	size_t len;
+	size_t pos;
+	uint64_t off; /* file offset of p[0] */
+	char *err;
+	size_t err_size;
+	const char *what;
+};
+
+static int fbad(struct fcur *c, const char *why)
+{
+	snprintf(c->err, c->err_size, "feature %s at offset %llu: %s", c->what,
+		 (unsigned long long)(c->off + c->pos), why);
+	return -EBADMSG;
+}
+
+static int fget(struct fcur *c, void *v, size_t n)
+{
+	if (n > c->len - c->pos)
+		return fbad(c, "truncated");
+	memcpy(v, c->p + c->pos, n);
+	c->pos += n;
+	return 0;
+}
+
+/* A perf header string: u32 length then that many bytes holding a NUL. */
+static int fstring(struct fcur *c, char **ret)
+{
+	uint32_t n;
+	const char *s;
+	char *dup;
+	int r;
+
+	r = fget(c, &n, 4);
+	if (r < 0)
+		return r;
+	if (n > c->len - c->pos)
+		return fbad(c, "string longer than the section");
+	s = (const char *)c->p + c->pos;
+	if (n == 0 || !memchr(s, '\0', n))
+		return fbad(c, "string not NUL-terminated");
+	dup = strdup(s);
+	if (!dup)
+		return -ENOMEM;
+	c->pos += n;
+	*ret = dup;
+	return 0;
+}
+
+static int parse_cmdline(struct pd_feat_store *st, struct fcur *c)
+{
+	uint32_t nr;
+	char **v;
+	int r;
+
+	r = fget(c, &nr, 4);
+	if (r < 0)
+		return r;
+	if (nr > (c->len - c->pos) / 5)
+		return fbad(c, "too many strings for the section");
+	v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		r = fstring(c, &v[i]);
+		if (r < 0) {
+			for (uint32_t j = 0; j < i; j++)
+				free(v[j]);
+			free(v);
+			return r;
+		}
+	}
+	for (size_t i = 0; i < st->nr_cmdline; i++)
+		free(st->cmdline[i]);
+	free(st->cmdline);
+	st->cmdline = v;
+	st->nr_cmdline = nr;
+	return 0;
+}
+
+static int parse_build_ids(struct pd_feat_store *st, struct fcur *c)
+{
+	struct auxcap_perf_build_id *v = NULL, *nv;
+	size_t nr = 0, cap = 0;
+	int r = 0;
+
+	while (c->pos < c->len) {
+		struct perf_event_header h;
+		const unsigned char *rec = c->p + c->pos;
+		const char *name;
+		struct auxcap_perf_build_id *b;
+		int32_t pid;
+
+		if (c->len - c->pos < PD_BUILD_ID_FIXED) {
+			r = fbad(c, "truncated build-id entry");
+			goto fail;
+		}
+		memcpy(&h, rec, sizeof(h));
+		if (h.size < PD_BUILD_ID_FIXED + 1 || h.size > c->len - c->pos) {
+			r = fbad(c, "bad build-id entry size");
+			goto fail;
+		}
+		name = (const char *)rec + PD_BUILD_ID_FIXED;
+		if (!memchr(name, '\0', h.size - PD_BUILD_ID_FIXED)) {
+			r = fbad(c, "build-id file name not NUL-terminated");
+			goto fail;
+		}
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			v = nv;
+		}
+		b = &v[nr];
+		memset(b, 0, sizeof(*b));
+		memcpy(&pid, rec + 8, 4);
+		b->pid = pid;
+		b->cpumode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		memcpy(b->id, rec + 12, 20);
+		b->size = (h.misc & PD_MISC_BUILD_ID_SIZE) ? rec[32] : 20;
+		if (b->size > 20)
+			b->size = 20;
+		b->filename = strdup(name);
+		if (!b->filename) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		nr++;
+		c->pos += h.size;
+	}
+	/* Append: pipe mode brings build-ids one record at a time. */
+	if (nr) {
+		nv = realloc(st->build_ids, (st->nr_build_ids + nr) * sizeof(*nv));
+		if (!nv) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		memcpy(nv + st->nr_build_ids, v, nr * sizeof(*v));
+		st->build_ids = nv;
+		st->nr_build_ids += nr;
+	}
+	free(v);
+	return 0;
+fail:
+	for (size_t i = 0; i < nr; i++)
+		free((char *)v[i].filename);
+	free(v);
+	return r;
+}
+
+static int parse_event_desc(struct fcur *c, pd_event_name_fn fn, void *ctx)
+{
+	uint32_t nr, attr_size, nr_ids;
+	uint64_t ids[64];
+	char *name;
+	int r;
+
+	r = fget(c, &nr, 4);
+	if (r == 0)
+		r = fget(c, &attr_size, 4);
+	if (r < 0)
+		return r;
+	if (attr_size < 64 || attr_size > c->len)
+		return fbad(c, "bad attr size");
+	for (uint32_t i = 0; i < nr; i++) {
+		if (attr_size > c->len - c->pos)
+			return fbad(c, "truncated event");
+		c->pos += attr_size;
+		r = fget(c, &nr_ids, 4);
+		if (r == 0)
+			r = fstring(c, &name);
+		if (r < 0)
+			return r;
+		if (nr_ids > (c->len - c->pos) / 8) {
+			free(name);
+			return fbad(c, "more ids than the section holds");
+		}
+		/* Names are matched by the first ids; keep at most 64 of them. */
+		memcpy(ids, c->p + c->pos, (nr_ids < 64 ? nr_ids : 64) * 8);
+		c->pos += (size_t)nr_ids * 8;
+		if (fn)
+			fn(ctx, ids, nr_ids < 64 ? nr_ids : 64, name);
+		free(name);
+	}
+	return 0;
+}
+
+static int parse_auxtrace_index(struct pd_feat_store *st, struct fcur *c)
+{
+	struct auxcap_perf_auxtrace_index_entry *v, *nv;
+	uint64_t nr;
+	size_t total = st->nr_auxtrace_index;
+	int r;
+
+	/* perf writes one or more blocks of {u64 nr, nr × {offset, size}}. */
+	v = st->auxtrace_index;
+	while (c->pos < c->len) {
+		r = fget(c, &nr, 8);
+		if (r < 0)
+			return r;
+		if (nr > (c->len - c->pos) / 16)
+			return fbad(c, "more index entries than the section holds");
+		if (!nr)
+			continue;
+		nv = realloc(v, (total + nr) * sizeof(*v));
+		if (!nv)
+			return -ENOMEM;
+		v = nv;
+		st->auxtrace_index = v;
+		memcpy(v + total, c->p + c->pos, nr * 16);
+		c->pos += nr * 16;
+		total += nr;
+		st->nr_auxtrace_index = total;
+	}
+	return 0;
+}
+
+int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned char *p, size_t len,
+		  uint64_t off, pd_event_name_fn name_fn, void *name_ctx, char *err,
+		  size_t err_size)
+{
+	struct fcur c = { p, len, 0, off, err, err_size, NULL };
+	struct auxcap_perf_features *f = &st->f;
+	char *s;
+	int r = 0;
+
+	c.what = auxcap_perf_feat_name(feat);
+	if (!c.what)
+		return 0;
+	switch (feat) {
+	case AUXCAP_PERF_FEAT_HOSTNAME:
+	case AUXCAP_PERF_FEAT_OSRELEASE:
+	case AUXCAP_PERF_FEAT_VERSION:
+	case AUXCAP_PERF_FEAT_ARCH:
+	case AUXCAP_PERF_FEAT_CPUDESC:
+	case AUXCAP_PERF_FEAT_CPUID:
+		r = fstring(&c, &s);
+		if (r < 0)
+			return r;
+		free(st->strings[feat]);
+		st->strings[feat] = s;
+		break;
+	case AUXCAP_PERF_FEAT_NRCPUS:
+		r = fget(&c, &f->nr_cpus_avail, 4);
+		if (r == 0)
+			r = fget(&c, &f->nr_cpus_online, 4);
+		break;
+	case AUXCAP_PERF_FEAT_TOTAL_MEM:
+		r = fget(&c, &f->total_mem, 8);
+		break;
+	case AUXCAP_PERF_FEAT_CMDLINE:
+		r = parse_cmdline(st, &c);
+		break;
+	case AUXCAP_PERF_FEAT_BUILD_ID:
+		r = parse_build_ids(st, &c);
+		break;
+	case AUXCAP_PERF_FEAT_EVENT_DESC:
+		r = parse_event_desc(&c, name_fn, name_ctx);
+		break;
+	case AUXCAP_PERF_FEAT_AUXTRACE:
+		r = parse_auxtrace_index(st, &c);
+		break;
+	case AUXCAP_PERF_FEAT_CLOCKID:
+		r = fget(&c, &f->clockid_res_ns, 8);
+		break;
+	case AUXCAP_PERF_FEAT_SAMPLE_TIME:
+		r = fget(&c, &f->sample_time_first, 8);
+		if (r == 0)
+			r = fget(&c, &f->sample_time_last, 8);
+		break;
+	case AUXCAP_PERF_FEAT_CLOCK_DATA: {
+		uint32_t version;
+
+		r = fget(&c, &version, 4);
+		if (r == 0)
+			r = fget(&c, &f->clockid, 4);
+		if (r == 0)
+			r = fget(&c, &f->clock_tod_ns, 8);
+		if (r == 0)
+			r = fget(&c, &f->clock_clockid_ns, 8);
+		if (r == 0 && version != 1)
+			r = fbad(&c, "unknown clock_data version");
+		if (r == 0)
+			f->has_clock_data = true;
+		break;
+	}
+	default:
+		break;
+	}
+	if (r < 0)
+		return r;
+	f->hostname = st->strings[AUXCAP_PERF_FEAT_HOSTNAME];
+	f->osrelease = st->strings[AUXCAP_PERF_FEAT_OSRELEASE];
+	f->version = st->strings[AUXCAP_PERF_FEAT_VERSION];
+	f->arch = st->strings[AUXCAP_PERF_FEAT_ARCH];
+	f->cpudesc = st->strings[AUXCAP_PERF_FEAT_CPUDESC];
+	f->cpuid = st->strings[AUXCAP_PERF_FEAT_CPUID];
+	f->cmdline = (const char *const *)st->cmdline;
+	f->nr_cmdline = st->nr_cmdline;
+	f->build_ids = st->build_ids;
+	f->nr_build_ids = st->nr_build_ids;
+	f->auxtrace_index = st->auxtrace_index;
+	f->nr_auxtrace_index = st->nr_auxtrace_index;
+	if (feat < AUXCAP_PERF_FEAT_BITS)
+		f->present[feat / 64] |= 1ULL << (feat % 64);
+	return 0;
+}
+
+void pd_feat_store_fini(struct pd_feat_store *st)
+{
+	for (unsigned int i = 0; i < AUXCAP_PERF_FEAT_LAST; i++)
+		free(st->strings[i]);
+	for (size_t i = 0; i < st->nr_cmdline; i++)
+		free(st->cmdline[i]);
+	free(st->cmdline);
+	for (size_t i = 0; i < st->nr_build_ids; i++)
+		free((char *)st->build_ids[i].filename);
+	free(st->build_ids);
+	free(st->auxtrace_index);
+	memset(st, 0, sizeof(*st));
+}

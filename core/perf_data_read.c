@@ -1,0 +1,934 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The perf.data reader (spec/perf-data-and-perf-tool.md section 1).
+ *
+ * A regular file is mapped read-only and walked in place: records and AUXTRACE payloads are
+ * borrowed pointers into the mapping.  Anything else (a pipe) is read record by record into a
+ * buffer that grows with the data actually received, so a lying size field cannot make it
+ * allocate more than the stream delivers.  A pipe-format stream saved to a file is mapped too.
+ *
+ * Every offset and size from the file is checked against the mapping (or the stream) before
+ * use; a bad one yields -EBADMSG and a message naming the file offset.
+ *
+ * Recovery: when the header is not final (data.size 0, a data section past the end of the
+ * file, or no features with bytes after the data section) the data section is read up to the
+ * last complete record and the reader says so (info.recovered).
+ *
+ * Divisions: errors, evsels and ids, the file header, features, records, the two sources,
+ * open/close and accessors.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "auxcap/perf_data.h"
+#include "perf_data_int.h"
+
+#define DEFAULT_MAX_PAYLOAD (1ULL << 30) /* pipe mode: largest AUXTRACE payload held */
+#define PIPE_CHUNK	    (1u << 20)	 /* pipe mode: buffer growth step for payloads */
+#define EVENT_UPDATE_NAME   2		 /* PERF_EVENT_UPDATE__NAME */
+
+struct rsel {
+	struct auxcap_perf_evsel pub; /* what users see */
+	struct perf_event_attr attr;  /* owned copy behind pub.attr */
+	uint64_t *ids;		      /* owned */
+	char *name;		      /* owned */
+};
+
+struct idmap_ent {
+	uint64_t id;
+	struct rsel *sel; /* borrowed from the reader's evsel list */
+};
+
+struct auxcap_perf_reader {
+	int fd;		      /* input */
+	bool own_fd;	      /* close @fd at the end */
+	unsigned int flags;   /* enum auxcap_perf_read_flags */
+	uint64_t max_payload; /* pipe mode, bytes */
+	struct auxcap_perf_file_info info;
+	const unsigned char *map; /* owned mapping of a regular file, or NULL */
+	size_t map_len;		  /* bytes mapped */
+	uint64_t start;		  /* offset of the first record */
+	uint64_t pos;		  /* offset of the next record */
+	uint64_t end;		  /* end of the record stream in the mapping */
+	bool tolerate_trunc;	  /* a cut last record ends the stream (recovery, pipes) */
+	bool done;		  /* the stream ended */
+	struct rsel **sels;	  /* owned array of owned evsels */
+	size_t nr_sels;
+	struct idmap_ent *idmap; /* owned, sorted by id */
+	size_t nr_idmap;
+	struct {
+		uint64_t offset, size;
+	} feat_sec[AUXCAP_PERF_FEAT_BITS]; /* file mode feature sections */
+	struct pd_feat_store fs;
+	unsigned char *pbuf; /* pipe mode: current record (and payload) */
+	size_t pcap;	     /* bytes allocated at @pbuf */
+	char err[256];
+};
+
+/* --- errors ----------------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static int bad(struct auxcap_perf_reader *r, uint64_t off,
+						     const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, sizeof(r->err), "%s at offset %llu", msg, (unsigned long long)off);
+	return -EBADMSG;
+}
+
+/* --- evsels and ids --------------------------------------------------------------------- */
+
+static int idmap_cmp(const void *a, const void *b)
+{
+	const struct idmap_ent *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct rsel *find_id(const struct auxcap_perf_reader *r, uint64_t id)
+{
+	struct idmap_ent key = { id, NULL }, *e;
+
+	e = bsearch(&key, r->idmap, r->nr_idmap, sizeof(key), idmap_cmp);
+	return e ? e->sel : NULL;
+}
+
+/* Add an evsel from @attr_bytes (@attr_len bytes, at most 128 used) and its @nr_ids ids. */
+static int add_sel(struct auxcap_perf_reader *r, const void *attr_bytes, size_t attr_len,
+		   const void *ids, size_t nr_ids, uint64_t off)
+{
+	struct rsel *s, **nv;
+	struct idmap_ent *nm;
+
+	if (nr_ids > SIZE_MAX / 8 - 1 || r->nr_sels >= 65536)
+		return bad(r, off, "too many events or ids");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(&s->attr, attr_bytes, attr_len < sizeof(s->attr) ? attr_len : sizeof(s->attr));
+	s->ids = malloc((nr_ids ? nr_ids : 1) * 8);
+	nv = realloc(r->sels, (r->nr_sels + 1) * sizeof(*nv));
+	if (nv)
+		r->sels = nv;
+	nm = realloc(r->idmap, (r->nr_idmap + nr_ids + 1) * sizeof(*nm));
+	if (nm)
+		r->idmap = nm;
+	if (!s->ids || !nv || !nm) {
+		free(s->ids);
+		free(s);
+		return -ENOMEM;
+	}
+	if (nr_ids)
+		memcpy(s->ids, ids, nr_ids * 8);
+	s->pub.attr = &s->attr;
+	s->pub.ids = s->ids;
+	s->pub.nr_ids = nr_ids;
+	auxcap_sample_layout_from_attr(&s->attr, &s->pub.layout);
+	for (size_t i = 0; i < nr_ids; i++) {
+		if (find_id(r, s->ids[i])) {
+			free(s->ids);
+			free(s);
+			return bad(r, off, "event id %llu used twice",
+				   (unsigned long long)auxcap_get_u64(ids, i));
+		}
+		r->idmap[r->nr_idmap + i] = (struct idmap_ent){ s->ids[i], s };
+	}
+	/* Only now commit: the duplicate check above looked at the old map. */
+	r->nr_idmap += nr_ids;
+	qsort(r->idmap, r->nr_idmap, sizeof(*r->idmap), idmap_cmp);
+	for (size_t i = 1; i < r->nr_idmap; i++) {
+		if (r->idmap[i].id == r->idmap[i - 1].id) {
+			/* A repeat inside @ids itself: undo. */
+			size_t k = 0;
+
+			for (size_t j = 0; j < r->nr_idmap; j++)
+				if (r->idmap[j].sel != s)
+					r->idmap[k++] = r->idmap[j];
+			r->nr_idmap = k;
+			free(s->ids);
+			free(s);
+			return bad(r, off, "event id %llu used twice",
+				   (unsigned long long)r->idmap[i].id);
+		}
+	}
+	r->sels[r->nr_sels++] = s;
+	return 0;
+}
+
+static void set_name(struct rsel *s, const char *name)
+{
+	char *dup;
+
+	if (!s || !name || !*name)
+		return;
+	dup = strdup(name);
+	if (!dup)
+		return; /* names are cosmetic */
+	free(s->name);
+	s->name = dup;
+	s->pub.name = dup;
+}
+
+static void event_desc_name(void *ctx, const uint64_t *ids, size_t nr_ids, const char *name)
+{
+	struct auxcap_perf_reader *r = ctx;
+
+	if (nr_ids)
+		set_name(find_id(r, ids[0]), name);
+}
+
+/* The evsel whose layout decodes the kernel record at @buf, or NULL if unknown. */
+static struct rsel *pick_sel(struct auxcap_perf_reader *r, const void *buf, size_t len)
+{
+	const struct auxcap_sample_layout *l0;
+	struct auxcap_record rec;
+	uint64_t id;
+
+	if (r->nr_sels == 1)
+		return r->sels[0];
+	l0 = &r->sels[0]->pub.layout;
+	if (l0->sample_type & PERF_SAMPLE_IDENTIFIER) {
+		if (auxcap_record_peek_id(l0, buf, len, &id) < 0)
+			return NULL;
+		return find_id(r, id);
+	}
+	if (!(l0->sample_type & PERF_SAMPLE_ID) || auxcap_record_parse(l0, buf, len, &rec) < 0)
+		return NULL;
+	if (rec.type == PERF_RECORD_SAMPLE)
+		return find_id(r, rec.u.sample.id);
+	return rec.has_sample_id ? find_id(r, rec.sid.id) : NULL;
+}
+
+/* --- the file header -------------------------------------------------------------------- */
+
+static int read_attrs(struct auxcap_perf_reader *r, uint64_t attr_size, uint64_t off, uint64_t size)
+{
+	uint64_t nr, pos = off, end = off + size;
+
+	if (attr_size < 64 + 16 || attr_size > 4096)
+		return bad(r, 16, "attr_size %llu is not a perf_event_attr entry size",
+			   (unsigned long long)attr_size);
+	if (off > r->map_len || size > r->map_len - off)
+		return bad(r, 24, "attrs section [%llu, +%llu) outside the file (%zu bytes)",
+			   (unsigned long long)off, (unsigned long long)size, r->map_len);
+	nr = size / attr_size;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint32_t asz;
+		uint64_t ids_off, ids_size;
+		int ret;
+
+		if (end - pos < 64 + 16)
+			return bad(r, pos, "attr %llu truncated", (unsigned long long)i);
+		memcpy(&asz, r->map + pos + 4, 4);
+		if (asz == 0)
+			asz = 64;
+		if (asz < 64 || asz > end - pos - 16)
+			return bad(r, pos + 4, "attr %llu has size %u", (unsigned long long)i, asz);
+		memcpy(&ids_off, r->map + pos + asz, 8);
+		memcpy(&ids_size, r->map + pos + asz + 8, 8);
+		if (ids_off > r->map_len || ids_size > r->map_len - ids_off || (ids_size & 7))
+			return bad(r, pos + asz, "ids of attr %llu [%llu, +%llu) outside the file",
+				   (unsigned long long)i, (unsigned long long)ids_off,
+				   (unsigned long long)ids_size);
+		ret = add_sel(r, r->map + pos, asz, r->map + ids_off, ids_size / 8, pos);
+		if (ret < 0)
+			return ret;
+		pos += asz + 16;
+	}
+	return 0;
+}
+
+/* --- features --------------------------------------------------------------------------- */
+
+static int read_features(struct auxcap_perf_reader *r, const uint64_t bits[4], uint64_t table)
+{
+	unsigned int n = 0;
+	int ret;
+
+	for (unsigned int f = 0; f < AUXCAP_PERF_FEAT_BITS; f++) {
+		uint64_t d[2];
+
+		if (!(bits[f / 64] & (1ULL << (f % 64))))
+			continue;
+		if (table + (uint64_t)n * 16 + 16 > r->map_len) {
+			r->info.features_lost = true;
+			return 0;
+		}
+		memcpy(d, r->map + table + n * 16, 16);
+		n++;
+		if (d[0] > r->map_len || d[1] > r->map_len - d[0]) {
+			if (d[0] <= UINT64_MAX - d[1] && d[0] >= table) {
+				/* Points past the end: the file was cut. */
+				r->info.features_lost = true;
+				return 0;
+			}
+			return bad(r, table + (n - 1) * 16, "feature %u section outside the file",
+				   f);
+		}
+		r->feat_sec[f].offset = d[0];
+		r->feat_sec[f].size = d[1];
+		ret = pd_feat_parse(&r->fs, f, r->map + d[0], d[1], d[0], event_desc_name, r,
+				    r->err, sizeof(r->err));
+		if (ret < 0)
+			return ret;
+	}
+	for (unsigned int i = 0; i < 4; i++)
+		r->fs.f.present[i] = bits[i];
+	return 0;
+}
+
+static int read_file_header(struct auxcap_perf_reader *r)
+{
+	uint64_t h[AUXCAP_PERF_HEADER_SIZE / 8];
+	uint64_t data_end, fsize = r->map_len;
+	bool no_feats;
+	int ret;
+
+	memcpy(h, r->map, 16);
+	if (h[1] == AUXCAP_PERF_PIPE_HEADER_SIZE) {
+		/* A pipe-mode stream saved to a file. */
+		r->info.pipe = true;
+		r->start = r->pos = AUXCAP_PERF_PIPE_HEADER_SIZE;
+		r->end = fsize;
+		r->tolerate_trunc = true;
+		return 0;
+	}
+	if (h[1] != AUXCAP_PERF_HEADER_SIZE)
+		return bad(r, 8, "header size %llu, expected %d (or 16 for a pipe stream)",
+			   (unsigned long long)h[1], AUXCAP_PERF_HEADER_SIZE);
+	if (fsize < AUXCAP_PERF_HEADER_SIZE)
+		return bad(r, fsize, "file header truncated");
+	memcpy(h, r->map, sizeof(h));
+	r->info.attr_size = h[2];
+	r->info.attrs_offset = h[3];
+	r->info.attrs_size = h[4];
+	r->info.data_offset = h[5];
+	r->info.data_size = h[6];
+	ret = read_attrs(r, h[2], h[3], h[4]);
+	if (ret < 0)
+		return ret;
+	if (!r->nr_sels)
+		return bad(r, 32, "no events in the attrs section");
+	if (h[5] > fsize || h[5] < AUXCAP_PERF_HEADER_SIZE)
+		return bad(r, 40, "data offset %llu outside the file (%llu bytes)",
+			   (unsigned long long)h[5], (unsigned long long)fsize);
+	r->start = r->pos = h[5];
+	no_feats = !(h[9] | h[10] | h[11] | h[12]);
+	data_end = h[5] + h[6];
+	if (h[6] == 0 || h[6] > fsize - h[5] || (no_feats && fsize > data_end)) {
+		/* Not finalized: read what is there. */
+		r->info.recovered = true;
+		r->tolerate_trunc = true;
+		r->end = fsize;
+		r->info.features_lost = !no_feats || h[6] == 0 || h[6] > fsize - h[5];
+		return 0;
+	}
+	r->end = data_end;
+	ret = read_features(r, &h[9], data_end);
+	if (ret < 0)
+		return ret;
+	if (r->info.features_lost) {
+		r->info.recovered = true;
+		r->info.recovered_end = data_end;
+	}
+	return 0;
+}
+
+/* --- records ---------------------------------------------------------------------------- */
+
+static int decode_kernel(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
+			 uint64_t off, struct auxcap_perf_event *ev)
+{
+	struct rsel *s;
+	int ret;
+
+	if (!r->nr_sels)
+		return bad(r, off, "kernel record (type %u) before any event attr", ev->rec.type);
+	s = pick_sel(r, buf, len);
+	ev->evsel = s ? &s->pub : NULL;
+	if (r->flags & AUXCAP_PERF_READ_RAW)
+		return 0;
+	ret = auxcap_record_parse(s ? &s->pub.layout : &r->sels[0]->pub.layout, buf, len, &ev->rec);
+	if (ret < 0) {
+		const char *name = auxcap_record_type_name(ev->rec.type);
+
+		if (name)
+			return bad(r, off, "malformed %s record (size %u)", name, ev->rec.size);
+		return bad(r, off, "malformed record type %u (size %u)", ev->rec.type,
+			   ev->rec.size);
+	}
+	return 0;
+}
+
+/* Decode a user-type record of @len bytes (header included); payloads are handled by callers. */
+static int decode_user(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
+		       uint64_t off, struct auxcap_perf_event *ev)
+{
+	uint32_t type = ev->rec.type;
+	int ret;
+
+	switch (type) {
+	case AUXCAP_PERF_RECORD_AUXTRACE:
+		if (len < AUXCAP_PERF_AUXTRACE_SIZE)
+			return bad(r, off, "AUXTRACE record of %zu bytes", len);
+		memcpy(&ev->u.auxtrace.size, buf + 8, 8);
+		memcpy(&ev->u.auxtrace.offset, buf + 16, 8);
+		memcpy(&ev->u.auxtrace.reference, buf + 24, 8);
+		memcpy(&ev->u.auxtrace.idx, buf + 32, 4);
+		memcpy(&ev->u.auxtrace.tid, buf + 36, 4);
+		memcpy(&ev->u.auxtrace.cpu, buf + 40, 4);
+		break;
+	case AUXCAP_PERF_RECORD_AUXTRACE_INFO:
+		if (len < 16)
+			return bad(r, off, "AUXTRACE_INFO record of %zu bytes", len);
+		memcpy(&ev->u.auxtrace_info.type, buf + 8, 4);
+		ev->u.auxtrace_info.nr = (len - 16) / 8;
+		ev->u.auxtrace_info.priv = buf + 16;
+		break;
+	case AUXCAP_PERF_RECORD_TIME_CONV:
+		if (len < 32)
+			return bad(r, off, "TIME_CONV record of %zu bytes", len);
+		memcpy(&ev->u.time_conv.time_shift, buf + 8, 8);
+		memcpy(&ev->u.time_conv.time_mult, buf + 16, 8);
+		memcpy(&ev->u.time_conv.time_zero, buf + 24, 8);
+		if (len >= 50) {
+			memcpy(&ev->u.time_conv.time_cycles, buf + 32, 8);
+			memcpy(&ev->u.time_conv.time_mask, buf + 40, 8);
+			ev->u.time_conv.cap_user_time_zero = buf[48];
+			ev->u.time_conv.cap_user_time_short = buf[49];
+		}
+		break;
+	case AUXCAP_PERF_RECORD_AUXTRACE_ERROR: {
+		struct auxcap_perf_auxtrace_error *e = &ev->u.auxtrace_error;
+		uint32_t u[6];
+		size_t msg_off, n;
+
+		if (len < 40)
+			return bad(r, off, "AUXTRACE_ERROR record of %zu bytes", len);
+		memcpy(u, buf + 8, sizeof(u));
+		e->type = u[0];
+		e->code = u[1];
+		e->cpu = u[2];
+		e->pid = u[3];
+		e->tid = u[4];
+		e->fmt = u[5];
+		memcpy(&e->ip, buf + 32, 8);
+		msg_off = 40;
+		if (e->fmt >= 1 && len >= 48) {
+			memcpy(&e->time, buf + 40, 8);
+			msg_off = 48;
+		}
+		n = len - msg_off < sizeof(e->msg) - 1 ? len - msg_off : sizeof(e->msg) - 1;
+		memcpy(e->msg, buf + msg_off, n);
+		e->msg[n] = '\0';
+		break;
+	}
+	case AUXCAP_PERF_RECORD_ID_INDEX: {
+		uint64_t nr;
+
+		if (len < 16)
+			return bad(r, off, "ID_INDEX record of %zu bytes", len);
+		memcpy(&nr, buf + 8, 8);
+		if (nr > (len - 16) / 32)
+			return bad(r, off, "ID_INDEX says %llu entries, the record holds %zu",
+				   (unsigned long long)nr, (len - 16) / 32);
+		ev->u.id_index.nr = nr;
+		ev->u.id_index.entries = buf + 16;
+		break;
+	}
+	case AUXCAP_PERF_RECORD_HEADER_ATTR: {
+		uint32_t asz;
+
+		if (len < 8 + 64)
+			return bad(r, off, "HEADER_ATTR record of %zu bytes", len);
+		memcpy(&asz, buf + 8 + 4, 4);
+		if (asz == 0)
+			asz = 64;
+		if (asz < 64 || asz > len - 8)
+			return bad(r, off, "HEADER_ATTR with attr size %u in %zu bytes", asz, len);
+		ret = add_sel(r, buf + 8, asz, buf + 8 + asz, (len - 8 - asz) / 8, off);
+		if (ret < 0)
+			return ret;
+		ev->evsel = &r->sels[r->nr_sels - 1]->pub;
+		break;
+	}
+	case AUXCAP_PERF_RECORD_HEADER_FEATURE: {
+		uint64_t feat;
+
+		if (len < 16)
+			return bad(r, off, "HEADER_FEATURE record of %zu bytes", len);
+		memcpy(&feat, buf + 8, 8);
+		ev->u.feature.feat = feat;
+		if (feat == 0 || feat >= AUXCAP_PERF_FEAT_BITS)
+			break;
+		ret = pd_feat_parse(&r->fs, (unsigned int)feat, buf + 16, len - 16, off + 16,
+				    event_desc_name, r, r->err, sizeof(r->err));
+		if (ret < 0)
+			return ret;
+		break;
+	}
+	case AUXCAP_PERF_RECORD_HEADER_BUILD_ID:
+		ret = pd_feat_parse(&r->fs, AUXCAP_PERF_FEAT_BUILD_ID, buf, len, off, NULL, NULL,
+				    r->err, sizeof(r->err));
+		if (ret < 0)
+			return ret;
+		break;
+	case AUXCAP_PERF_RECORD_EVENT_UPDATE: {
+		uint64_t t, id;
+
+		if (len < 24)
+			return bad(r, off, "EVENT_UPDATE record of %zu bytes", len);
+		memcpy(&t, buf + 8, 8);
+		memcpy(&id, buf + 16, 8);
+		if (t == EVENT_UPDATE_NAME && len > 24 && memchr(buf + 24, '\0', len - 24))
+			set_name(find_id(r, id), (const char *)buf + 24);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Bytes that follow the record outside header.size (AUXTRACE data, TRACING_DATA). */
+static int trailing_payload(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
+			    uint64_t off, uint32_t type, uint64_t *ret)
+{
+	uint32_t sz32;
+
+	*ret = 0;
+	if (type == AUXCAP_PERF_RECORD_AUXTRACE) {
+		if (len < AUXCAP_PERF_AUXTRACE_SIZE)
+			return bad(r, off, "AUXTRACE record of %zu bytes", len);
+		memcpy(ret, buf + 8, 8);
+	} else if (type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA) {
+		if (len < 16)
+			return bad(r, off, "TRACING_DATA record of %zu bytes", len);
+		memcpy(&sz32, buf + 8, 4);
+		*ret = sz32;
+	}
+	return 0;
+}
+
+static int decode(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len, uint64_t off,
+		  struct auxcap_perf_event *ev)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, buf, sizeof(h));
+	memset(ev, 0, sizeof(*ev));
+	ev->offset = off;
+	ev->rec.type = h.type;
+	ev->rec.misc = h.misc;
+	ev->rec.size = h.size;
+	ev->rec.data = buf;
+	if (h.type < AUXCAP_PERF_RECORD_HEADER_ATTR)
+		return decode_kernel(r, buf, len, off, ev);
+	return decode_user(r, buf, len, off, ev);
+}
+
+/* --- the two sources -------------------------------------------------------------------- */
+
+/* End of the stream at @off: a cut record is tolerated (and reported) or an error. */
+static int cut(struct auxcap_perf_reader *r, uint64_t off, const char *what)
+{
+	if (r->tolerate_trunc) {
+		r->info.recovered = true;
+		r->info.recovered_end = off;
+		r->done = true;
+		return 0;
+	}
+	return bad(r, off, "%s", what);
+}
+
+static int next_mapped(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret)
+{
+	struct auxcap_perf_event ev;
+	struct perf_event_header h;
+	uint64_t off = r->pos, left = r->end - r->pos, extra;
+	int ret_code;
+
+	if (left == 0) {
+		if (r->tolerate_trunc) {
+			r->info.recovered_end = off;
+			r->done = true;
+		}
+		return 0;
+	}
+	if (left < sizeof(h))
+		return cut(r, off, "truncated record header");
+	memcpy(&h, r->map + off, sizeof(h));
+	if (h.size < sizeof(h) || h.type == 0)
+		return cut(r, off, "record header with size < 8 or type 0");
+	if (h.size > left)
+		return cut(r, off, "record runs past the end of the data section");
+	ret_code = trailing_payload(r, r->map + off, h.size, off, h.type, &extra);
+	if (ret_code < 0)
+		return r->tolerate_trunc ? cut(r, off, r->err) : ret_code;
+	if (extra > left - h.size)
+		return cut(r, off, "AUXTRACE payload runs past the end of the data section");
+	ret_code = decode(r, r->map + off, h.size, off, &ev);
+	if (ret_code < 0)
+		return ret_code;
+	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+		ev.u.auxtrace.data = r->map + off + h.size;
+		ev.u.auxtrace.data_offset = off + h.size;
+	}
+	r->pos = off + h.size + extra;
+	*ret = ev;
+	return 1;
+}
+
+/* Read up to @n bytes from the pipe into @dst; returns the bytes read (< @n only at EOF). */
+static ssize_t read_full(struct auxcap_perf_reader *r, void *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = read(r->fd, (char *)dst + got, n - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	return (ssize_t)got;
+}
+
+static int pbuf_reserve(struct auxcap_perf_reader *r, size_t n)
+{
+	unsigned char *p;
+	size_t cap = r->pcap ? r->pcap : 65536;
+
+	if (n <= r->pcap)
+		return 0;
+	while (cap < n)
+		cap = cap > SIZE_MAX / 2 ? n : cap * 2;
+	p = realloc(r->pbuf, cap);
+	if (!p)
+		return -ENOMEM;
+	r->pbuf = p;
+	r->pcap = cap;
+	return 0;
+}
+
+/* Read @n more bytes after the first @have of pbuf, growing as data arrives. */
+static int pipe_read_more(struct auxcap_perf_reader *r, size_t have, uint64_t n, bool keep)
+{
+	uint64_t got = 0;
+
+	while (got < n) {
+		size_t step = n - got < PIPE_CHUNK ? (size_t)(n - got) : PIPE_CHUNK;
+		size_t at = keep ? have + (size_t)got : have;
+		ssize_t k;
+		int ret = pbuf_reserve(r, at + step);
+
+		if (ret < 0)
+			return ret;
+		k = read_full(r, r->pbuf + at, step);
+		if (k < 0)
+			return (int)k;
+		got += (uint64_t)k;
+		if ((size_t)k < step)
+			return 1; /* EOF */
+	}
+	return 0;
+}
+
+static int next_pipe(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret)
+{
+	struct auxcap_perf_event ev;
+	struct perf_event_header h;
+	uint64_t off = r->pos, extra;
+	ssize_t k;
+	int ret_code;
+
+	ret_code = pbuf_reserve(r, 65536);
+	if (ret_code < 0)
+		return ret_code;
+	k = read_full(r, r->pbuf, sizeof(h));
+	if (k < 0)
+		return (int)k;
+	if (k == 0) {
+		r->info.recovered_end = off;
+		r->done = true;
+		return 0;
+	}
+	if ((size_t)k < sizeof(h))
+		return cut(r, off, "truncated record header");
+	memcpy(&h, r->pbuf, sizeof(h));
+	if (h.size < sizeof(h) || h.type == 0)
+		return bad(r, off, "record header with size %u, type %u", h.size, h.type);
+	ret_code = pipe_read_more(r, sizeof(h), h.size - sizeof(h), true);
+	if (ret_code < 0)
+		return ret_code;
+	if (ret_code > 0)
+		return cut(r, off, "truncated record");
+	ret_code = trailing_payload(r, r->pbuf, h.size, off, h.type, &extra);
+	if (ret_code < 0)
+		return ret_code;
+	if (extra > r->max_payload)
+		return bad(r, off, "payload of %llu bytes exceeds the limit of %llu",
+			   (unsigned long long)extra, (unsigned long long)r->max_payload);
+	/* AUXTRACE data is kept after the record; tracing data is read and dropped. */
+	ret_code = pipe_read_more(r, h.size, extra, h.type == AUXCAP_PERF_RECORD_AUXTRACE);
+	if (ret_code < 0)
+		return ret_code;
+	if (ret_code > 0)
+		return cut(r, off, "truncated payload");
+	ret_code = decode(r, r->pbuf, h.size, off, &ev);
+	if (ret_code < 0)
+		return ret_code;
+	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+		ev.u.auxtrace.data = r->pbuf + h.size;
+		ev.u.auxtrace.data_offset = off + h.size;
+	}
+	r->pos = off + h.size + extra;
+	*ret = ev;
+	return 1;
+}
+
+int auxcap_perf_reader_next(struct auxcap_perf_reader *r, struct auxcap_perf_event *ev)
+{
+	if (!r || !ev)
+		return -EINVAL;
+	if (r->done)
+		return 0;
+	return r->map ? next_mapped(r, ev) : next_pipe(r, ev);
+}
+
+int auxcap_perf_reader_rewind(struct auxcap_perf_reader *r)
+{
+	if (!r)
+		return -EINVAL;
+	if (!r->map)
+		return -ESPIPE;
+	r->pos = r->start;
+	r->done = false;
+	return 0;
+}
+
+/* --- open/close and accessors ----------------------------------------------------------- */
+
+static int open_stream(struct auxcap_perf_reader *r)
+{
+	uint64_t ph[2];
+	ssize_t k;
+
+	r->info.pipe = true;
+	r->tolerate_trunc = true;
+	k = read_full(r, ph, sizeof(ph));
+	if (k < 0)
+		return (int)k;
+	if (k == 0)
+		return bad(r, 0, "empty input, not a perf.data stream");
+	if ((size_t)k < sizeof(ph))
+		return bad(r, (uint64_t)k, "stream header truncated");
+	if (ph[0] == AUXCAP_PERF_MAGIC_SWAPPED) {
+		snprintf(r->err, sizeof(r->err),
+			 "the stream was written on an other-endian machine (not supported)");
+		return -EPROTONOSUPPORT;
+	}
+	if (ph[0] != AUXCAP_PERF_MAGIC)
+		return bad(r, 0, "not a perf.data stream (bad magic)");
+	if (ph[1] != AUXCAP_PERF_PIPE_HEADER_SIZE)
+		return bad(r, 8,
+			   "a seekable perf.data file cannot be read from a pipe; pass it "
+			   "as a file");
+	r->start = r->pos = AUXCAP_PERF_PIPE_HEADER_SIZE;
+	return 0;
+}
+
+static int open_mapped(struct auxcap_perf_reader *r, uint64_t size)
+{
+	uint64_t magic;
+	void *m;
+
+	r->info.file_size = size;
+	if (size < 16)
+		return bad(r, 0, "file of %llu bytes is too small for a perf.data header",
+			   (unsigned long long)size);
+	if (size > SIZE_MAX)
+		return -EFBIG;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->map = m;
+	r->map_len = (size_t)size;
+	memcpy(&magic, r->map, 8);
+	if (magic == AUXCAP_PERF_MAGIC_SWAPPED) {
+		snprintf(r->err, sizeof(r->err),
+			 "the file was written on an other-endian machine (not supported)");
+		return -EPROTONOSUPPORT;
+	}
+	if (!memcmp(r->map, "PERFFILE", 8)) {
+		snprintf(r->err, sizeof(r->err),
+			 "version 1 perf.data file (\"PERFFILE\"); re-record with a newer perf");
+		return -EPROTONOSUPPORT;
+	}
+	if (magic != AUXCAP_PERF_MAGIC)
+		return bad(r, 0, "not a perf.data file (bad magic)");
+	return read_file_header(r);
+}
+
+static void reader_free(struct auxcap_perf_reader *r)
+{
+	if (r->map)
+		munmap((void *)r->map, r->map_len);
+	if (r->own_fd)
+		close(r->fd);
+	for (size_t i = 0; i < r->nr_sels; i++) {
+		free(r->sels[i]->ids);
+		free(r->sels[i]->name);
+		free(r->sels[i]);
+	}
+	free(r->sels);
+	free(r->idmap);
+	pd_feat_store_fini(&r->fs);
+	free(r->pbuf);
+	free(r);
+}
+
+static int reader_open(int fd, bool own_fd, const struct auxcap_perf_reader_opts *opts,
+		       struct auxcap_perf_reader **ret)
+{
+	struct auxcap_perf_reader *r;
+	struct stat st;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		if (own_fd)
+			close(fd);
+		return -ENOMEM;
+	}
+	r->fd = fd;
+	r->own_fd = own_fd;
+	r->max_payload = DEFAULT_MAX_PAYLOAD;
+	if (opts) {
+		r->flags = opts->flags;
+		if (opts->max_payload)
+			r->max_payload = opts->max_payload;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode))
+		err = open_mapped(r, (uint64_t)st.st_size);
+	else
+		err = open_stream(r);
+	if (err < 0)
+		goto fail;
+	*ret = r;
+	return 0;
+fail:
+	if (opts && opts->errbuf && opts->errbuf_size) {
+		if (r->err[0])
+			snprintf(opts->errbuf, opts->errbuf_size, "%s", r->err);
+		else
+			snprintf(opts->errbuf, opts->errbuf_size, "%s", strerror(-err));
+	}
+	reader_free(r);
+	return err;
+}
+
+int auxcap_perf_reader_open_fd(int fd, const struct auxcap_perf_reader_opts *opts,
+			       struct auxcap_perf_reader **ret)
+{
+	if (fd < 0 || !ret || (opts && opts->sz < sizeof(*opts)))
+		return -EINVAL;
+	return reader_open(fd, false, opts, ret);
+}
+
+int auxcap_perf_reader_open(const char *path, const struct auxcap_perf_reader_opts *opts,
+			    struct auxcap_perf_reader **ret)
+{
+	int fd;
+
+	if (!path || !ret || (opts && opts->sz < sizeof(*opts)))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		if (opts && opts->errbuf && opts->errbuf_size)
+			snprintf(opts->errbuf, opts->errbuf_size, "%s: %s", path, strerror(-err));
+		return err;
+	}
+	return reader_open(fd, true, opts, ret);
+}
+
+void auxcap_perf_reader_close(struct auxcap_perf_reader *r)
+{
+	if (r)
+		reader_free(r);
+}
+
+const struct auxcap_perf_file_info *auxcap_perf_reader_info(const struct auxcap_perf_reader *r)
+{
+	return r ? &r->info : NULL;
+}
+
+const struct auxcap_perf_features *auxcap_perf_reader_features(const struct auxcap_perf_reader *r)
+{
+	return r ? &r->fs.f : NULL;
+}
+
+size_t auxcap_perf_reader_nr_evsels(const struct auxcap_perf_reader *r)
+{
+	return r ? r->nr_sels : 0;
+}
+
+const struct auxcap_perf_evsel *auxcap_perf_reader_evsel(const struct auxcap_perf_reader *r,
+							 size_t i)
+{
+	if (!r || i >= r->nr_sels)
+		return NULL;
+	return &r->sels[i]->pub;
+}
+
+const struct auxcap_perf_evsel *auxcap_perf_reader_find_id(const struct auxcap_perf_reader *r,
+							   uint64_t id)
+{
+	struct rsel *s;
+
+	if (!r)
+		return NULL;
+	s = find_id(r, id);
+	return s ? &s->pub : NULL;
+}
+
+int auxcap_perf_reader_feature_raw(const struct auxcap_perf_reader *r, unsigned int feat,
+				   const void **ret_data, size_t *ret_size)
+{
+	if (!r || !ret_data || !ret_size || feat >= AUXCAP_PERF_FEAT_BITS)
+		return -EINVAL;
+	if (!r->map || !(r->fs.f.present[feat / 64] & (1ULL << (feat % 64))) ||
+	    !r->feat_sec[feat].offset)
+		return -ENOENT;
+	*ret_data = r->map + r->feat_sec[feat].offset;
+	*ret_size = (size_t)r->feat_sec[feat].size;
+	return 0;
+}
+
+const char *auxcap_perf_reader_error(const struct auxcap_perf_reader *r)
+{
+	return r ? r->err : "";
+}

@@ -1,0 +1,861 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The perf.data writer (spec/perf-data-and-perf-tool.md section 1).
+ *
+ * Small records are gathered in a 64 KiB buffer that only ever holds whole records and is
+ * written with one call; AUXTRACE payloads go straight from the caller's memory with one
+ * vectored write (record, piece 1, piece 2, padding).  @committed is the end of the last record
+ * known to be on disk: after an I/O error the file is cut there.
+ *
+ * Divisions: the I/O seam, set-up, attrs and features, the file header, records, close.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "auxcap/perf_data.h"
+#include "perf_data_int.h"
+
+_Static_assert(sizeof(struct perf_event_attr) >= AUXCAP_PERF_ATTR_SIZE,
+	       "perf_event_attr smaller than what perf 6.1 writes");
+
+#define WBUF_SIZE	    (64 * 1024)			 /* flush threshold of the record buffer */
+#define HEADER_UPDATE_BYTES (4 * 1024 * 1024)		 /* default header refresh interval */
+#define ATTR_ENTRY_SIZE	    (AUXCAP_PERF_ATTR_SIZE + 16) /* attr + ids {offset, size} */
+
+/* --- the I/O seam ----------------------------------------------------------------------- */
+
+static ssize_t linux_writev(void *ctx, int fd, const struct iovec *iov, int iovcnt, int64_t off)
+{
+	ssize_t n;
+
+	(void)ctx;
+	if (off < 0)
+		n = writev(fd, iov, iovcnt);
+	else
+		n = pwritev(fd, iov, iovcnt, (off_t)off);
+	return n < 0 ? -errno : n;
+}
+
+static int linux_truncate(void *ctx, int fd, uint64_t len)
+{
+	(void)ctx;
+	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+}
+
+const struct auxcap_perf_io auxcap_perf_io_linux = {
+	.ctx = NULL,
+	.writev = linux_writev,
+	.truncate = linux_truncate,
+};
+
+struct wattr {
+	struct perf_event_attr attr; /* copy, size set to AUXCAP_PERF_ATTR_SIZE */
+	char *name;		     /* owned, may be NULL */
+	uint64_t *ids;		     /* owned */
+	size_t nr_ids;
+};
+
+struct auxcap_perf_writer {
+	int fd;				 /* output */
+	bool own_fd;			 /* close @fd at the end */
+	bool pipe;			 /* pipe-mode stream */
+	const struct auxcap_perf_io *io; /* borrowed */
+	uint64_t header_update_bytes;	 /* data bytes between header refreshes */
+	struct wattr *attrs;		 /* owned array */
+	size_t nr_attrs;
+	bool started;	      /* file/pipe header and attrs are out */
+	int err;	      /* sticky I/O error, 0 if none */
+	uint64_t data_offset; /* file offset of the data section (file mode) */
+	uint64_t pos;	      /* offset where @buf goes (bytes written so far in pipes) */
+	uint64_t committed;   /* end of the last record on disk */
+	uint64_t last_update; /* data size at the last header refresh, bytes */
+	struct pd_buf buf;    /* whole records not written yet */
+	struct pd_buf feat[AUXCAP_PERF_FEAT_BITS]; /* payloads set by the caller */
+	bool feat_set[AUXCAP_PERF_FEAT_BITS];
+	struct pd_buf build_ids;    /* BUILD_ID entries */
+	size_t pipe_build_ids_sent; /* bytes of @build_ids already in a pipe stream */
+	uint64_t *aux_index;	    /* owned: file offsets of AUXTRACE records */
+	size_t nr_aux_index, cap_aux_index;
+};
+
+/* Write all of @iov at @off (-1: sequential), retrying short writes and EINTR. */
+static int write_all(struct auxcap_perf_writer *w, struct iovec *iov, int cnt, int64_t off)
+{
+	while (cnt > 0) {
+		ssize_t n;
+
+		if (iov->iov_len == 0) {
+			iov++;
+			cnt--;
+			continue;
+		}
+		n = w->io->writev(w->io->ctx, w->fd, iov, cnt, off);
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			return -EIO;
+		if (off >= 0)
+			off += n;
+		while (cnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+static int write_at(struct auxcap_perf_writer *w, const void *data, size_t len, uint64_t off)
+{
+	struct iovec iov = { (void *)data, len };
+
+	return write_all(w, &iov, 1, w->pipe ? -1 : (int64_t)off);
+}
+
+/* --- set-up ----------------------------------------------------------------------------- */
+
+int auxcap_perf_writer_open_fd(int fd, const struct auxcap_perf_writer_opts *opts,
+			       struct auxcap_perf_writer **ret)
+{
+	struct auxcap_perf_writer *w;
+
+	if (fd < 0 || !ret)
+		return -EINVAL;
+	if (opts && opts->sz < sizeof(*opts))
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->io = &auxcap_perf_io_linux;
+	w->header_update_bytes = HEADER_UPDATE_BYTES;
+	if (opts) {
+		w->pipe = opts->pipe;
+		if (opts->io)
+			w->io = opts->io;
+		if (opts->header_update_bytes)
+			w->header_update_bytes = opts->header_update_bytes;
+	}
+	*ret = w;
+	return 0;
+}
+
+int auxcap_perf_writer_open(const char *path, const struct auxcap_perf_writer_opts *opts,
+			    struct auxcap_perf_writer **ret)
+{
+	struct auxcap_perf_writer *w;
+	int fd, r;
+
+	if (!path || !ret)
+		return -EINVAL;
+	if (opts && opts->sz < sizeof(*opts))
+		return -EINVAL;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = auxcap_perf_writer_open_fd(fd, opts, &w);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	w->own_fd = true;
+	*ret = w;
+	return 0;
+}
+
+/* --- attrs and features ----------------------------------------------------------------- */
+
+static bool id_used(const struct auxcap_perf_writer *w, uint64_t id)
+{
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		for (size_t j = 0; j < w->attrs[i].nr_ids; j++)
+			if (w->attrs[i].ids[j] == id)
+				return true;
+	return false;
+}
+
+int auxcap_perf_writer_add_attr(struct auxcap_perf_writer *w, const struct perf_event_attr *attr,
+				const char *name, const uint64_t *ids, size_t nr_ids)
+{
+	struct wattr a, *v;
+
+	if (!w || !attr || !ids || nr_ids == 0 || nr_ids > 4096)
+		return -EINVAL;
+	if (w->started)
+		return -EBUSY;
+	for (size_t i = 0; i < nr_ids; i++) {
+		if (id_used(w, ids[i]))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (ids[j] == ids[i])
+				return -EINVAL;
+	}
+	if (w->nr_attrs) {
+		const struct perf_event_attr *f = &w->attrs[0].attr;
+
+		if (!(attr->sample_type & PERF_SAMPLE_IDENTIFIER) ||
+		    !(f->sample_type & PERF_SAMPLE_IDENTIFIER) ||
+		    attr->sample_id_all != f->sample_id_all)
+			return -EINVAL;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(&a.attr, attr, AUXCAP_PERF_ATTR_SIZE);
+	a.attr.size = AUXCAP_PERF_ATTR_SIZE;
+	a.ids = malloc(nr_ids * sizeof(*ids));
+	if (name)
+		a.name = strdup(name);
+	v = realloc(w->attrs, (w->nr_attrs + 1) * sizeof(*v));
+	if (!a.ids || (name && !a.name) || !v) {
+		free(a.ids);
+		free(a.name);
+		if (v)
+			w->attrs = v;
+		return -ENOMEM;
+	}
+	memcpy(a.ids, ids, nr_ids * sizeof(*ids));
+	a.nr_ids = nr_ids;
+	w->attrs = v;
+	w->attrs[w->nr_attrs++] = a;
+	return 0;
+}
+
+int auxcap_perf_writer_set_feature(struct auxcap_perf_writer *w, unsigned int feat,
+				   const void *data, size_t size)
+{
+	struct pd_buf b = { 0 };
+	int r;
+
+	if (!w || feat == 0 || feat >= AUXCAP_PERF_FEAT_BITS || feat == AUXCAP_PERF_FEAT_AUXTRACE ||
+	    (!data && size))
+		return -EINVAL;
+	r = pd_buf_put(&b, data, size);
+	if (r < 0)
+		return r;
+	if (feat == AUXCAP_PERF_FEAT_BUILD_ID) {
+		pd_buf_free(&w->build_ids);
+		w->build_ids = b;
+		w->pipe_build_ids_sent = 0;
+		return 0;
+	}
+	pd_buf_free(&w->feat[feat]);
+	w->feat[feat] = b;
+	w->feat_set[feat] = true;
+	return 0;
+}
+
+int auxcap_perf_writer_set_string(struct auxcap_perf_writer *w, unsigned int feat, const char *s)
+{
+	struct pd_buf b = { 0 };
+	int r;
+
+	if (!w || !s)
+		return -EINVAL;
+	switch (feat) {
+	case AUXCAP_PERF_FEAT_HOSTNAME:
+	case AUXCAP_PERF_FEAT_OSRELEASE:
+	case AUXCAP_PERF_FEAT_VERSION:
+	case AUXCAP_PERF_FEAT_ARCH:
+	case AUXCAP_PERF_FEAT_CPUDESC:
+	case AUXCAP_PERF_FEAT_CPUID:
+		break;
+	default:
+		return -EINVAL;
+	}
+	r = pd_buf_put_string(&b, s);
+	if (r < 0) {
+		pd_buf_free(&b);
+		return r;
+	}
+	pd_buf_free(&w->feat[feat]);
+	w->feat[feat] = b;
+	w->feat_set[feat] = true;
+	return 0;
+}
+
+int auxcap_perf_writer_set_cmdline(struct auxcap_perf_writer *w, int argc, const char *const *argv)
+{
+	struct pd_buf b = { 0 };
+	int r;
+
+	if (!w || argc < 0 || (argc && !argv))
+		return -EINVAL;
+	r = pd_buf_put_u32(&b, (uint32_t)argc);
+	for (int i = 0; i < argc && r == 0; i++)
+		r = pd_buf_put_string(&b, argv[i] ? argv[i] : "");
+	if (r < 0) {
+		pd_buf_free(&b);
+		return r;
+	}
+	pd_buf_free(&w->feat[AUXCAP_PERF_FEAT_CMDLINE]);
+	w->feat[AUXCAP_PERF_FEAT_CMDLINE] = b;
+	w->feat_set[AUXCAP_PERF_FEAT_CMDLINE] = true;
+	return 0;
+}
+
+int auxcap_perf_writer_set_host_features(struct auxcap_perf_writer *w)
+{
+	struct pd_host_feats h;
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	r = pd_feat_host(&h);
+	if (r < 0)
+		return r;
+	for (unsigned int i = 0; i < AUXCAP_PERF_FEAT_LAST; i++) {
+		if (!h.feat[i].len)
+			continue;
+		pd_buf_free(&w->feat[i]);
+		w->feat[i] = h.feat[i];
+		w->feat_set[i] = true;
+	}
+	return 0;
+}
+
+int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,
+				    const uint8_t *build_id, size_t size, const char *filename)
+{
+	if (!w || !build_id || !filename || size > 20)
+		return -EINVAL;
+	return pd_feat_encode_build_id(&w->build_ids, cpumode, pid, build_id, size, filename);
+}
+
+/* --- the file header -------------------------------------------------------------------- */
+
+static uint64_t attrs_offset(const struct auxcap_perf_writer *w)
+{
+	uint64_t off = AUXCAP_PERF_HEADER_SIZE;
+
+	for (size_t i = 0; i < w->nr_attrs; i++)
+		off += w->attrs[i].nr_ids * 8;
+	return off;
+}
+
+/* Rewrite the 104-byte header: data section of @data_size bytes, feature bitmap @feats. */
+static int write_file_header(struct auxcap_perf_writer *w, uint64_t data_size,
+			     const uint64_t feats[4])
+{
+	uint64_t h[AUXCAP_PERF_HEADER_SIZE / 8];
+
+	memset(h, 0, sizeof(h));
+	h[0] = AUXCAP_PERF_MAGIC;
+	h[1] = AUXCAP_PERF_HEADER_SIZE;
+	h[2] = ATTR_ENTRY_SIZE;
+	h[3] = attrs_offset(w);
+	h[4] = w->nr_attrs * ATTR_ENTRY_SIZE;
+	h[5] = w->data_offset;
+	h[6] = data_size;
+	/* h[7], h[8]: event_types, unused */
+	if (feats)
+		memcpy(&h[9], feats, 4 * sizeof(uint64_t));
+	return write_at(w, h, sizeof(h), 0);
+}
+
+static int append(struct auxcap_perf_writer *w, const void *data, size_t n);
+
+static int start_pipe(struct auxcap_perf_writer *w)
+{
+	uint64_t ph[2] = { AUXCAP_PERF_MAGIC, AUXCAP_PERF_PIPE_HEADER_SIZE };
+	struct perf_event_header h;
+	int r;
+
+	r = pd_buf_put(&w->buf, ph, sizeof(ph));
+	for (size_t i = 0; i < w->nr_attrs && r == 0; i++) {
+		const struct wattr *a = &w->attrs[i];
+		size_t size = sizeof(h) + AUXCAP_PERF_ATTR_SIZE + a->nr_ids * 8;
+
+		if (size > UINT16_MAX)
+			return -E2BIG;
+		h.type = AUXCAP_PERF_RECORD_HEADER_ATTR;
+		h.misc = 0;
+		h.size = (uint16_t)size;
+		r = pd_buf_put(&w->buf, &h, sizeof(h));
+		if (r == 0)
+			r = pd_buf_put(&w->buf, &a->attr, AUXCAP_PERF_ATTR_SIZE);
+		if (r == 0)
+			r = pd_buf_put(&w->buf, a->ids, a->nr_ids * 8);
+	}
+	/* Features that perf synthesizes in pipes: not BUILD_ID, TRACING_DATA, AUXTRACE. */
+	for (unsigned int f = 1; f < AUXCAP_PERF_FEAT_BITS && r == 0; f++) {
+		size_t size = w->feat[f].len;
+
+		if (!w->feat_set[f] || f == AUXCAP_PERF_FEAT_TRACING_DATA)
+			continue;
+		if (sizeof(h) + 8 + pd_align8(size) > UINT16_MAX)
+			return -E2BIG;
+		h.type = AUXCAP_PERF_RECORD_HEADER_FEATURE;
+		h.misc = 0;
+		h.size = (uint16_t)(sizeof(h) + 8 + pd_align8(size));
+		r = pd_buf_put(&w->buf, &h, sizeof(h));
+		if (r == 0)
+			r = pd_buf_put_u64(&w->buf, f);
+		if (r == 0)
+			r = pd_buf_put(&w->buf, w->feat[f].p, size);
+		if (r == 0)
+			r = pd_buf_put_zeros(&w->buf, pd_align8(size) - size);
+	}
+	return r;
+}
+
+static int start_file(struct auxcap_perf_writer *w)
+{
+	struct pd_buf b = { 0 };
+	uint64_t ids_off = AUXCAP_PERF_HEADER_SIZE;
+	int r = 0;
+
+	w->data_offset = attrs_offset(w) + w->nr_attrs * ATTR_ENTRY_SIZE;
+	for (size_t i = 0; i < w->nr_attrs && r == 0; i++)
+		r = pd_buf_put(&b, w->attrs[i].ids, w->attrs[i].nr_ids * 8);
+	for (size_t i = 0; i < w->nr_attrs && r == 0; i++) {
+		r = pd_buf_put(&b, &w->attrs[i].attr, AUXCAP_PERF_ATTR_SIZE);
+		if (r == 0)
+			r = pd_buf_put_u64(&b, ids_off);
+		if (r == 0)
+			r = pd_buf_put_u64(&b, w->attrs[i].nr_ids * 8);
+		ids_off += w->attrs[i].nr_ids * 8;
+	}
+	if (r == 0)
+		r = write_file_header(w, 0, NULL);
+	if (r == 0)
+		r = write_at(w, b.p, b.len, AUXCAP_PERF_HEADER_SIZE);
+	pd_buf_free(&b);
+	if (r < 0)
+		return r;
+	w->pos = w->committed = w->data_offset;
+	return 0;
+}
+
+static int start(struct auxcap_perf_writer *w)
+{
+	int r;
+
+	if (w->started)
+		return 0;
+	if (!w->nr_attrs)
+		return -ENODATA;
+	r = w->pipe ? start_pipe(w) : start_file(w);
+	if (r < 0) {
+		w->err = r;
+		return r;
+	}
+	w->started = true;
+	return 0;
+}
+
+/* --- records ---------------------------------------------------------------------------- */
+
+static int flush(struct auxcap_perf_writer *w)
+{
+	int r;
+
+	if (w->err)
+		return w->err;
+	if (!w->buf.len)
+		return 0;
+	r = write_at(w, w->buf.p, w->buf.len, w->pos);
+	if (r < 0) {
+		w->err = r;
+		return r;
+	}
+	w->pos += w->buf.len;
+	w->committed = w->pos;
+	w->buf.len = 0;
+	return 0;
+}
+
+/* Queue one whole record. */
+static int append(struct auxcap_perf_writer *w, const void *data, size_t n)
+{
+	int r;
+
+	if (w->err)
+		return w->err;
+	r = start(w);
+	if (r < 0)
+		return r;
+	if (w->buf.len + n > WBUF_SIZE) {
+		r = flush(w);
+		if (r < 0)
+			return r;
+	}
+	return pd_buf_put(&w->buf, data, n);
+}
+
+int auxcap_perf_writer_write(struct auxcap_perf_writer *w, const void *rec)
+{
+	struct perf_event_header h;
+
+	if (!w || !rec)
+		return -EINVAL;
+	memcpy(&h, rec, sizeof(h));
+	if (h.size < sizeof(h) || (h.size & 7) || h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_ATTR || h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE)
+		return -EINVAL;
+	return append(w, rec, h.size);
+}
+
+int auxcap_perf_writer_write_auxtrace(struct auxcap_perf_writer *w,
+				      const struct auxcap_perf_auxtrace *at, const void *p1,
+				      size_t len1, const void *p2, size_t len2)
+{
+	static const unsigned char zeros[8];
+	unsigned char rec[AUXCAP_PERF_AUXTRACE_SIZE];
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_AUXTRACE, 0, AUXCAP_PERF_AUXTRACE_SIZE };
+	uint64_t size, pad, reserved = 0;
+	struct iovec iov[4];
+	uint64_t *nv;
+	int r;
+
+	if (!w || !at || (!p1 && len1) || (!p2 && len2) || len1 + len2 == 0 ||
+	    len1 > UINT64_MAX - len2 - 8)
+		return -EINVAL;
+	if (w->err)
+		return w->err;
+	r = start(w);
+	if (r == 0)
+		r = flush(w);
+	if (r < 0)
+		return r;
+	size = pd_align8((uint64_t)len1 + len2);
+	pad = size - len1 - len2;
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, &size, 8);
+	memcpy(rec + 16, &at->offset, 8);
+	memcpy(rec + 24, &at->reference, 8);
+	memcpy(rec + 32, &at->idx, 4);
+	memcpy(rec + 36, &at->tid, 4);
+	memcpy(rec + 40, &at->cpu, 4);
+	memcpy(rec + 44, &reserved, 4);
+	if (!w->pipe && w->nr_aux_index == w->cap_aux_index) {
+		size_t cap = w->cap_aux_index ? w->cap_aux_index * 2 : 64;
+
+		nv = realloc(w->aux_index, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		w->aux_index = nv;
+		w->cap_aux_index = cap;
+	}
+	iov[0] = (struct iovec){ rec, sizeof(rec) };
+	iov[1] = (struct iovec){ (void *)p1, len1 };
+	iov[2] = (struct iovec){ (void *)p2, len2 };
+	iov[3] = (struct iovec){ (void *)zeros, pad };
+	r = write_all(w, iov, 4, w->pipe ? -1 : (int64_t)w->pos);
+	if (r < 0) {
+		w->err = r;
+		return r;
+	}
+	if (!w->pipe)
+		w->aux_index[w->nr_aux_index++] = w->pos;
+	w->pos += sizeof(rec) + size;
+	w->committed = w->pos;
+	return 0;
+}
+
+int auxcap_perf_writer_write_auxtrace_info(struct auxcap_perf_writer *w, uint32_t type,
+					   const uint64_t *priv, size_t nr)
+{
+	unsigned char rec[UINT16_MAX & ~7];
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_AUXTRACE_INFO, 0, 0 };
+	uint32_t reserved = 0;
+
+	if (!w || (!priv && nr) || nr > (sizeof(rec) - 16) / 8)
+		return -EINVAL;
+	h.size = (uint16_t)(16 + nr * 8);
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, &type, 4);
+	memcpy(rec + 12, &reserved, 4);
+	if (nr)
+		memcpy(rec + 16, priv, nr * 8);
+	return append(w, rec, h.size);
+}
+
+int auxcap_perf_writer_write_time_conv(struct auxcap_perf_writer *w,
+				       const struct auxcap_perf_time_conv *tc)
+{
+	unsigned char rec[56];
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_TIME_CONV, 0, sizeof(rec) };
+
+	if (!w || !tc)
+		return -EINVAL;
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec, &h, 8);
+	memcpy(rec + 8, &tc->time_shift, 8);
+	memcpy(rec + 16, &tc->time_mult, 8);
+	memcpy(rec + 24, &tc->time_zero, 8);
+	memcpy(rec + 32, &tc->time_cycles, 8);
+	memcpy(rec + 40, &tc->time_mask, 8);
+	rec[48] = tc->cap_user_time_zero;
+	rec[49] = tc->cap_user_time_short;
+	return append(w, rec, sizeof(rec));
+}
+
+int auxcap_perf_writer_write_auxtrace_error(struct auxcap_perf_writer *w,
+					    const struct auxcap_perf_auxtrace_error *e)
+{
+	unsigned char rec[112];
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_AUXTRACE_ERROR, 0, 0 };
+	uint32_t u[6];
+	size_t msg_len;
+
+	if (!w || !e)
+		return -EINVAL;
+	msg_len = strnlen(e->msg, sizeof(e->msg) - 1);
+	memset(rec, 0, sizeof(rec));
+	u[0] = e->type;
+	u[1] = e->code;
+	u[2] = e->cpu;
+	u[3] = e->pid;
+	u[4] = e->tid;
+	u[5] = 1; /* fmt 1: time present */
+	memcpy(rec + 8, u, sizeof(u));
+	memcpy(rec + 32, &e->ip, 8);
+	memcpy(rec + 40, &e->time, 8);
+	memcpy(rec + 48, e->msg, msg_len);
+	h.size = (uint16_t)pd_align8(48 + msg_len + 1);
+	memcpy(rec, &h, 8);
+	return append(w, rec, h.size);
+}
+
+int auxcap_perf_writer_write_id_index(struct auxcap_perf_writer *w,
+				      const struct auxcap_perf_id_index_entry *e, size_t nr)
+{
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_ID_INDEX, 0, 0 };
+	struct pd_buf b = { 0 };
+	int r = 0;
+
+	if (!w || (!e && nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++)
+		if (!id_used(w, e[i].id))
+			return -EINVAL;
+	for (size_t done = 0; done < nr && r == 0;) {
+		size_t n = nr - done < PD_ID_INDEX_MAX ? nr - done : PD_ID_INDEX_MAX;
+
+		b.len = 0;
+		h.size = (uint16_t)(16 + n * 32);
+		r = pd_buf_put(&b, &h, sizeof(h));
+		if (r == 0)
+			r = pd_buf_put_u64(&b, n);
+		if (r == 0)
+			r = pd_buf_put(&b, e + done, n * 32);
+		if (r == 0)
+			r = append(w, b.p, b.len);
+		done += n;
+	}
+	pd_buf_free(&b);
+	return r;
+}
+
+int auxcap_perf_writer_write_finished_round(struct auxcap_perf_writer *w)
+{
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_FINISHED_ROUND, 0, sizeof(h) };
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	r = append(w, &h, sizeof(h));
+	if (r == 0)
+		r = flush(w);
+	if (r < 0 || w->pipe)
+		return r;
+	if (w->committed - w->data_offset - w->last_update >= w->header_update_bytes) {
+		r = write_file_header(w, w->committed - w->data_offset, NULL);
+		if (r < 0) {
+			w->err = r;
+			return r;
+		}
+		w->last_update = w->committed - w->data_offset;
+	}
+	return 0;
+}
+
+int auxcap_perf_writer_write_finished_init(struct auxcap_perf_writer *w)
+{
+	struct perf_event_header h = { AUXCAP_PERF_RECORD_FINISHED_INIT, 0, sizeof(h) };
+
+	if (!w)
+		return -EINVAL;
+	return append(w, &h, sizeof(h));
+}
+
+uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w)
+{
+	if (!w || !w->started)
+		return 0;
+	if (w->pipe)
+		return w->pos + w->buf.len;
+	return w->pos + w->buf.len - w->data_offset;
+}
+
+/* --- close ------------------------------------------------------------------------------ */
+
+/* The payload of feature @f as it goes to the file, or NULL if it is not written. */
+static int feature_payload(struct auxcap_perf_writer *w, unsigned int f, struct pd_buf *out)
+{
+	struct pd_attr_desc *d;
+	int r = 0;
+
+	out->len = 0;
+	if (f == AUXCAP_PERF_FEAT_AUXTRACE) {
+		if (!w->nr_aux_index)
+			return 0;
+		r = pd_buf_put_u64(out, w->nr_aux_index);
+		for (size_t i = 0; i < w->nr_aux_index && r == 0; i++) {
+			r = pd_buf_put_u64(out, w->aux_index[i]);
+			if (r == 0)
+				r = pd_buf_put_u64(out, AUXCAP_PERF_AUXTRACE_SIZE);
+		}
+		return r < 0 ? r : 1;
+	}
+	if (f == AUXCAP_PERF_FEAT_BUILD_ID) {
+		if (!w->build_ids.len)
+			return 0;
+		r = pd_buf_put(out, w->build_ids.p, w->build_ids.len);
+		return r < 0 ? r : 1;
+	}
+	if (f == AUXCAP_PERF_FEAT_EVENT_DESC && !w->feat_set[f]) {
+		d = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*d));
+		if (!d)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->nr_attrs; i++)
+			d[i] = (struct pd_attr_desc){ &w->attrs[i].attr, w->attrs[i].name,
+						      w->attrs[i].ids, w->attrs[i].nr_ids };
+		r = pd_feat_encode_event_desc(out, d, w->nr_attrs);
+		free(d);
+		return r < 0 ? r : (w->nr_attrs ? 1 : 0);
+	}
+	if (!w->feat_set[f])
+		return 0;
+	r = pd_buf_put(out, w->feat[f].p, w->feat[f].len);
+	return r < 0 ? r : 1;
+}
+
+/* Table of {offset, size} per feature in bit order, then the payloads, at @w->committed. */
+static int write_features(struct auxcap_perf_writer *w, uint64_t feats[4], uint64_t *ret_end)
+{
+	struct pd_buf table = { 0 }, body = { 0 }, one = { 0 };
+	unsigned int nr = 0;
+	uint64_t off;
+	struct iovec iov[2];
+	int r = 0;
+
+	memset(feats, 0, 4 * sizeof(uint64_t));
+	for (unsigned int f = 1; f < AUXCAP_PERF_FEAT_BITS && r == 0; f++) {
+		r = feature_payload(w, f, &one);
+		if (r == 1) {
+			feats[f / 64] |= 1ULL << (f % 64);
+			nr++;
+			r = pd_buf_put(&body, one.p, one.len);
+			if (r == 0)
+				r = pd_buf_put_u64(&table, one.len); /* offset fixed up below */
+			if (r == 0)
+				r = pd_buf_put_u64(&table, one.len);
+		}
+	}
+	if (r < 0)
+		goto out;
+	off = w->committed + (uint64_t)nr * 16;
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t size;
+
+		memcpy(&size, table.p + i * 16 + 8, 8);
+		memcpy(table.p + i * 16, &off, 8);
+		off += size;
+	}
+	iov[0] = (struct iovec){ table.p, table.len };
+	iov[1] = (struct iovec){ body.p, body.len };
+	r = write_all(w, iov, 2, (int64_t)w->committed);
+	if (r == 0)
+		*ret_end = off;
+out:
+	pd_buf_free(&table);
+	pd_buf_free(&body);
+	pd_buf_free(&one);
+	return r;
+}
+
+static bool is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int close_file(struct auxcap_perf_writer *w)
+{
+	uint64_t feats[4], end = 0;
+	int r;
+
+	if (!w->err && !w->started)
+		(void)start(w);
+	if (!w->err)
+		(void)flush(w);
+	if (!w->started)
+		return w->err ? w->err : -ENODATA;
+	if (!w->err) {
+		r = write_features(w, feats, &end);
+		if (r == 0 && is_regular(w->fd))
+			r = w->io->truncate(w->io->ctx, w->fd, end);
+		if (r == 0)
+			r = write_file_header(w, w->committed - w->data_offset, feats);
+		if (r == 0)
+			return 0;
+		w->err = r;
+	}
+	/* Failure: keep every complete record, drop the rest, no features. */
+	if (is_regular(w->fd))
+		(void)w->io->truncate(w->io->ctx, w->fd, w->committed);
+	(void)write_file_header(w, w->committed - w->data_offset, NULL);
+	return w->err;
+}
+
+static int close_pipe(struct auxcap_perf_writer *w)
+{
+	if (!w->err && !w->started)
+		(void)start(w);
+	if (w->err)
+		return w->err;
+	/* Build-ids travel as HEADER_BUILD_ID records (entries are such records already). */
+	if (w->build_ids.len > w->pipe_build_ids_sent) {
+		if (pd_buf_put(&w->buf, w->build_ids.p + w->pipe_build_ids_sent,
+			       w->build_ids.len - w->pipe_build_ids_sent) < 0)
+			return -ENOMEM;
+	}
+	return flush(w);
+}
+
+int auxcap_perf_writer_close(struct auxcap_perf_writer *w)
+{
+	int r;
+
+	if (!w)
+		return 0;
+	r = w->pipe ? close_pipe(w) : close_file(w);
+	if (w->own_fd && close(w->fd) < 0 && r == 0)
+		r = -errno;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		free(w->attrs[i].ids);
+		free(w->attrs[i].name);
+	}
+	free(w->attrs);
+	for (unsigned int i = 0; i < AUXCAP_PERF_FEAT_BITS; i++)
+		pd_buf_free(&w->feat[i]);
+	pd_buf_free(&w->build_ids);
+	pd_buf_free(&w->buf);
+	free(w->aux_index);
+	free(w);
+	return r;
+}
