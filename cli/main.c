@@ -11,9 +11,9 @@
 #include "cli.h"
 #include "config.h"
 
-extern const struct cli_cmd cmd_info;
 
 static const struct cli_cmd *const commands[] = {
+	&cmd_record,
 	&cmd_info,
 	NULL,
 };

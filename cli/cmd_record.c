@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap record: capture into a perf.data file.
+ *
+ * The capture session runs in its own thread; the main thread starts the command, watches it,
+ * turns signals (SIGINT/SIGTERM stop, SIGUSR2 snapshot), the control FIFO and the terminal
+ * hotkeys into session requests, shows a status line on a terminal, and prints the summary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auxcap/perf_data.h"
+#include "auxcap/pmu.h"
+#include "auxcap/session.h"
+#include "cli.h"
+#include "event.h"
+#include "evparse.h"
+#include "perf_data_sink.h"
+#include "tracing_data.h"
+
+#define MAX_EVENTS 32
+#define MAX_TARGETS 4096
+
+struct record_opts {
+	const char *events[MAX_EVENTS];
+	size_t nr_events;
+	bool all_cpus;
+	const char *cpu_list;
+	const char *pid_list;
+	const char *tid_list;
+	size_t data_pages, aux_pages;
+	const char *output;
+	bool snapshot, snapshot_at_exit;
+	uint64_t snapshot_size;
+	const char *control;
+	bool strict;
+	bool force;
+	int verbose;
+	char **cmd; /* NULL-terminated, or NULL */
+};
+
+static struct auxcap_session *g_session;
+static volatile sig_atomic_t g_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+	if (g_session)
+		auxcap_session_request(g_session, AUXCAP_REQ_STOP);
+}
+
+static void on_snapshot_signal(int sig)
+{
+	(void)sig;
+	if (g_session)
+		auxcap_session_request(g_session, AUXCAP_REQ_SNAPSHOT);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
+		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
+		"                     [--strict] [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"\n"
+		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
+		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
+		"  -a, --all-cpus       system-wide on every online CPU\n"
+		"  -C, --cpu CPUS       system-wide on these CPUs (0-3,8)\n"
+		"  -p, --pid PID[,PID]  existing processes (all their threads)\n"
+		"  -t, --tid TID[,TID]  existing threads\n"
+		"  -m, --mmap-pages D[,A]  data ring pages and AUX pages per ring (powers of two;\n"
+		"                       a size with K/M/G is accepted too)\n"
+		"  -o, --output FILE    output perf.data file (default auxcap.data; '-' = pipe mode\n"
+		"                       on stdout); an existing FILE is kept as FILE.old\n"
+		"  -S, --snapshot[=SIZE|e]  flight recorder: keep the newest data in the rings and\n"
+		"                       write it on SIGUSR2, the 's' key or the control FIFO;\n"
+		"                       'e' also writes one at exit\n"
+		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
+		"                       'ack' written to ACK when done\n"
+		"      --strict         exit with status 2 when any data was lost\n"
+		"  -f, --force          overwrite FILE instead of keeping FILE.old\n"
+		"  -v, --verbose        more messages\n");
+}
+
+/* Pages from "N" (pages) or "N[KMG]" (bytes); must be a power of two. */
+static int parse_pages(const char *s, size_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'K': case 'k': v = v * 1024 / page; end++; break;
+	case 'M': case 'm': v = v * 1024 * 1024 / page; end++; break;
+	case 'G': case 'g': v = v * 1024 * 1024 * 1024 / page; end++; break;
+	default: break;
+	}
+	if (*end || !v || (v & (v - 1)))
+		return -EINVAL;
+	*ret = (size_t)v;
+	return 0;
+}
+
+static int parse_mmap_pages(const char *arg, struct record_opts *o)
+{
+	char buf[64], *comma;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	comma = strchr(buf, ',');
+	if (comma)
+		*comma++ = '\0';
+	if (*buf && parse_pages(buf, &o->data_pages) < 0)
+		return -EINVAL;
+	if (comma && *comma && parse_pages(comma, &o->aux_pages) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "snapshot", optional_argument, NULL, 'S' },
+		{ "control", required_argument, NULL, 1 },
+		{ "strict", no_argument, NULL, 2 },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->output = "auxcap.data";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:o:S::fvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (o->nr_events == MAX_EVENTS) {
+				cli_err("too many events (at most %d)", MAX_EVENTS);
+				return -EINVAL;
+			}
+			o->events[o->nr_events++] = optarg;
+			break;
+		case 'a': o->all_cpus = true; break;
+		case 'C': o->cpu_list = optarg; break;
+		case 'p': o->pid_list = optarg; break;
+		case 't': o->tid_list = optarg; break;
+		case 'm':
+			if (parse_mmap_pages(optarg, o) < 0) {
+				cli_err("bad -m '%s': give DATA[,AUX] as page counts or sizes (K/M/G) "
+					"that are powers of two, e.g. -m 64,1024 or -m 256K,4M",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o': o->output = optarg; break;
+		case 'S':
+			o->snapshot = true;
+			if (optarg && !strcmp(optarg, "e")) {
+				o->snapshot_at_exit = true;
+			} else if (optarg) {
+				size_t pages;
+
+				if (parse_pages(optarg, &pages) < 0) {
+					cli_err("bad --snapshot size '%s': give a power-of-two size "
+						"(e.g. 4M) or 'e'",
+						optarg);
+					return -EINVAL;
+				}
+				o->aux_pages = pages;
+			}
+			break;
+		case 1: o->control = optarg; break;
+		case 2: o->strict = true; break;
+		case 'f': o->force = true; break;
+		case 'v': o->verbose++; break;
+		case 'h': usage(stdout); exit(CLI_OK);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	if (!o->cmd && !o->all_cpus && !o->cpu_list && !o->pid_list && !o->tid_list) {
+		cli_err("nothing to record: give a command after '--', or -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	if (!!o->pid_list + !!o->tid_list + (o->all_cpus || o->cpu_list) > 1) {
+		cli_err("-p, -t and -a/-C exclude each other");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --- targets ----------------------------------------------------------------------------- */
+
+static int online_cpus(int **ret, size_t *nr)
+{
+	char buf[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int r;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EBADMSG;
+	}
+	fclose(f);
+	r = auxcap_cpulist_parse(buf, ret, nr);
+	return r;
+}
+
+/* Parse "1,2,3" into pids; with @threads, expand each pid to the tids in /proc/PID/task. */
+static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
+{
+	char buf[256], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	*nr = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *end, path[64];
+		long v = strtol(tok, &end, 10);
+
+		if (*end || v <= 0) {
+			cli_err("bad pid '%s' in '%s': give decimal process ids, comma-separated",
+				tok, list);
+			return -EINVAL;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/task", v);
+		if (access(path, F_OK) < 0) {
+			cli_err("no process or thread %ld: check the id with 'ps'", v);
+			return -ESRCH;
+		}
+		if (threads) {
+			char cmd_path[64];
+			FILE *f;
+
+			snprintf(cmd_path, sizeof(cmd_path), "/bin/ls /proc/%ld/task", v);
+			f = popen(cmd_path, "r");
+			if (!f)
+				return -errno;
+			while (*nr < MAX_TARGETS && fgets(path, sizeof(path), f))
+				out[(*nr)++] = (pid_t)atol(path);
+			pclose(f);
+		} else if (*nr < MAX_TARGETS) {
+			out[(*nr)++] = (pid_t)v;
+		}
+	}
+	return *nr ? 0 : -EINVAL;
+}
+
+/* Fork @argv stopped before exec; returns the pid and the go pipe. */
+static pid_t start_command(char **argv, int *ret_go)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		signal(SIGINT, SIG_DFL);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up */
+		close(p[0]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "auxcap: error: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*ret_go = p[1];
+	return pid;
+}
+
+/* --- events ------------------------------------------------------------------------------ */
+
+static bool is_aux_pmu(const char *pmu)
+{
+	return !strcmp(pmu, "intel_pt") || !strcmp(pmu, "intel_bts") ||
+	       !strncmp(pmu, "arm_spe", 7) || !strcmp(pmu, "cs_etm");
+}
+
+static bool has_rate(const struct auxcap_event_spec *sp)
+{
+	for (size_t i = 0; i < sp->nr_terms; i++)
+		if (sp->terms[i].kind == AUXCAP_EVTERM_PERIOD ||
+		    sp->terms[i].kind == AUXCAP_EVTERM_FREQ)
+			return true;
+	return false;
+}
+
+/* --- the session thread, control FIFO and terminal ------------------------------------------- */
+
+struct loop_state {
+	struct auxcap_session *s;
+	int result;
+	volatile int done;
+};
+
+static void *session_thread(void *arg)
+{
+	struct loop_state *ls = arg;
+
+	ls->result = auxcap_session_run(ls->s, -1);
+	__atomic_store_n(&ls->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct control {
+	int ctl_fd, ack_fd;
+	char buf[256];
+	size_t len;
+};
+
+static int control_open(const char *spec, struct control *c)
+{
+	char path[512], *comma;
+
+	c->ctl_fd = c->ack_fd = -1;
+	c->len = 0;
+	if (!spec)
+		return 0;
+	if (strncmp(spec, "fifo:", 5)) {
+		cli_err("bad --control '%s': use fifo:CTL[,ACK]", spec);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "%s", spec + 5);
+	comma = strchr(path, ',');
+	if (comma)
+		*comma++ = '\0';
+	/* O_RDWR: the FIFO never reports end-of-file when a writer closes it. */
+	c->ctl_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (c->ctl_fd < 0) {
+		cli_err("cannot open control FIFO '%s': %s (create it with 'mkfifo %s')", path,
+			strerror(errno), path);
+		return -errno;
+	}
+	if (comma && *comma) {
+		c->ack_fd = open(comma, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (c->ack_fd < 0) {
+			cli_err("cannot open ack FIFO '%s': %s (create it with 'mkfifo %s')", comma,
+				strerror(errno), comma);
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static void wait_snapshot(struct auxcap_session *s, uint64_t before, struct loop_state *ls)
+{
+	struct auxcap_session_stats st;
+
+	for (int i = 0; i < 5000 && !ls->done; i++) {
+		auxcap_session_get_stats(s, &st);
+		if (st.snapshots + st.snapshot_requests_coalesced > before)
+			return;
+		usleep(1000);
+	}
+}
+
+static void control_line(struct control *c, const char *line, struct loop_state *ls)
+{
+	struct auxcap_session_stats st;
+	const char *reply = "ack\n";
+
+	auxcap_session_get_stats(ls->s, &st);
+	if (!strcmp(line, "snapshot")) {
+		auxcap_session_request(ls->s, AUXCAP_REQ_SNAPSHOT);
+		wait_snapshot(ls->s, st.snapshots + st.snapshot_requests_coalesced, ls);
+	} else if (!strcmp(line, "enable")) {
+		auxcap_session_request(ls->s, AUXCAP_REQ_ENABLE);
+	} else if (!strcmp(line, "disable")) {
+		auxcap_session_request(ls->s, AUXCAP_REQ_DISABLE);
+	} else if (!strcmp(line, "stop")) {
+		auxcap_session_request(ls->s, AUXCAP_REQ_STOP);
+	} else if (*line) {
+		cli_warn("control FIFO: unknown command '%s' (snapshot, enable, disable, stop)",
+			 line);
+		reply = "error unknown command\n";
+	} else {
+		return;
+	}
+	if (c->ack_fd >= 0)
+		(void)!write(c->ack_fd, reply, strlen(reply));
+}
+
+static void control_read(struct control *c, struct loop_state *ls)
+{
+	ssize_t n = read(c->ctl_fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	char *nl;
+
+	if (n <= 0)
+		return;
+	c->len += (size_t)n;
+	c->buf[c->len] = '\0';
+	while ((nl = strchr(c->buf, '\n'))) {
+		*nl = '\0';
+		control_line(c, c->buf, ls);
+		memmove(c->buf, nl + 1, c->len - (size_t)(nl + 1 - c->buf) + 1);
+		c->len -= (size_t)(nl + 1 - c->buf);
+	}
+	if (c->len == sizeof(c->buf) - 1)
+		c->len = 0; /* an overlong line: drop it */
+}
+
+static void status_line(struct auxcap_session *s, struct auxcap_perf_writer *w)
+{
+	struct auxcap_session_stats st;
+
+	auxcap_session_get_stats(s, &st);
+	fprintf(stderr,
+		"\r[auxcap] %.1f MB written, %" PRIu64 " snapshots, lost: %" PRIu64
+		" records, %" PRIu64 " AUX truncations  ('s' snapshot, 'q' stop) ",
+		(double)auxcap_perf_writer_data_size(w) / 1e6, st.snapshots, st.lost,
+		st.aux_truncated);
+}
+
+/* --- the command --------------------------------------------------------------------------- */
+
+static void print_summary(const struct auxcap_session_stats *st, const struct auxcap_perf_sink *ps,
+			  uint64_t data_bytes, const char *output)
+{
+	fprintf(stderr, "auxcap: wrote %.3f MB to %s: %" PRIu64 " records, %" PRIu64
+			" AUX bytes in %" PRIu64 " chunks, %" PRIu64 " snapshots, %" PRIu64
+			" wakeups\n",
+		(double)data_bytes / 1e6, output, ps->records, ps->aux_bytes, ps->aux_records,
+		st->snapshots, st->wakeups);
+	if (st->snapshots + st->snapshot_requests_coalesced)
+		fprintf(stderr, "auxcap: snapshot requests coalesced: %" PRIu64
+				"; trigger to frozen: last %.1f us, max %.1f us\n",
+			st->snapshot_requests_coalesced, st->snapshot_latency_ns_last / 1e3,
+			st->snapshot_latency_ns_max / 1e3);
+	if (st->lost_records)
+		fprintf(stderr, "auxcap: warning: lost %" PRIu64 " records in %" PRIu64
+				" LOST events: the data ring was full (or paused for a snapshot); raise -m DATA\n",
+			st->lost, st->lost_records);
+	if (st->lost_samples)
+		fprintf(stderr, "auxcap: warning: the PMU dropped %" PRIu64 " samples\n",
+			st->lost_samples);
+	if (st->aux_truncated)
+		fprintf(stderr, "auxcap: warning: AUX data lost %" PRIu64 " times out of %" PRIu64
+				" (TRUNCATED; re-enabled %" PRIu64 " times): raise -m ,AUX\n",
+			st->aux_truncated, st->aux_records, st->aux_reenables);
+	if (st->aux_partial)
+		fprintf(stderr, "auxcap: warning: AUX data had gaps in it %" PRIu64
+				" times out of %" PRIu64 " (PARTIAL)\n",
+			st->aux_partial, st->aux_records);
+	if (st->aux_collision)
+		fprintf(stderr, "auxcap: warning: AUX data detected collision %" PRIu64
+				" times out of %" PRIu64 " (COLLISION)\n",
+			st->aux_collision, st->aux_records);
+	if (st->corrupt)
+		fprintf(stderr, "auxcap: warning: %" PRIu64 " malformed ring headers skipped\n",
+			st->corrupt);
+}
+
+static uint64_t total_loss(const struct auxcap_session_stats *st)
+{
+	return st->lost + st->lost_samples + st->aux_truncated + st->aux_partial +
+	       st->aux_collision + st->corrupt;
+}
+
+/* perf needs the tracepoints' format files to print their samples. */
+static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_spec **specs,
+			    size_t nr)
+{
+	const char *tps[MAX_EVENTS];
+	size_t n = 0, len;
+	void *blob;
+	int r;
+
+	for (size_t i = 0; i < nr; i++)
+		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT && specs[i]->event)
+			tps[n++] = specs[i]->event;
+	if (!n)
+		return 0;
+	r = auxcap_tracing_data_build("/sys/kernel/tracing", tps, n, &blob, &len);
+	if (r < 0) {
+		cli_err("cannot read the tracepoint formats from /sys/kernel/tracing: %s "
+			"(mount tracefs: mount -t tracefs nodev /sys/kernel/tracing)",
+			strerror(-r));
+		return r;
+	}
+	r = auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_TRACING_DATA, blob, len);
+	free(blob);
+	return r;
+}
+
+static int open_output(const struct record_opts *o, struct auxcap_perf_writer **w)
+{
+	struct auxcap_perf_writer_opts wo = { .sz = sizeof(wo) };
+	struct stat st;
+	int r;
+
+	if (!strcmp(o->output, "-")) {
+		wo.pipe = true;
+		r = auxcap_perf_writer_open_fd(STDOUT_FILENO, &wo, w);
+	} else {
+		if (!o->force && stat(o->output, &st) == 0 && S_ISREG(st.st_mode)) {
+			char old[4096];
+
+			snprintf(old, sizeof(old), "%s.old", o->output);
+			if (rename(o->output, old) < 0) {
+				cli_err("cannot keep the existing '%s' as '%s': %s (use -f to "
+					"overwrite it)",
+					o->output, old, strerror(errno));
+				return -errno;
+			}
+		}
+		r = auxcap_perf_writer_open(o->output, &wo, w);
+	}
+	if (r < 0)
+		cli_err("cannot create '%s': %s", o->output, strerror(-r));
+	return r;
+}
+
+static int run_record(int argc, char **argv)
+{
+	struct record_opts o;
+	struct auxcap_evparse_opts po = { .sz = sizeof(po) };
+	struct auxcap_event_spec *specs[MAX_EVENTS] = { 0 };
+	struct perf_event_attr attrs[MAX_EVENTS];
+	struct auxcap_session_event evs[MAX_EVENTS], aux_ev;
+	struct auxcap_session_opts so = { .sz = sizeof(so) };
+	struct auxcap_perf_writer *w = NULL;
+	struct auxcap_perf_sink ps;
+	struct auxcap_session *s = NULL;
+	struct auxcap_session_stats st;
+	struct loop_state ls = { 0 };
+	struct control ctl = { .ctl_fd = -1, .ack_fd = -1 };
+	struct termios tio_saved;
+	bool tty = false, thread_started = false;
+	pthread_t th;
+	static pid_t targets[MAX_TARGETS];
+	size_t nr_targets = 0, nr_evs = 0;
+	int *cpus = NULL, go = -1, failed = -3, ret = CLI_ERR, r;
+	pid_t child = -1;
+	const char *default_event[] = { "cpu-clock" };
+	const char **events;
+	size_t nr_events;
+
+	if (parse_args(argc, argv, &o) < 0)
+		return CLI_ERR;
+	cli_log_init(o.verbose);
+	events = o.nr_events ? o.events : default_event;
+	nr_events = o.nr_events ? o.nr_events : 1;
+
+	/* Events. */
+	memset(&aux_ev, 0, sizeof(aux_ev));
+	for (size_t i = 0; i < nr_events; i++) {
+		struct auxcap_evparse_error pe;
+		struct perf_event_attr *a = &attrs[i];
+
+		r = auxcap_event_spec_parse(events[i], &po, &specs[i], &pe);
+		if (r < 0) {
+			cli_err("%s", pe.msg);
+			goto out;
+		}
+		memcpy(a, &specs[i]->attr, sizeof(*a));
+		if (specs[i]->kind == AUXCAP_EVENT_PMU && is_aux_pmu(specs[i]->pmu)) {
+			if (aux_ev.attr) {
+				cli_err("more than one AUX event ('%s' and '%s'): record one trace PMU "
+					"at a time",
+					aux_ev.name, events[i]);
+				goto out;
+			}
+			aux_ev.attr = a;
+			aux_ev.name = specs[i]->name;
+			continue;
+		}
+		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
+		     specs[i]->kind == AUXCAP_EVENT_SOFTWARE) &&
+		    !has_rate(specs[i])) {
+			a->freq = 1;
+			a->sample_freq = 4000; /* perf's default -F 4000 */
+		}
+		a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				  PERF_SAMPLE_PERIOD;
+		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT)
+			a->sample_type |= PERF_SAMPLE_RAW;
+		evs[nr_evs].attr = a;
+		evs[nr_evs].name = specs[i]->name;
+		nr_evs++;
+	}
+
+	/* Targets. */
+	if (o.all_cpus || o.cmd) {
+		r = online_cpus(&cpus, &so.nr_cpus);
+		if (r < 0) {
+			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
+				strerror(-r));
+			goto out;
+		}
+		so.cpus = cpus;
+	} else if (o.cpu_list) {
+		r = auxcap_cpulist_parse(o.cpu_list, &cpus, &so.nr_cpus);
+		if (r < 0) {
+			cli_err("bad -C '%s': give CPU numbers and ranges like 0-3,8", o.cpu_list);
+			goto out;
+		}
+		so.cpus = cpus;
+	}
+	if (o.pid_list && parse_pids(o.pid_list, true, targets, &nr_targets) < 0)
+		goto out;
+	if (o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
+		goto out;
+
+	r = open_output(&o, &w);
+	if (r < 0)
+		goto out;
+	(void)auxcap_perf_writer_set_host_features(w);
+	(void)auxcap_perf_writer_set_cmdline(w, argc, (const char *const *)argv);
+	if (set_tracing_data(w, specs, nr_events) < 0)
+		goto out;
+	auxcap_perf_sink_init(&ps, w);
+
+	if (o.cmd) {
+		child = start_command(o.cmd, &go);
+		if (child < 0) {
+			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
+			goto out;
+		}
+		if (!o.all_cpus && !o.cpu_list) {
+			targets[0] = child;
+			nr_targets = 1;
+			so.inherit = true;
+		}
+		so.enable_on_exec = true;
+	}
+	so.aux = aux_ev.attr ? &aux_ev : NULL;
+	so.events = evs;
+	so.nr_events = nr_evs;
+	so.sideband = true;
+	so.pids = nr_targets ? targets : NULL;
+	so.nr_pids = nr_targets;
+	so.data_pages = o.data_pages;
+	so.aux_pages = o.aux_pages;
+	so.snapshot = o.snapshot;
+	so.sink = &ps.sink;
+
+	r = auxcap_session_open(&so, &s, &failed);
+	if (r < 0) {
+		const char *what = failed == -1 ? aux_ev.name
+				   : failed == -2 ? "side-band (dummy)"
+				   : failed >= 0 ? evs[failed].name
+						 : "the rings";
+		const char *hint = auxcap_event_open_hint(r);
+
+		cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
+			hint ? hint : "");
+		goto out;
+	}
+	g_session = s;
+	r = auxcap_perf_writer_write_finished_init(w);
+	if (r < 0) {
+		cli_err("cannot write '%s': %s", o.output, strerror(-r));
+		goto out;
+	}
+	if (!o.cmd) {
+		r = auxcap_session_enable(s, true);
+		if (r < 0) {
+			cli_err("cannot enable the events: %s", strerror(-r));
+			goto out;
+		}
+	}
+	if (control_open(o.control, &ctl) < 0)
+		goto out;
+
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGUSR2, on_snapshot_signal);
+	signal(SIGPIPE, SIG_IGN);
+	ls.s = s;
+	if (pthread_create(&th, NULL, session_thread, &ls) != 0) {
+		cli_err("cannot start the capture thread");
+		goto out;
+	}
+	thread_started = true;
+	if (go >= 0) {
+		(void)!write(go, "g", 1);
+		close(go);
+		go = -1;
+	}
+	if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && tcgetattr(STDIN_FILENO, &tio_saved) == 0) {
+		struct termios raw = tio_saved;
+
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tty = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+	}
+
+	/* Main thread: the command, the FIFO, the keyboard. */
+	for (int tick = 0; !__atomic_load_n(&ls.done, __ATOMIC_ACQUIRE); tick++) {
+		struct pollfd pfd[2];
+		nfds_t n = 0;
+
+		if (ctl.ctl_fd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = ctl.ctl_fd, .events = POLLIN };
+		if (tty)
+			pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		if (poll(pfd, n, 50) > 0) {
+			for (nfds_t i = 0; i < n; i++) {
+				if (!(pfd[i].revents & POLLIN))
+					continue;
+				if (pfd[i].fd == ctl.ctl_fd) {
+					control_read(&ctl, &ls);
+				} else {
+					char ch;
+
+					if (read(STDIN_FILENO, &ch, 1) == 1) {
+						if (ch == 's')
+							auxcap_session_request(s, AUXCAP_REQ_SNAPSHOT);
+						else if (ch == 'q')
+							auxcap_session_request(s, AUXCAP_REQ_STOP);
+					}
+				}
+			}
+		}
+		if (child > 0 && waitpid(child, &(int){ 0 }, WNOHANG) == child) {
+			child = -1;
+			auxcap_session_request(s, AUXCAP_REQ_STOP);
+		}
+		if (tty && tick % 10 == 0)
+			status_line(s, w);
+	}
+	if (tty) {
+		tcsetattr(STDIN_FILENO, TCSANOW, &tio_saved);
+		fputc('\n', stderr);
+	}
+	pthread_join(th, NULL);
+	thread_started = false;
+	r = ls.result;
+	if (r == 0 && o.snapshot_at_exit)
+		r = auxcap_session_snapshot(s);
+	if (r == 0)
+		r = auxcap_session_drain(s);
+	auxcap_session_get_stats(s, &st);
+	{
+		uint64_t data_bytes = auxcap_perf_writer_data_size(w);
+		int rc = auxcap_perf_writer_close(w);
+
+		w = NULL;
+		if (r == 0)
+			r = rc;
+		if (r < 0) {
+			cli_err("capture stopped: %s; '%s' holds everything up to the last complete "
+				"record",
+				strerror(-r), o.output);
+			print_summary(&st, &ps, data_bytes, o.output);
+			goto out;
+		}
+		print_summary(&st, &ps, data_bytes, o.output);
+	}
+	ret = o.strict && total_loss(&st) ? CLI_LOST : CLI_OK;
+
+out:
+	if (thread_started) {
+		auxcap_session_request(s, AUXCAP_REQ_STOP);
+		pthread_join(th, NULL);
+	}
+	g_session = NULL;
+	if (go >= 0)
+		close(go); /* the command exits without running */
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	auxcap_session_free(s);
+	if (w)
+		(void)auxcap_perf_writer_close(w);
+	if (ctl.ctl_fd >= 0)
+		close(ctl.ctl_fd);
+	if (ctl.ack_fd >= 0)
+		close(ctl.ack_fd);
+	for (size_t i = 0; i < nr_events; i++)
+		auxcap_event_spec_free(specs[i]);
+	free(cpus);
+	(void)g_stop;
+	return ret;
+}
+
+const struct cli_cmd cmd_record = {
+	.name = "record",
+	.summary = "capture into a perf.data file (streaming or flight recorder)",
+	.run = run_record,
+};
