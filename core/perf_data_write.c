@@ -366,9 +366,12 @@ static int write_file_header(struct auxcap_perf_writer *w, uint64_t data_size,
 
 static int append(struct auxcap_perf_writer *w, const void *data, size_t n);
 
+static int feature_payload(struct auxcap_perf_writer *w, unsigned int f, struct pd_buf *out);
+
 static int start_pipe(struct auxcap_perf_writer *w)
 {
 	uint64_t ph[2] = { AUXCAP_PERF_MAGIC, AUXCAP_PERF_PIPE_HEADER_SIZE };
+	struct pd_buf one = { 0 };
 	struct perf_event_header h;
 	int r;
 
@@ -377,8 +380,10 @@ static int start_pipe(struct auxcap_perf_writer *w)
 		const struct wattr *a = &w->attrs[i];
 		size_t size = sizeof(h) + AUXCAP_PERF_ATTR_SIZE + a->nr_ids * 8;
 
-		if (size > UINT16_MAX)
+		if (size > UINT16_MAX) {
+			pd_buf_free(&one);
 			return -E2BIG;
+		}
 		h.type = AUXCAP_PERF_RECORD_HEADER_ATTR;
 		h.misc = 0;
 		h.size = (uint16_t)size;
@@ -388,14 +393,43 @@ static int start_pipe(struct auxcap_perf_writer *w)
 		if (r == 0)
 			r = pd_buf_put(&w->buf, a->ids, a->nr_ids * 8);
 	}
+	/* Tracepoint formats travel as a record followed by the data, padded to 8. */
+	if (r == 0 && w->feat_set[AUXCAP_PERF_FEAT_TRACING_DATA]) {
+		const struct pd_buf *td = &w->feat[AUXCAP_PERF_FEAT_TRACING_DATA];
+
+		if (pd_align8(td->len) > UINT32_MAX) {
+			pd_buf_free(&one);
+			return -E2BIG;
+		}
+		h.type = AUXCAP_PERF_RECORD_HEADER_TRACING_DATA;
+		h.misc = 0;
+		h.size = 16;
+		r = pd_buf_put(&w->buf, &h, sizeof(h));
+		if (r == 0)
+			r = pd_buf_put_u32(&w->buf, (uint32_t)pd_align8(td->len));
+		if (r == 0)
+			r = pd_buf_put_u32(&w->buf, 0);
+		if (r == 0)
+			r = pd_buf_put(&w->buf, td->p, td->len);
+		if (r == 0)
+			r = pd_buf_put_zeros(&w->buf, pd_align8(td->len) - td->len);
+	}
 	/* Features that perf synthesizes in pipes: not BUILD_ID, TRACING_DATA, AUXTRACE. */
 	for (unsigned int f = 1; f < AUXCAP_PERF_FEAT_BITS && r == 0; f++) {
-		size_t size = w->feat[f].len;
+		size_t size;
 
-		if (!w->feat_set[f] || f == AUXCAP_PERF_FEAT_TRACING_DATA)
+		if (f == AUXCAP_PERF_FEAT_TRACING_DATA || f == AUXCAP_PERF_FEAT_BUILD_ID ||
+		    f == AUXCAP_PERF_FEAT_AUXTRACE)
 			continue;
-		if (sizeof(h) + 8 + pd_align8(size) > UINT16_MAX)
-			return -E2BIG;
+		r = feature_payload(w, f, &one);
+		if (r <= 0)
+			continue;
+		r = 0;
+		size = one.len;
+		if (sizeof(h) + 8 + pd_align8(size) > UINT16_MAX) {
+			r = -E2BIG;
+			break;
+		}
 		h.type = AUXCAP_PERF_RECORD_HEADER_FEATURE;
 		h.misc = 0;
 		h.size = (uint16_t)(sizeof(h) + 8 + pd_align8(size));
@@ -403,10 +437,11 @@ static int start_pipe(struct auxcap_perf_writer *w)
 		if (r == 0)
 			r = pd_buf_put_u64(&w->buf, f);
 		if (r == 0)
-			r = pd_buf_put(&w->buf, w->feat[f].p, size);
+			r = pd_buf_put(&w->buf, one.p, size);
 		if (r == 0)
 			r = pd_buf_put_zeros(&w->buf, pd_align8(size) - size);
 	}
+	pd_buf_free(&one);
 	return r;
 }
 
@@ -803,8 +838,12 @@ static int close_file(struct auxcap_perf_writer *w)
 		(void)start(w);
 	if (!w->err)
 		(void)flush(w);
-	if (!w->started)
+	if (!w->started) {
+		/* Not even the header and attrs made it: leave no half-written header. */
+		if (is_regular(w->fd))
+			(void)w->io->truncate(w->io->ctx, w->fd, 0);
 		return w->err ? w->err : -ENODATA;
+	}
 	if (!w->err) {
 		r = write_features(w, feats, &end);
 		if (r == 0 && is_regular(w->fd))

@@ -125,6 +125,46 @@ size_t auxcap_sample_id_size(const struct auxcap_sample_layout *l)
 	return 8 * (size_t)__builtin_popcountll(l->sample_type & SAMPLE_ID_BITS);
 }
 
+size_t auxcap_sample_id_encode(const struct auxcap_sample_layout *l,
+			       const struct auxcap_sample_id *sid, void *buf)
+{
+	unsigned char *p = buf;
+	uint64_t t = l->sample_type;
+	uint32_t u[2];
+
+	if (!l->sample_id_all)
+		return 0;
+	if (t & PERF_SAMPLE_TID) {
+		u[0] = sid->pid;
+		u[1] = sid->tid;
+		memcpy(p, u, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		memcpy(p, &sid->time, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		memcpy(p, &sid->id, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID) {
+		memcpy(p, &sid->stream_id, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_CPU) {
+		u[0] = sid->cpu;
+		u[1] = 0;
+		memcpy(p, u, 8);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		memcpy(p, &sid->id, 8);
+		p += 8;
+	}
+	return (size_t)(p - (unsigned char *)buf);
+}
+
 static void parse_sample_id(const struct auxcap_sample_layout *l, struct cur *c,
 			    struct auxcap_sample_id *sid)
 {

@@ -180,6 +180,16 @@ void auxcap_sample_layout_from_attr(const struct perf_event_attr *attr,
 size_t auxcap_sample_id_size(const struct auxcap_sample_layout *l);
 
 /**
+ * Encode the sample_id trailer of @sid as @l lays it out (for records a tool synthesizes,
+ * e.g. COMM or MMAP2 of pre-existing threads).  @buf must hold auxcap_sample_id_size(@l)
+ * bytes; fields of @sid that @l does not carry are ignored, reserved words are zero.
+ *
+ * Returns the bytes written (0 without sample_id_all).
+ */
+size_t auxcap_sample_id_encode(const struct auxcap_sample_layout *l,
+			       const struct auxcap_sample_id *sid, void *buf);
+
+/**
  * Decode one kernel record (types 1..PERF_RECORD_MAX of the kernel).
  *
  * @buf holds @len bytes starting at the record header; the record's own size must fit.  The
