@@ -163,7 +163,7 @@ int auxcap_perf_writer_open(const char *path, const struct auxcap_perf_writer_op
 		return -EINVAL;
 	if (opts && opts->sz < sizeof(*opts))
 		return -EINVAL;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	r = auxcap_perf_writer_open_fd(fd, opts, &w);
@@ -829,6 +829,39 @@ static bool is_regular(int fd)
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/*
+ * After a failed write part of the buffer may be on disk beyond @w->committed: find the end of
+ * the last complete record in the file (AUXTRACE payloads included) so the header covers it.
+ */
+static void recover_committed(struct auxcap_perf_writer *w)
+{
+	struct stat st;
+	uint64_t pos = w->committed, end;
+
+	if (fstat(w->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	end = (uint64_t)st.st_size;
+	while (pos + sizeof(struct perf_event_header) <= end) {
+		struct perf_event_header h;
+		uint64_t len, payload = 0;
+
+		if (pread(w->fd, &h, sizeof(h), (off_t)pos) != (ssize_t)sizeof(h) ||
+		    h.size < sizeof(h) || (h.size & 7))
+			break;
+		len = h.size;
+		if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+			if (h.size < 16 ||
+			    pread(w->fd, &payload, 8, (off_t)(pos + 8)) != 8 || (payload & 7))
+				break;
+			len += payload;
+		}
+		if (pos + len > end)
+			break;
+		pos += len;
+	}
+	w->committed = pos;
+}
+
 static int close_file(struct auxcap_perf_writer *w)
 {
 	uint64_t feats[4], end = 0;
@@ -855,6 +888,7 @@ static int close_file(struct auxcap_perf_writer *w)
 		w->err = r;
 	}
 	/* Failure: keep every complete record, drop the rest, no features. */
+	recover_committed(w);
 	if (is_regular(w->fd))
 		(void)w->io->truncate(w->io->ctx, w->fd, w->committed);
 	(void)write_file_header(w, w->committed - w->data_offset, NULL);
