@@ -14,6 +14,9 @@ struct cli_cmd {
 	int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 };
 
+/* Subcommands (cmd_*.c). */
+extern const struct cli_cmd cli_cmd_list;
+
 /* Print "auxcap: <message>" to stderr, one line. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

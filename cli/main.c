@@ -12,6 +12,7 @@
 #include "config.h"
 
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_list,
 	NULL,
 };
 
