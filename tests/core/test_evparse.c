@@ -70,8 +70,10 @@ static const char *parse_err(const char *str, int err)
 
 static void assert_contains(const char *hay, const char *needle)
 {
+	assert_non_null(hay);
+	assert_non_null(needle);
 	if (!strstr(hay, needle))
-		fail_msg("'%s' does not contain '%s'", hay, needle);
+		fail_msg("'%s' does not contain '%s'", hay ? hay : "", needle ? needle : "");
 }
 
 /* The field of term @name of fixture PMU @pmu_name, from the fixture itself. */
