@@ -5,6 +5,7 @@
  * generic terms, modifiers, symbols, tracepoints, breakpoints, and every kind of bad input.
  */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -382,13 +383,17 @@ static void test_breakpoints(void **state)
 
 /* ---- aliases and caller-supplied PMUs ---------------------------------------------------- */
 
-static void test_event_aliases_expand(void **state)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	char root[] = "/tmp/auxcap-test-evparse-XXXXXX";
-	char path[PATH_MAX];
-	struct auxcap_evparse_opts o;
-	struct auxcap_event_spec *s = NULL;
-	struct auxcap_evparse_error e;
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* A temporary sysfs tree with one PMU "fake" that has events/ aliases. */
+static int alias_tree_setup(void **state)
+{
 	static const char *const files[][2] = {
 		{ "fake/type", "33\n" },
 		{ "fake/format/event", "config:0-7\n" },
@@ -396,28 +401,50 @@ static void test_event_aliases_expand(void **state)
 		{ "fake/events/foo", "event=0x3c,umask=0x01\n" },
 		{ "fake/events/bad", "nosuch=1\n" },
 	};
+	static const char *const dirs[] = { "fake", "fake/format", "fake/events" };
+	char *root = strdup("/tmp/auxcap-test-evparse-XXXXXX");
+	char path[PATH_MAX];
 
-	(void)state;
-	assert_non_null(mkdtemp(root));
-	snprintf(path, sizeof(path), "%s/fake", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/fake/format", root);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/fake/events", root);
-	assert_int_equal(mkdir(path, 0755), 0);
+	if (!root || !mkdtemp(root))
+		return -1;
+	*state = root;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		if (mkdir(path, 0755) < 0)
+			return -1;
+	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/%s", root, files[i][0]);
 		f = fopen(path, "w");
-		assert_non_null(f);
+		if (!f)
+			return -1;
 		fputs(files[i][1], f);
 		fclose(f);
 	}
+	return 0;
+}
+
+static int alias_tree_teardown(void **state)
+{
+	char *root = *state;
+
+	if (root)
+		(void)nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(root);
+	return 0;
+}
+
+static void test_event_aliases_expand(void **state)
+{
+	struct auxcap_evparse_opts o;
+	struct auxcap_event_spec *s = NULL;
+	struct auxcap_evparse_error e;
 
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
-	o.sysfs_root = root;
+	o.sysfs_root = *state;
 	assert_int_equal(auxcap_event_spec_parse("fake/foo/u", &o, &s, &e), 0);
 	assert_int_equal(s->attr.attr.type, 33);
 	assert_int_equal(s->attr.attr.config, 0x13c);
@@ -433,18 +460,6 @@ static void test_event_aliases_expand(void **state)
 	assert_int_equal(auxcap_event_spec_parse("fake/nope/", &o, &s, &e), -EINVAL);
 	assert_contains(e.msg, "valid: event, umask; events: bad, foo; generic: ");
 	assert_ptr_equal(s, (struct auxcap_event_spec *)0x1);
-
-	for (size_t i = sizeof(files) / sizeof(files[0]); i > 0; i--) {
-		snprintf(path, sizeof(path), "%s/%s", root, files[i - 1][0]);
-		unlink(path);
-	}
-	snprintf(path, sizeof(path), "%s/fake/events", root);
-	rmdir(path);
-	snprintf(path, sizeof(path), "%s/fake/format", root);
-	rmdir(path);
-	snprintf(path, sizeof(path), "%s/fake", root);
-	rmdir(path);
-	rmdir(root);
 }
 
 static void test_caller_supplied_pmus_come_first(void **state)
@@ -599,7 +614,8 @@ int main(void)
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_tracepoint_from_tracefs),
 		cmocka_unit_test(test_breakpoints),
-		cmocka_unit_test(test_event_aliases_expand),
+		cmocka_unit_test_setup_teardown(test_event_aliases_expand, alias_tree_setup,
+						alias_tree_teardown),
 		cmocka_unit_test(test_caller_supplied_pmus_come_first),
 		cmocka_unit_test(test_unknown_term_lists_the_valid_ones),
 		cmocka_unit_test(test_unknown_pmu_suggests_list_and_emulate),
