@@ -568,6 +568,7 @@ static void test_bad_strings(void **state)
 	parse_err("nosys:sys_enter", -ENOENT);
 	parse_err("raw_syscalls:sys_*", -EINVAL);
 	parse_err("raw_syscalls:", -EINVAL);
+	parse_err(":sys_enter", -EINVAL);
 	parse_err("raw_syscalls:sys_enter:w", -EINVAL);
 	parse_err("raw syscalls:sys_enter", -EINVAL);
 	parse_err(NULL, -EINVAL);
