@@ -14,9 +14,10 @@ struct cli_cmd {
 	int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
 };
 
-/* The subcommands, one file each. */
+/* The subcommands, one file each (cmd_*.c). */
 extern const struct cli_cmd cmd_info;
 extern const struct cli_cmd cmd_record;
+extern const struct cli_cmd cli_cmd_list;
 
 /* Print "auxcap: <message>" to stderr, one line. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

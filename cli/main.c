@@ -13,6 +13,7 @@
 
 
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_list,
 	&cmd_record,
 	&cmd_info,
 	NULL,

@@ -615,6 +615,11 @@ static int parse_tracepoint(struct ctx *c, const char *colon)
 	name_len = end ? (size_t)(end - name) : strlen(name);
 	if (end)
 		mods = end + 1;
+	if (!sys_len)
+		return fail(
+			c, -EINVAL, 0,
+			"missing tracepoint system before ':' in '%s'; write SYS:NAME, e.g. raw_syscalls:sys_enter",
+			str);
 	for (size_t i = 0; i < sys_len; i++)
 		if (!isalnum((unsigned char)str[i]) && str[i] != '_' && str[i] != '-')
 			return fail(

@@ -146,6 +146,8 @@ int auxcap_cpulist_parse(const char *text, int **ret_cpus, size_t *ret_nr);
  * Returns 0 on success.
  * Returns -EINVAL if @name or @ret_pmu is NULL, or @name is empty or contains '/'.
  * Returns -ENOENT if there is no such PMU directory or it has no type file.
+ * Returns -ENOTDIR if @root/@name is not a directory.
+ * Returns -ENAMETOOLONG if the path does not fit in PATH_MAX.
  * Returns -EBADMSG if type, nr_addr_filters, cpumask or a format file is malformed.
  * Returns -ENOMEM if memory runs out, or the errno of a failing read.
  */
