@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -694,6 +695,66 @@ int auxcap_perf_writer_write_id_index(struct auxcap_perf_writer *w,
 	return r;
 }
 
+/* Addresses of _text and _etext from /proc/kallsyms; -ENOENT if hidden or absent. */
+static int kernel_text(uint64_t *ret_start, uint64_t *ret_end)
+{
+	char line[512], name[256], type;
+	unsigned long long addr, start = 0, end = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return -ENOENT;
+	while ((!start || !end) && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text"))
+			start = addr;
+		else if (!strcmp(name, "_etext"))
+			end = addr;
+	}
+	fclose(f);
+	if (!start || end <= start)
+		return -ENOENT;
+	*ret_start = start;
+	*ret_end = end;
+	return 0;
+}
+
+int auxcap_perf_writer_write_kernel_mmap(struct auxcap_perf_writer *w)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	struct perf_event_header h = { PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 0 };
+	struct auxcap_sample_layout l;
+	struct auxcap_sample_id sid;
+	unsigned char rec[256];
+	uint32_t pt[2] = { (uint32_t)-1, 0 };
+	uint64_t start, end, len;
+	size_t off;
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (!w->nr_attrs)
+		return -ENODATA;
+	r = kernel_text(&start, &end);
+	if (r < 0)
+		return r;
+	len = end - start;
+	memset(rec, 0, sizeof(rec));
+	memcpy(rec + 8, pt, 8);
+	memcpy(rec + 16, &start, 8);
+	memcpy(rec + 24, &len, 8);
+	memcpy(rec + 32, &start, 8);
+	memcpy(rec + 40, name, sizeof(name));
+	off = 40 + pd_align8(sizeof(name));
+	auxcap_sample_layout_from_attr(&w->attrs[0].attr, &l);
+	memset(&sid, 0, sizeof(sid));
+	off += auxcap_sample_id_encode(&l, &sid, rec + off);
+	h.size = (uint16_t)off;
+	memcpy(rec, &h, sizeof(h));
+	return append(w, rec, off);
+}
+
 int auxcap_perf_writer_write_finished_round(struct auxcap_perf_writer *w)
 {
 	struct perf_event_header h = { AUXCAP_PERF_RECORD_FINISHED_ROUND, 0, sizeof(h) };
@@ -901,12 +962,24 @@ static int close_pipe(struct auxcap_perf_writer *w)
 		(void)start(w);
 	if (w->err)
 		return w->err;
-	/* Build-ids travel as HEADER_BUILD_ID records (entries are such records already). */
-	if (w->build_ids.len > w->pipe_build_ids_sent) {
-		if (pd_buf_put(&w->buf, w->build_ids.p + w->pipe_build_ids_sent,
-			       w->build_ids.len - w->pipe_build_ids_sent) < 0)
+	/*
+	 * Build-ids travel as HEADER_BUILD_ID records: the feature entries have the same layout,
+	 * but perf leaves their type 0 in files, so set it.
+	 */
+	for (size_t off = w->pipe_build_ids_sent;
+	     off + sizeof(struct perf_event_header) <= w->build_ids.len;) {
+		struct perf_event_header h;
+
+		memcpy(&h, w->build_ids.p + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > w->build_ids.len - off)
+			break; /* a malformed copied feature: send what is sound */
+		h.type = AUXCAP_PERF_RECORD_HEADER_BUILD_ID;
+		if (pd_buf_put(&w->buf, &h, sizeof(h)) < 0 ||
+		    pd_buf_put(&w->buf, w->build_ids.p + off + sizeof(h), h.size - sizeof(h)) < 0)
 			return -ENOMEM;
+		off += h.size;
 	}
+	w->pipe_build_ids_sent = w->build_ids.len;
 	return flush(w);
 }
 

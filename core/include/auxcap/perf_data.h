@@ -299,6 +299,15 @@ struct auxcap_perf_id_index_entry {
 int auxcap_perf_writer_write_id_index(struct auxcap_perf_writer *w,
 				      const struct auxcap_perf_id_index_entry *e, size_t nr);
 
+/**
+ * Write the PERF_RECORD_MMAP perf record synthesizes for the kernel ("[kernel.kallsyms]_text",
+ * pid -1, from _text to _etext of /proc/kallsyms, misc KERNEL, an all-zero sample_id trailer);
+ * without it perf warns that kernel addresses cannot be resolved.
+ * Returns -ENOENT if /proc/kallsyms does not show the addresses (kptr_restrict, no root).
+ * Returns -ENODATA if no attr was added; I/O errors as above.
+ */
+int auxcap_perf_writer_write_kernel_mmap(struct auxcap_perf_writer *w);
+
 /** Header-only records: FINISHED_ROUND (may update the file header), FINISHED_INIT. */
 int auxcap_perf_writer_write_finished_round(struct auxcap_perf_writer *w);
 int auxcap_perf_writer_write_finished_init(struct auxcap_perf_writer *w);
