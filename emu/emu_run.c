@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Feeding trace sources to the hardware: on demand (auxcap_emu_step(), auxcap_emu_write())
+ * or from the producer thread, which runs concurrently with the consumer.  Both hold
+ * emu->lock while they produce, so the driver and ring state stay consistent; the consumer
+ * never takes it to read the rings.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "emu_int.h"
+
+#define EMU_CHUNK_MAX (1u << 16) /* bytes asked of a source at once */
+
+void emu_event_drop_source(struct emu_event *ev)
+{
+	if (ev->src_ops && ev->src_ops->free)
+		ev->src_ops->free(ev->src);
+	ev->src_ops = NULL;
+	ev->src = NULL;
+	ev->src_done = true;
+}
+
+int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_offered)
+{
+	struct auxcap_emu_item item;
+	size_t offered = 0;
+	int items = 0, r = 0;
+
+	if (!ev->src_ops)
+		return -ENOENT;
+	if (!ev->scratch) {
+		ev->scratch = malloc(EMU_CHUNK_MAX);
+		if (!ev->scratch)
+			return -ENOMEM;
+		ev->scratch_size = EMU_CHUNK_MAX;
+	}
+	while (!ev->src_done && offered < max) {
+		size_t want = max - offered < ev->scratch_size ? max - offered : ev->scratch_size;
+
+		r = ev->src_ops->next(ev->src, ev->scratch, want, paced, &item);
+		if (r <= 0) {
+			if (r < 0)
+				ev->src_done = true;
+			break;
+		}
+		items++;
+		if (item.pid || item.tid) {
+			ev->task_pid = item.pid;
+			ev->task_tid = item.tid;
+		}
+		if (item.kind == AUXCAP_EMU_ITEM_TRACE) {
+			if (item.len > want)
+				item.len = want;
+			emu_hw_write(ev, ev->scratch, item.len);
+			offered += item.len;
+		} else {
+			emu_data_sideband(ev, &item);
+		}
+		if (paced)
+			break; /* the thread takes one item per event and pass */
+	}
+	*ret_offered = offered;
+	return r < 0 && r != -ENODATA ? r : items;
+}
+
+static struct emu_event *emu_get(struct auxcap_emu *emu, int fd)
+{
+	if (fd < 0 || fd >= emu->nr_events_slots)
+		return NULL;
+	return emu->events[fd];
+}
+
+ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes)
+{
+	struct emu_event *ev;
+	size_t offered = 0;
+	int r;
+
+	if (!emu)
+		return -EINVAL;
+	pthread_mutex_lock(&emu->lock);
+	ev = emu_get(emu, fd);
+	if (!ev)
+		r = -EBADF;
+	else
+		r = emu_event_feed(ev, nbytes, false, &offered);
+	pthread_mutex_unlock(&emu->lock);
+	return r < 0 ? r : (ssize_t)offered;
+}
+
+ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t len)
+{
+	struct emu_event *ev;
+	ssize_t r;
+
+	if (!emu || (!buf && len))
+		return -EINVAL;
+	pthread_mutex_lock(&emu->lock);
+	ev = emu_get(emu, fd);
+	if (!ev)
+		r = -EBADF;
+	else if (!ev->pers)
+		r = -EOPNOTSUPP;
+	else
+		r = (ssize_t)emu_hw_write(ev, buf, len);
+	pthread_mutex_unlock(&emu->lock);
+	return r;
+}
+
+static void *emu_thread_main(void *arg)
+{
+	struct auxcap_emu *emu = arg;
+	const struct timespec idle = { 0, 200000 }; /* 200 us */
+
+	for (;;) {
+		bool busy = false;
+
+		pthread_mutex_lock(&emu->lock);
+		if (emu->thread_stop) {
+			pthread_mutex_unlock(&emu->lock);
+			break;
+		}
+		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
+			struct emu_event *ev = emu->events[fd];
+			size_t offered = 0;
+
+			if (!ev || !ev->src_ops || ev->src_done)
+				continue;
+			/* One item per event and pass keeps the lock hold short. */
+			if (emu_event_feed(ev, EMU_CHUNK_MAX, true, &offered) > 0)
+				busy = true;
+		}
+		pthread_mutex_unlock(&emu->lock);
+		if (!busy)
+			nanosleep(&idle, NULL);
+	}
+	return NULL;
+}
+
+int auxcap_emu_start(struct auxcap_emu *emu)
+{
+	int r;
+
+	if (!emu)
+		return -EINVAL;
+	pthread_mutex_lock(&emu->lock);
+	if (emu->thread_running) {
+		pthread_mutex_unlock(&emu->lock);
+		return -EALREADY;
+	}
+	emu->thread_stop = false;
+	r = pthread_create(&emu->thread, NULL, emu_thread_main, emu);
+	if (r == 0)
+		emu->thread_running = true;
+	pthread_mutex_unlock(&emu->lock);
+	return -r;
+}
+
+void auxcap_emu_stop(struct auxcap_emu *emu)
+{
+	bool running;
+
+	if (!emu)
+		return;
+	pthread_mutex_lock(&emu->lock);
+	running = emu->thread_running;
+	emu->thread_stop = true;
+	pthread_mutex_unlock(&emu->lock);
+	if (!running)
+		return;
+	pthread_join(emu->thread, NULL);
+	pthread_mutex_lock(&emu->lock);
+	emu->thread_running = false;
+	pthread_mutex_unlock(&emu->lock);
+}
