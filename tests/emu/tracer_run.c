@@ -59,6 +59,7 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 		break;
 	case AUXCAP_TRACER_SB_START:
 		run->nstart++;
+		run->tid = sb->tid;
 		if (run->trace_len)
 			run->order_ok = 0;
 		break;
@@ -203,7 +204,7 @@ int tr_elf_text(const char *path, uint64_t *start, uint64_t *end)
 	return r;
 }
 
-int tr_elf_symbol(const char *path, const char *name, uint64_t *addr)
+int tr_elf_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size)
 {
 	Elf_Scn *scn = NULL;
 	Elf *elf;
@@ -227,6 +228,8 @@ int tr_elf_symbol(const char *path, const char *name, uint64_t *addr)
 			s = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (s && strcmp(s, name) == 0) {
 				*addr = sym.st_value;
+				if (size)
+					*size = sym.st_size;
 				r = 0;
 				break;
 			}

@@ -49,6 +49,7 @@ struct tr_run {
 	int ncomm;			  /* COMM records */
 	int comm_exec;			  /* COMM records with exec set */
 	int nstart;			  /* START records */
+	uint32_t tid;			  /* thread id from the START record */
 	int nexit;			  /* EXIT records */
 	int exit_status;		  /* from the EXIT record */
 	int order_ok;			  /* 1 while COMM/START came before the first trace byte */
@@ -69,7 +70,7 @@ void tr_run_fini(struct tr_run *run);
 
 /* The executable PT_LOAD segment [*start, *end) of the ELF file @path.  Returns 0 or -errno. */
 int tr_elf_text(const char *path, uint64_t *start, uint64_t *end);
-/* The value of symbol @name in the ELF file @path.  Returns 0 or -errno. */
-int tr_elf_symbol(const char *path, const char *name, uint64_t *addr);
+/* Value and size (@size may be NULL) of symbol @name in the ELF file @path.  Returns 0 or -errno. */
+int tr_elf_symbol(const char *path, const char *name, uint64_t *addr, uint64_t *size);
 
 #endif
