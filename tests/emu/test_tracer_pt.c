@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -290,6 +292,66 @@ static void test_pt_instruction_limit_ends_trace_cleanly(void **state)
 	tr_run_fini(&run);
 }
 
+static void test_pt_signal_handler_is_an_async_transfer(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "5", "signal", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	uint64_t handler, size;
+
+	(void)state;
+	assert_int_equal(tr_elf_symbol(argv[0], "on_usr1", &handler, &size), 0);
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0); /* the handler ran once */
+	assert_int_equal(run.stats.async, 1);
+	/* The handler's first instruction follows an instruction that did not branch there. */
+	for (size_t i = 1; i < run.nlog; i++)
+		if (run.log[i].ip == handler)
+			assert_int_not_equal(run.log[i - 1].next_ip, 0);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	/* Enabled after every system call and once more in the handler. */
+	assert_int_equal(d.enables, run.stats.far + 1);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+static void test_pt_attach_to_running_process(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "4000000000", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	usleep(100000); /* let it reach its loop */
+	opts.max_insns = 2000;
+	assert_int_equal(tr_attach(&run, &opts, pid), 0);
+	assert_int_equal(run.stats.insns, 2000);
+	assert_int_equal(run.ncomm, 1);
+	assert_int_equal(run.comm_exec, 0);
+	assert_int_equal(run.tid, (uint32_t)pid);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	decoded_fini(&d);
+	/* Detached: still running until we kill it. */
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	tr_run_fini(&run);
+}
+
 static void test_pt_start_of_missing_command_fails(void **state)
 {
 	char *argv[] = { "/nonexistent/auxcap-no-such-program", NULL };
@@ -312,6 +374,8 @@ int main(void)
 		cmocka_unit_test(test_pt_full_trace_decodes_to_tracer_log),
 		cmocka_unit_test(test_pt_filter_to_executable_with_frequent_psb),
 		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
+		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),
+		cmocka_unit_test(test_pt_attach_to_running_process),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
 	};
 

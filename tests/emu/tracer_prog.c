@@ -4,12 +4,17 @@
  * indirect call through a function pointer, a switch compiled to a jump table, and a known
  * number of stores to and loads from two globals.  No output, exit status 0.
  *
- * Usage: auxcap-tracer-prog [ITERATIONS]   (default 20; stores = loads = ITERATIONS)
+ * Usage: auxcap-tracer-prog [ITERATIONS [signal]]
+ *   ITERATIONS  loop count (default 20); stores = loads = ITERATIONS
+ *   signal      also raise SIGUSR1 once, handled by a handler that counts it
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 volatile unsigned long tracer_prog_store_target;
 volatile unsigned long tracer_prog_load_source = 7;
+volatile sig_atomic_t tracer_prog_signals;
 
 typedef unsigned long (*tracer_prog_fn)(unsigned long);
 
@@ -52,6 +57,12 @@ __attribute__((noinline)) static unsigned long classify(unsigned long i)
 	}
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	tracer_prog_signals++;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 20;
@@ -63,6 +74,16 @@ int main(int argc, char **argv)
 			sum += classify(i);
 		tracer_prog_store_target = sum;
 		sum += tracer_prog_load_source;
+	}
+	if (argc > 2 && strcmp(argv[2], "signal") == 0) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+		raise(SIGUSR1);
+		if (tracer_prog_signals != 1)
+			return 2;
 	}
 	return sum == 1 ? 1 : 0;
 }

@@ -118,7 +118,8 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 	return 0;
 }
 
-int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[])
+static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[],
+		      pid_t tid)
 {
 	struct auxcap_tracer_opts o = *opts;
 	struct timespec t0, t1;
@@ -135,7 +136,7 @@ int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *cons
 	if (r < 0)
 		return r;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = auxcap_tracer_start(run->tr, argv);
+	r = argv ? auxcap_tracer_start(run->tr, argv) : auxcap_tracer_attach(run->tr, tid);
 	if (r == -EPERM) {
 		auxcap_tracer_free(run->tr);
 		test_skip(
@@ -152,6 +153,16 @@ int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *cons
 	auxcap_tracer_free(run->tr);
 	run->tr = NULL;
 	return r;
+}
+
+int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[])
+{
+	return run_common(run, opts, argv, 0);
+}
+
+int tr_attach(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t tid)
+{
+	return run_common(run, opts, NULL, tid);
 }
 
 void tr_run_fini(struct tr_run *run)

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "tracer.h"
 
 /* One instruction as the tracer reported it through on_insn. */
@@ -66,6 +68,8 @@ const char *tr_prog(void);
  * last tracer call (0 on success).
  */
 int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[]);
+/* Same, attaching to the running thread @tid instead of starting a command. */
+int tr_attach(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t tid);
 void tr_run_fini(struct tr_run *run);
 
 /* The executable PT_LOAD segment [*start, *end) of the ELF file @path.  Returns 0 or -errno. */
