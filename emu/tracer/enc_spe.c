@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Arm SPE-style encoder of the live tracer: sampled operation records.
+ *
+ * Sampling: like PMSIRR_EL1.INTERVAL, a counter is loaded with the interval N and decremented
+ * by every executed (traced) instruction; the instruction that brings it to zero is sampled
+ * and the counter is reloaded.  So with N = 1 every instruction is sampled, with N = 7 the
+ * 7th, 14th, ...  With spe_jitter (PMSIRR_EL1.RND) each reload adds a pseudo-random 0..255
+ * (xorshift64, fixed seed: runs are reproducible).
+ *
+ * Encoding of one record (the facts are from the Arm ARM, "Statistical Profiling Extension",
+ * packet formats; every multi-byte payload is little-endian).  A short header byte holds the
+ * payload size in bits [5:4] as 1 << sz bytes.  The packets, in this order:
+ *
+ *   0xB0 + 8 bytes  Address, index 0: PC of the sampled instruction.
+ *                   payload[55:0] = VA[55:0], payload[62:61] = EL (0: EL0, user space),
+ *                   payload[63] = NS (1: Non-secure).  Top byte 0x80 for user code.
+ *   0x64 + 4 bytes  Context, index 0 (CONTEXTIDR_EL1): the thread id, as Linux writes it with
+ *                   CONFIG_PID_IN_CONTEXTIDR.
+ *   0x48|c + 1 byte Operation type; class c in header bits [1:0]:
+ *                     c = 0 other:         payload 0x00
+ *                     c = 1 load/store:    payload bit 0 = 1 store / 0 load, bits [7:1] = 0
+ *                                          (general-purpose register access)
+ *                     c = 2 branch:        payload bit 0 = conditional, bit 1 = indirect
+ *                                          (indirect jumps, indirect calls and returns)
+ *   0x52 + 2 bytes  Events: bit 1 retired (always), bit 2 L1D access and bit 4 TLB access
+ *                   (loads/stores), bit 6 not taken (conditional branch not taken).
+ *   0x98 + 2 bytes  Counter, index 0: total latency, here the TSC cycles between the ptrace
+ *                   stops before and after the instruction, saturating at 0xFFFF.
+ *   0xB1 + 8 bytes  Address, index 1: branch target (branches only): the address executed
+ *                   next; same NS/EL format as the PC.
+ *   0xB2 + 8 bytes  Address, index 2: data virtual address (loads/stores only); payload is the
+ *                   64-bit VA (bits [63:56] would hold a tag; 0 here).
+ *   0x71 + 8 bytes  Timestamp: the TSC at the stop after the instruction.  It ends the record
+ *                   (a record ends with a Timestamp packet, 0x71, or an End packet, 0x01).
+ *
+ * An instruction with a memory operand and a branch (e.g. "jmp *mem") is reported as a
+ * branch.  System calls are "other" operations.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "tracer_int.h"
+
+#define SPE_HDR_ADDR_PC	     0xb0u
+#define SPE_HDR_ADDR_BRANCH  0xb1u
+#define SPE_HDR_ADDR_DATA_VA 0xb2u
+#define SPE_HDR_CONTEXT_EL1  0x64u
+#define SPE_HDR_OP_TYPE	     0x48u
+#define SPE_HDR_EVENTS_2B    0x52u
+#define SPE_HDR_COUNTER_TOT  0x98u
+#define SPE_HDR_TIMESTAMP    0x71u
+
+#define SPE_OP_OTHER  0u
+#define SPE_OP_LDST   1u
+#define SPE_OP_BRANCH 2u
+
+#define SPE_OP_ST      0x01u
+#define SPE_OP_BR_COND 0x01u
+#define SPE_OP_BR_IND  0x02u
+
+#define SPE_EV_RETIRED	  (1u << 1)
+#define SPE_EV_L1D_ACCESS (1u << 2)
+#define SPE_EV_TLB_ACCESS (1u << 4)
+#define SPE_EV_NOT_TAKEN  (1u << 6)
+
+#define SPE_ADDR_NS	 (1ull << 63)
+#define SPE_ADDR_VA_MASK ((1ull << 56) - 1)
+
+struct enc_spe {
+	struct auxcap_tracer_out *out; /* borrowed */
+	uint32_t interval;	       /* instructions between samples */
+	bool jitter;		       /* add 0..255 on reload */
+	uint64_t rng;		       /* xorshift64 state */
+	uint64_t countdown;	       /* instructions until the next sample */
+	uint32_t tid;		       /* context packet payload */
+};
+
+static uint64_t reload(struct enc_spe *s)
+{
+	uint64_t n = s->interval;
+
+	if (s->jitter) {
+		s->rng ^= s->rng << 13;
+		s->rng ^= s->rng >> 7;
+		s->rng ^= s->rng << 17;
+		n += s->rng & 0xff;
+	}
+	return n;
+}
+
+static int spe_init(void *priv, const struct auxcap_tracer_opts *opts,
+		    struct auxcap_tracer_out *out)
+{
+	struct enc_spe *s = priv;
+
+	s->out = out;
+	s->interval = opts->spe_interval ? opts->spe_interval : 1024;
+	s->jitter = opts->spe_jitter;
+	s->rng = 0x9e3779b97f4a7c15ull;
+	s->countdown = reload(s);
+	return 0;
+}
+
+static void spe_fini(void *priv)
+{
+	(void)priv;
+}
+
+static int spe_begin(void *priv, const struct auxcap_tracer_begin *b)
+{
+	struct enc_spe *s = priv;
+
+	s->tid = b->tid;
+	return 0;
+}
+
+static uint8_t *put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++, v >>= 8)
+		*p++ = (uint8_t)v;
+	return p;
+}
+
+static bool is_branch(enum auxcap_tracer_kind k)
+{
+	return k >= AUXCAP_TRACER_COND && k <= AUXCAP_TRACER_RETURN;
+}
+
+static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
+{
+	uint8_t rec[64], *p = rec;
+	uint8_t op_class = SPE_OP_OTHER, op = 0;
+	uint16_t events = SPE_EV_RETIRED;
+	uint64_t lat = in->tsc_delta > 0xffff ? 0xffff : in->tsc_delta;
+	int r;
+
+	if (is_branch(in->kind)) {
+		op_class = SPE_OP_BRANCH;
+		if (in->kind == AUXCAP_TRACER_COND) {
+			op |= SPE_OP_BR_COND;
+			if (!in->taken)
+				events |= SPE_EV_NOT_TAKEN;
+		}
+		if (in->kind >= AUXCAP_TRACER_IND_JUMP)
+			op |= SPE_OP_BR_IND;
+	} else if (in->mem) {
+		op_class = SPE_OP_LDST;
+		if (in->mem & AUXCAP_TRACER_MEM_STORE)
+			op |= SPE_OP_ST;
+		events |= SPE_EV_L1D_ACCESS | SPE_EV_TLB_ACCESS;
+	}
+	*p++ = SPE_HDR_ADDR_PC;
+	p = put_le(p, SPE_ADDR_NS | (in->ip & SPE_ADDR_VA_MASK), 8);
+	*p++ = SPE_HDR_CONTEXT_EL1;
+	p = put_le(p, s->tid, 4);
+	*p++ = (uint8_t)(SPE_HDR_OP_TYPE | op_class);
+	*p++ = op;
+	*p++ = SPE_HDR_EVENTS_2B;
+	p = put_le(p, events, 2);
+	*p++ = SPE_HDR_COUNTER_TOT;
+	p = put_le(p, lat, 2);
+	if (op_class == SPE_OP_BRANCH && in->next_ip) {
+		*p++ = SPE_HDR_ADDR_BRANCH;
+		p = put_le(p, SPE_ADDR_NS | (in->next_ip & SPE_ADDR_VA_MASK), 8);
+	}
+	if (op_class == SPE_OP_LDST) {
+		*p++ = SPE_HDR_ADDR_DATA_VA;
+		p = put_le(p, in->data_addr, 8);
+	}
+	*p++ = SPE_HDR_TIMESTAMP;
+	p = put_le(p, in->tsc, 8);
+	r = auxcap_tracer_out_put(s->out, rec, (size_t)(p - rec));
+	if (r == 0)
+		s->out->stats->packets++;
+	return r;
+}
+
+static int spe_insn(void *priv, const struct auxcap_tracer_insn *in)
+{
+	struct enc_spe *s = priv;
+
+	if (!in->traced)
+		return 0;
+	if (--s->countdown)
+		return 0;
+	s->countdown = reload(s);
+	return spe_record(s, in);
+}
+
+static int spe_async(void *priv, uint64_t from, uint64_t to, bool to_traced, uint64_t tsc)
+{
+	(void)priv;
+	(void)from;
+	(void)to;
+	(void)to_traced;
+	(void)tsc;
+	return 0;
+}
+
+static int spe_end(void *priv, uint64_t ip, uint64_t tsc)
+{
+	(void)priv;
+	(void)ip;
+	(void)tsc;
+	return 0;
+}
+
+const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_spe = {
+	.name = "arm_spe",
+	.priv_size = sizeof(struct enc_spe),
+	.init = spe_init,
+	.begin = spe_begin,
+	.insn = spe_insn,
+	.async = spe_async,
+	.end = spe_end,
+	.fini = spe_fini,
+};

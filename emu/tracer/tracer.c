@@ -1,0 +1,864 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The live tracer: ptrace single-step loop, instruction classification, mappings sideband.
+ *
+ * Divisions of this file:
+ *   1. object lifetime (new/free, options)
+ *   2. output staging and sideband (out_put/flush, COMM/MMAP/START/EXIT, /proc/PID/maps scans)
+ *   3. starting: fork + PTRACE_TRACEME + exec, or PTRACE_ATTACH
+ *   4. the step loop: one instruction per ptrace stop, turned into struct auxcap_tracer_insn
+ *   5. stopping
+ *
+ * How an instruction is observed: at a stop the registers hold the state before the next
+ * instruction.  The tracer decodes that instruction (cached by address), remembers the
+ * registers (to compute its data address), single-steps, and reads RIP at the next stop.
+ * The new RIP tells the branch outcome: a conditional branch is taken when RIP is its target,
+ * an indirect branch or return went to RIP.  A system call returns to the next instruction
+ * (or elsewhere, for rt_sigreturn and execve); the encoders see it as a far transfer into the
+ * kernel and back, as user-only hardware tracing does.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "tracer_int.h"
+
+#define DCACHE_SIZE 4096u /* decoded-instruction cache entries (power of two) */
+
+struct dcache_entry {
+	uint64_t ip;			/* address of the cached instruction; 0: empty */
+	struct auxcap_tracer_decoded d; /* its decoding */
+};
+
+enum tracer_state {
+	TRACER_IDLE = 0, /* no child yet */
+	TRACER_TRACING,	 /* child stopped under ptrace, trace enabled */
+	TRACER_DONE,	 /* child exited, detached or killed */
+};
+
+struct auxcap_tracer {
+	struct auxcap_tracer_opts opts;		     /* copy of the caller's options */
+	const struct auxcap_tracer_encoder_ops *enc; /* the format's encoder */
+	void *enc_priv;				     /* enc->priv_size bytes, owned */
+	struct auxcap_tracer_out *out;		     /* staging buffer, owned */
+	struct auxcap_tracer_disasm *dis;	     /* owned */
+	struct dcache_entry *dcache;		     /* DCACHE_SIZE entries, owned */
+	struct auxcap_tracer_stats stats;
+	struct auxcap_tracer_map *maps; /* known executable mappings, owned */
+	size_t nmaps;			/* entries used in @maps */
+	size_t maps_cap;		/* entries allocated in @maps */
+	size_t map_hint;		/* index of the mapping last hit */
+	enum tracer_state state;
+	pid_t pid;		      /* traced thread (== process for started children); -1 */
+	bool ours;		      /* we forked it (else attached) */
+	bool exited;		      /* reaped: @status is valid */
+	bool reaped;		      /* no zombie left to wait for */
+	int status;		      /* wait status once exited */
+	int memfd;		      /* /proc/PID/mem, or -1 */
+	int pending_sig;	      /* signal to deliver with the next step */
+	struct user_regs_struct regs; /* registers at the current stop */
+	uint64_t tsc;		      /* TSC at the current stop */
+};
+
+static const struct auxcap_tracer_encoder_ops *const encoders[AUXCAP_TRACER_FORMAT_MAX] = {
+	[AUXCAP_TRACER_INTEL_PT] = &auxcap_tracer_enc_pt,
+	[AUXCAP_TRACER_INTEL_BTS] = &auxcap_tracer_enc_bts,
+	[AUXCAP_TRACER_ARM_SPE] = &auxcap_tracer_enc_spe,
+};
+
+const char *auxcap_tracer_format_name(enum auxcap_tracer_format format)
+{
+	if ((unsigned int)format >= AUXCAP_TRACER_FORMAT_MAX)
+		return NULL;
+	return encoders[format]->name;
+}
+
+/* ---- 1. lifetime ------------------------------------------------------------------------- */
+
+static int opts_copy(struct auxcap_tracer_opts *dst, const struct auxcap_tracer_opts *src)
+{
+	size_t known = sizeof(*dst);
+
+	if (src->sz < offsetof(struct auxcap_tracer_opts, ctx) + sizeof(src->ctx))
+		return -EINVAL;
+	if (src->sz > known) {
+		const unsigned char *tail = (const unsigned char *)src + known;
+
+		for (size_t i = 0; i < src->sz - known; i++)
+			if (tail[i])
+				return -E2BIG;
+	}
+	memcpy(dst, src, known);
+	dst->sz = known;
+	return 0;
+}
+
+int auxcap_tracer_new(const struct auxcap_tracer_opts *opts, struct auxcap_tracer **ret_tr)
+{
+	struct auxcap_tracer *tr;
+	int r;
+
+	if (!opts || !ret_tr)
+		return -EINVAL;
+	tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return -ENOMEM;
+	tr->pid = -1;
+	tr->memfd = -1;
+	r = opts_copy(&tr->opts, opts);
+	if (r < 0)
+		goto err_free;
+	r = -EINVAL;
+	if (!tr->opts.on_trace || (unsigned int)tr->opts.format >= AUXCAP_TRACER_FORMAT_MAX)
+		goto err_free;
+	if ((tr->opts.filter_start || tr->opts.filter_end) &&
+	    tr->opts.filter_start >= tr->opts.filter_end)
+		goto err_free;
+	tr->enc = encoders[tr->opts.format];
+	r = -ENOMEM;
+	tr->out = calloc(1, sizeof(*tr->out));
+	tr->dcache = calloc(DCACHE_SIZE, sizeof(*tr->dcache));
+	tr->enc_priv = calloc(1, tr->enc->priv_size);
+	if (!tr->out || !tr->dcache || !tr->enc_priv)
+		goto err_free;
+	tr->out->fn = tr->opts.on_trace;
+	tr->out->ctx = tr->opts.ctx;
+	tr->out->stats = &tr->stats;
+	r = auxcap_tracer_disasm_new(&tr->dis);
+	if (r < 0)
+		goto err_free;
+	r = tr->enc->init(tr->enc_priv, &tr->opts, tr->out);
+	if (r < 0)
+		goto err_fini;
+	*ret_tr = tr;
+	return 0;
+
+err_fini:
+	tr->enc->fini(tr->enc_priv);
+err_free:
+	auxcap_tracer_disasm_free(tr->dis);
+	free(tr->enc_priv);
+	free(tr->dcache);
+	free(tr->out);
+	free(tr);
+	return r;
+}
+
+static void reap(struct auxcap_tracer *tr)
+{
+	int st;
+
+	if (tr->pid <= 0 || tr->reaped)
+		return;
+	if (waitpid(tr->pid, &st, __WALL) == tr->pid && !tr->exited) {
+		tr->exited = true;
+		tr->status = st;
+	}
+	tr->reaped = true;
+}
+
+void auxcap_tracer_free(struct auxcap_tracer *tr)
+{
+	if (!tr)
+		return;
+	if (tr->state == TRACER_TRACING)
+		(void)auxcap_tracer_stop(tr, tr->ours);
+	if (tr->ours && !tr->reaped) {
+		int st;
+
+		if (waitpid(tr->pid, &st, WNOHANG | __WALL) == 0) {
+			(void)kill(tr->pid, SIGKILL);
+			reap(tr);
+		}
+		tr->reaped = true;
+	}
+	if (tr->memfd >= 0)
+		(void)close(tr->memfd);
+	tr->enc->fini(tr->enc_priv);
+	auxcap_tracer_disasm_free(tr->dis);
+	free(tr->maps);
+	free(tr->enc_priv);
+	free(tr->dcache);
+	free(tr->out);
+	free(tr);
+}
+
+int auxcap_tracer_get_stats(const struct auxcap_tracer *tr, struct auxcap_tracer_stats *ret_stats)
+{
+	if (!tr || !ret_stats)
+		return -EINVAL;
+	*ret_stats = tr->stats;
+	return 0;
+}
+
+pid_t auxcap_tracer_pid(const struct auxcap_tracer *tr)
+{
+	return tr ? tr->pid : -1;
+}
+
+int auxcap_tracer_exit_status(const struct auxcap_tracer *tr, int *ret_status)
+{
+	if (!tr || !ret_status)
+		return -EINVAL;
+	if (!tr->exited)
+		return 0;
+	*ret_status = tr->status;
+	return 1;
+}
+
+/* ---- 2. output and sideband -------------------------------------------------------------- */
+
+int auxcap_tracer_out_flush(struct auxcap_tracer_out *out)
+{
+	int r;
+
+	if (!out->len)
+		return 0;
+	r = out->fn(out->ctx, out->buf, out->len);
+	if (r < 0)
+		return r;
+	out->stats->trace_bytes += out->len;
+	out->len = 0;
+	return 0;
+}
+
+int auxcap_tracer_out_put(struct auxcap_tracer_out *out, const void *bytes, size_t len)
+{
+	int r;
+
+	if (len > sizeof(out->buf))
+		return -EINVAL;
+	if (out->len + len > sizeof(out->buf)) {
+		r = auxcap_tracer_out_flush(out);
+		if (r < 0)
+			return r;
+	}
+	memcpy(out->buf + out->len, bytes, len);
+	out->len += len;
+	return 0;
+}
+
+static int emit_sideband(struct auxcap_tracer *tr, struct auxcap_tracer_sideband *sb)
+{
+	int r;
+
+	if (!tr->opts.on_sideband)
+		return 0;
+	/* Trace produced before this point is delivered first, as the kernel would order it. */
+	r = auxcap_tracer_out_flush(tr->out);
+	if (r < 0)
+		return r;
+	sb->pid = (uint32_t)tr->pid;
+	sb->tid = (uint32_t)tr->pid;
+	sb->tsc = tr->tsc;
+	tr->stats.sideband++;
+	return tr->opts.on_sideband(tr->opts.ctx, sb);
+}
+
+static int emit_comm(struct auxcap_tracer *tr, bool exec)
+{
+	struct auxcap_tracer_sideband sb;
+	char path[64], comm[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tr->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, comm, sizeof(comm) - 1);
+	(void)close(fd);
+	if (n < 0)
+		return -errno;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	comm[15] = '\0';
+	memset(&sb, 0, sizeof(sb));
+	sb.type = AUXCAP_TRACER_SB_COMM;
+	sb.comm.comm = comm;
+	sb.comm.exec = exec;
+	return emit_sideband(tr, &sb);
+}
+
+static bool map_same(const struct auxcap_tracer_map *a, const struct auxcap_tracer_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       a->ino == b->ino && a->prot == b->prot && strcmp(a->path, b->path) == 0;
+}
+
+/*
+ * Re-read /proc/PID/maps: report executable mappings not seen before as MMAP sideband and make
+ * the known set equal to the current executable mappings.
+ */
+static int scan_maps(struct auxcap_tracer *tr)
+{
+	struct auxcap_tracer_map *cur = NULL, m;
+	size_t ncur = 0, cap = 0;
+	char path[64], line[512];
+	FILE *f;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tr->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	tr->stats.map_scans++;
+	while (fgets(line, sizeof(line), f)) {
+		if (auxcap_tracer_map_parse(line, &m) < 0 || !(m.prot & PROT_EXEC))
+			continue;
+		if (ncur == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct auxcap_tracer_map *n = realloc(cur, ncap * sizeof(*n));
+
+			if (!n) {
+				r = -ENOMEM;
+				goto out;
+			}
+			cur = n;
+			cap = ncap;
+		}
+		cur[ncur++] = m;
+	}
+	for (size_t i = 0; i < ncur; i++) {
+		struct auxcap_tracer_sideband sb;
+		bool known = false;
+
+		for (size_t j = 0; j < tr->nmaps && !known; j++)
+			known = map_same(&cur[i], &tr->maps[j]);
+		if (known)
+			continue;
+		memset(&sb, 0, sizeof(sb));
+		sb.type = AUXCAP_TRACER_SB_MMAP;
+		sb.mmap.addr = cur[i].start;
+		sb.mmap.len = cur[i].end - cur[i].start;
+		sb.mmap.pgoff = cur[i].pgoff;
+		sb.mmap.prot = cur[i].prot;
+		sb.mmap.flags = cur[i].flags;
+		sb.mmap.maj = cur[i].maj;
+		sb.mmap.min = cur[i].min;
+		sb.mmap.ino = cur[i].ino;
+		sb.mmap.path = cur[i].path;
+		r = emit_sideband(tr, &sb);
+		if (r < 0)
+			goto out;
+	}
+	free(tr->maps);
+	tr->maps = cur;
+	tr->nmaps = ncur;
+	tr->maps_cap = cap;
+	tr->map_hint = 0;
+	cur = NULL;
+out:
+	free(cur);
+	fclose(f);
+	return r;
+}
+
+static bool in_known_map(struct auxcap_tracer *tr, uint64_t ip)
+{
+	if (tr->map_hint < tr->nmaps && ip >= tr->maps[tr->map_hint].start &&
+	    ip < tr->maps[tr->map_hint].end)
+		return true;
+	for (size_t i = 0; i < tr->nmaps; i++) {
+		if (ip >= tr->maps[i].start && ip < tr->maps[i].end) {
+			tr->map_hint = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool in_filter(const struct auxcap_tracer *tr, uint64_t ip)
+{
+	if (!tr->opts.filter_start && !tr->opts.filter_end)
+		return true;
+	return ip >= tr->opts.filter_start && ip < tr->opts.filter_end;
+}
+
+/* ---- 3. starting ------------------------------------------------------------------------- */
+
+static int get_regs(struct auxcap_tracer *tr)
+{
+	if (ptrace(PTRACE_GETREGS, tr->pid, NULL, &tr->regs) < 0)
+		return -errno;
+	return 0;
+}
+
+static int open_mem(struct auxcap_tracer *tr)
+{
+	char path[64];
+
+	if (tr->memfd >= 0)
+		(void)close(tr->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tr->pid);
+	tr->memfd = open(path, O_RDONLY | O_CLOEXEC);
+	return tr->memfd < 0 ? -errno : 0;
+}
+
+/* The child is stopped at its first instruction: sideband, then the trace begins. */
+static int begin_tracing(struct auxcap_tracer *tr, bool exec)
+{
+	struct auxcap_tracer_sideband sb;
+	struct auxcap_tracer_begin b;
+	int r;
+
+	tr->tsc = __rdtsc();
+	r = get_regs(tr);
+	if (r < 0)
+		return r;
+	r = open_mem(tr);
+	if (r < 0)
+		return r;
+	tr->state = TRACER_TRACING;
+	r = emit_comm(tr, exec);
+	if (r < 0)
+		return r;
+	memset(&sb, 0, sizeof(sb));
+	sb.type = AUXCAP_TRACER_SB_START;
+	r = emit_sideband(tr, &sb);
+	if (r < 0)
+		return r;
+	r = scan_maps(tr);
+	if (r < 0)
+		return r;
+	b.ip = tr->regs.rip;
+	b.traced = in_filter(tr, b.ip);
+	b.tsc = tr->tsc;
+	b.pid = (uint32_t)tr->pid;
+	b.tid = (uint32_t)tr->pid;
+	return tr->enc->begin(tr->enc_priv, &b);
+}
+
+static int wait_child(pid_t pid, int *status)
+{
+	for (;;) {
+		pid_t w = waitpid(pid, status, __WALL);
+
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int auxcap_tracer_start(struct auxcap_tracer *tr, char *const argv[])
+{
+	int pfd[2], status, err = 0, r;
+	ssize_t n;
+	pid_t pid;
+
+	if (!tr || !argv || !argv[0] || tr->state != TRACER_IDLE)
+		return -EINVAL;
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		(void)close(pfd[0]);
+		(void)close(pfd[1]);
+		return r;
+	}
+	if (pid == 0) {
+		/* Child: only async-signal-safe calls until exec. */
+		(void)close(pfd[0]);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+			execvp(argv[0], argv);
+		err = errno;
+		(void)!write(pfd[1], &err, sizeof(err));
+		_exit(127);
+	}
+	(void)close(pfd[1]);
+	do {
+		n = read(pfd[0], &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	(void)close(pfd[0]);
+	tr->pid = pid;
+	tr->ours = true;
+	r = wait_child(pid, &status);
+	if (r < 0)
+		return r;
+	if (n == (ssize_t)sizeof(err)) {
+		/* exec (or PTRACE_TRACEME) failed; the child has exited. */
+		tr->exited = true;
+		tr->reaped = true;
+		tr->status = status;
+		tr->state = TRACER_DONE;
+		return err ? -err : -ENOEXEC;
+	}
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP) {
+		tr->state = TRACER_DONE;
+		if (!WIFSTOPPED(status)) {
+			tr->exited = true;
+			tr->reaped = true;
+			tr->status = status;
+		}
+		return -ECHILD;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC)) < 0)
+		return -errno;
+	return begin_tracing(tr, true);
+}
+
+int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
+{
+	int status, r;
+
+	if (!tr || tid <= 0 || tr->state != TRACER_IDLE)
+		return -EINVAL;
+	if (ptrace(PTRACE_ATTACH, tid, NULL, NULL) < 0)
+		return -errno;
+	tr->pid = tid;
+	tr->ours = false;
+	tr->reaped = true; /* not our child: nothing to reap */
+	for (;;) {
+		r = wait_child(tid, &status);
+		if (r < 0)
+			return r;
+		if (!WIFSTOPPED(status)) {
+			tr->state = TRACER_DONE;
+			return -ESRCH;
+		}
+		if (WSTOPSIG(status) == SIGSTOP)
+			break;
+		/* Another signal arrived first: deliver it later, wait for our SIGSTOP. */
+		tr->pending_sig = WSTOPSIG(status);
+		if (ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
+			return -errno;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(long)PTRACE_O_TRACEEXEC) < 0)
+		return -errno;
+	return begin_tracing(tr, false);
+}
+
+int auxcap_tracer_read_mem(struct auxcap_tracer *tr, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!tr || !buf || tr->memfd < 0 || tr->state != TRACER_TRACING)
+		return -EINVAL;
+	n = pread(tr->memfd, buf, len, (off_t)addr);
+	if (n < 0 || (size_t)n != len)
+		return -EFAULT;
+	return 0;
+}
+
+/* ---- 4. the step loop -------------------------------------------------------------------- */
+
+static int decode_at(struct auxcap_tracer *tr, uint64_t ip, struct auxcap_tracer_decoded *ret)
+{
+	struct dcache_entry *e = &tr->dcache[(ip ^ (ip >> 12)) & (DCACHE_SIZE - 1)];
+	uint8_t code[16];
+	ssize_t n;
+	int r;
+
+	if (e->ip == ip && ip) {
+		*ret = e->d;
+		return 0;
+	}
+	tr->stats.decode_misses++;
+	n = pread(tr->memfd, code, sizeof(code), (off_t)ip);
+	if (n <= 0)
+		return -EFAULT;
+	r = auxcap_tracer_disasm_decode(tr->dis, code, (size_t)n, ip, &e->d);
+	if (r < 0) {
+		/*
+		 * capstone 4 does not know every encoding (some AVX-512 forms glibc uses).  Those
+		 * are never branches: treat it as a non-branch without a known memory operand and
+		 * learn its length from the step (len 0 until then).
+		 */
+		memset(&e->d, 0, sizeof(e->d));
+		e->d.ip = ip;
+		e->d.kind = AUXCAP_TRACER_OTHER;
+		e->d.mem.base = AUXCAP_TRACER_REG_NONE;
+		e->d.mem.index = AUXCAP_TRACER_REG_NONE;
+		tr->stats.unknown_insns++;
+	}
+	e->ip = ip;
+	*ret = e->d;
+	return 0;
+}
+
+static void set_len(struct auxcap_tracer *tr, uint64_t ip, uint8_t len)
+{
+	struct dcache_entry *e = &tr->dcache[(ip ^ (ip >> 12)) & (DCACHE_SIZE - 1)];
+
+	if (e->ip == ip)
+		e->d.len = len;
+}
+
+static void dcache_clear(struct auxcap_tracer *tr)
+{
+	memset(tr->dcache, 0, DCACHE_SIZE * sizeof(*tr->dcache));
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* The child exited or was killed while running the instruction @d. */
+static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
+		       const struct auxcap_tracer_insn *proto, int status)
+{
+	struct auxcap_tracer_sideband sb;
+	int r;
+
+	tr->exited = true;
+	tr->reaped = true;
+	tr->status = status;
+	tr->state = TRACER_DONE;
+	if (d->kind == AUXCAP_TRACER_FAR) {
+		/* exit/exit_group: the system call ran, control never came back. */
+		struct auxcap_tracer_insn ev = *proto;
+
+		ev.ended = true;
+		tr->stats.insns++;
+		tr->stats.far++;
+		if (ev.traced)
+			tr->stats.traced_insns++;
+		if (tr->opts.on_insn) {
+			r = tr->opts.on_insn(tr->opts.ctx, &ev);
+			if (r < 0)
+				return r;
+		}
+		r = tr->enc->insn(tr->enc_priv, &ev);
+		if (r < 0)
+			return r;
+		r = tr->enc->end(tr->enc_priv, 0, tr->tsc);
+	} else {
+		/* Killed before the instruction completed. */
+		r = tr->enc->end(tr->enc_priv, d->ip, tr->tsc);
+	}
+	if (r < 0)
+		return r;
+	r = auxcap_tracer_out_flush(tr->out);
+	if (r < 0)
+		return r;
+	memset(&sb, 0, sizeof(sb));
+	sb.type = AUXCAP_TRACER_SB_EXIT;
+	sb.exit.status = status;
+	return emit_sideband(tr, &sb);
+}
+
+static bool changes_mappings(uint64_t nr)
+{
+	return nr == SYS_mmap || nr == SYS_mprotect || nr == SYS_munmap || nr == SYS_mremap ||
+	       nr == SYS_pkey_mprotect || nr == SYS_shmat;
+}
+
+/*
+ * Execute one instruction.  Returns 1 if an instruction completed, 0 if the stop made no
+ * progress (signal delivery, REP iteration) or the child ended, a negative errno on error.
+ */
+static int step_one(struct auxcap_tracer *tr)
+{
+	struct auxcap_tracer_decoded d;
+	struct auxcap_tracer_insn ev;
+	struct user_regs_struct before;
+	uint64_t ip = tr->regs.rip, tsc0 = tr->tsc, fall;
+	siginfo_t si;
+	int sig, status, r;
+
+	r = decode_at(tr, ip, &d);
+	if (r < 0)
+		return r;
+	before = tr->regs;
+	fall = ip + d.len;
+	memset(&ev, 0, sizeof(ev));
+	ev.ip = ip;
+	ev.len = d.len;
+	ev.kind = d.kind;
+	ev.target = d.target;
+	ev.mem = d.mem.flags;
+	ev.data_addr = auxcap_tracer_memop_addr(&d.mem, &before, fall);
+	ev.traced = in_filter(tr, ip);
+	ev.taken = d.kind != AUXCAP_TRACER_OTHER && d.kind != AUXCAP_TRACER_COND;
+
+	sig = tr->pending_sig;
+	tr->pending_sig = 0;
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, tr->pid, NULL, (void *)(long)sig) < 0)
+			return -errno;
+		r = wait_child(tr->pid, &status);
+		if (r < 0)
+			return r;
+		tr->tsc = __rdtsc();
+		tr->stats.stops++;
+		ev.tsc = tr->tsc;
+		ev.tsc_delta = tr->tsc - tsc0;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			r = child_ended(tr, &d, &ev, status);
+			return r < 0 ? r : 0;
+		}
+		if (!WIFSTOPPED(status))
+			return -ECHILD;
+		if (status >> 16 == PTRACE_EVENT_EXEC) {
+			/* Inside execve: new image.  Finish the system call with another step. */
+			dcache_clear(tr);
+			tr->nmaps = 0;
+			r = open_mem(tr);
+			if (r == 0)
+				r = emit_comm(tr, true);
+			if (r == 0)
+				r = scan_maps(tr);
+			if (r < 0)
+				return r;
+			sig = 0;
+			continue;
+		}
+		if (status >> 16) {
+			sig = 0;
+			continue;
+		}
+		if (WSTOPSIG(status) != SIGTRAP) {
+			/* Signal-delivery stop: nothing ran; deliver it with the next step. */
+			if (!is_stop_signal(WSTOPSIG(status)))
+				tr->pending_sig = WSTOPSIG(status);
+			return 0;
+		}
+		break;
+	}
+	r = get_regs(tr);
+	if (r < 0)
+		return r;
+	ev.next_ip = tr->regs.rip;
+	ev.next_traced = in_filter(tr, ev.next_ip);
+
+	if (!in_known_map(tr, ev.next_ip) ||
+	    (d.kind == AUXCAP_TRACER_FAR && changes_mappings(before.rax))) {
+		if (d.kind == AUXCAP_TRACER_FAR)
+			dcache_clear(tr);
+		r = scan_maps(tr);
+		if (r < 0)
+			return r;
+	}
+
+	if (sig && ptrace(PTRACE_GETSIGINFO, tr->pid, NULL, &si) == 0 && si.si_code == SIGTRAP) {
+		/*
+		 * A signal handler was set up and the kernel reported the stop before its first
+		 * instruction: @ip did not run, control moved to the handler.
+		 */
+		tr->stats.async++;
+		return tr->enc->async(tr->enc_priv, ip, ev.next_ip, ev.next_traced, tr->tsc);
+	}
+	if (d.rep && ev.next_ip == ip)
+		return 0; /* one more iteration of a REP string instruction */
+
+	switch (d.kind) {
+	case AUXCAP_TRACER_OTHER:
+		if (ev.next_ip != fall && ev.next_ip > ip && ev.next_ip - ip <= 15) {
+			/* Length unknown to (or misjudged by) the disassembler: the step tells. */
+			ev.len = (uint8_t)(ev.next_ip - ip);
+			fall = ev.next_ip;
+			set_len(tr, ip, ev.len);
+		} else if (!d.len) {
+			return -EFAULT;
+		}
+		ev.async_after = ev.next_ip != fall;
+		break;
+	case AUXCAP_TRACER_COND:
+		ev.taken = ev.next_ip != fall;
+		ev.async_after = ev.next_ip != fall && ev.next_ip != d.target;
+		if (ev.async_after)
+			ev.taken = false;
+		break;
+	case AUXCAP_TRACER_JUMP:
+	case AUXCAP_TRACER_CALL:
+		ev.async_after = ev.next_ip != d.target;
+		break;
+	default:
+		break;
+	}
+	tr->stats.insns++;
+	if (ev.traced)
+		tr->stats.traced_insns++;
+	if (d.kind >= AUXCAP_TRACER_COND && d.kind <= AUXCAP_TRACER_RETURN)
+		tr->stats.branches++;
+	if (d.kind == AUXCAP_TRACER_COND) {
+		tr->stats.cond++;
+		tr->stats.cond_taken += ev.taken;
+	}
+	if (d.kind == AUXCAP_TRACER_FAR)
+		tr->stats.far++;
+	if (ev.async_after)
+		tr->stats.async++;
+	if (tr->opts.on_insn) {
+		r = tr->opts.on_insn(tr->opts.ctx, &ev);
+		if (r < 0)
+			return r;
+	}
+	r = tr->enc->insn(tr->enc_priv, &ev);
+	return r < 0 ? r : 1;
+}
+
+/* ---- 5. stopping ------------------------------------------------------------------------- */
+
+int auxcap_tracer_stop(struct auxcap_tracer *tr, bool kill_child)
+{
+	int r;
+
+	if (!tr)
+		return -EINVAL;
+	if (tr->state != TRACER_TRACING)
+		return 0;
+	tr->state = TRACER_DONE;
+	r = tr->enc->end(tr->enc_priv, tr->regs.rip, __rdtsc());
+	if (r == 0)
+		r = auxcap_tracer_out_flush(tr->out);
+	if (tr->memfd >= 0) {
+		(void)close(tr->memfd);
+		tr->memfd = -1;
+	}
+	if (kill_child) {
+		(void)kill(tr->pid, SIGKILL);
+		if (tr->ours)
+			reap(tr);
+		else
+			(void)ptrace(PTRACE_DETACH, tr->pid, NULL, NULL);
+	} else {
+		(void)ptrace(PTRACE_DETACH, tr->pid, NULL, (void *)(long)tr->pending_sig);
+	}
+	return r;
+}
+
+int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps)
+{
+	uint64_t done = 0;
+	int r = 0;
+
+	if (!tr || tr->state == TRACER_IDLE)
+		return -EINVAL;
+	while (tr->state == TRACER_TRACING && (!max_steps || done < max_steps)) {
+		if (tr->opts.max_insns && tr->stats.insns >= tr->opts.max_insns) {
+			r = auxcap_tracer_stop(tr, false);
+			break;
+		}
+		r = step_one(tr);
+		if (r < 0)
+			break;
+		done += (uint64_t)r;
+	}
+	if (r < 0) {
+		if (tr->state == TRACER_TRACING)
+			(void)auxcap_tracer_stop(tr, tr->ours);
+		return r;
+	}
+	r = auxcap_tracer_out_flush(tr->out);
+	if (r < 0)
+		return r;
+	return tr->state == TRACER_TRACING ? 1 : 0;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The live tracer with the Intel PT encoder, checked against libipt's instruction decoder:
+ * trace a real program, decode the emitted PT with the program's (and ld.so's, libc's,
+ * the vDSO's) code loaded where the MMAP sideband says, and require exactly the instruction
+ * sequence and branch outcomes the tracer stepped through.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include <cmocka.h>
+#include <intel-pt.h>
+
+#include "tracer_run.h"
+#include "util.h"
+
+struct decoded {
+	uint64_t *ip;	 /* instruction addresses in decode order */
+	uint8_t *cond;	 /* 1 if the instruction is a conditional branch */
+	uint8_t *size;	 /* instruction sizes */
+	size_t n;	 /* instructions */
+	size_t cap;	 /* entries allocated */
+	int errors;	 /* decode errors (each followed by a resync) */
+	int first_error; /* the first libipt error code (negative) */
+	size_t enables;	 /* ptev_enabled events */
+	size_t disables; /* ptev_disabled / ptev_async_disabled events */
+};
+
+static int read_mem(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip,
+		    void *ctx)
+{
+	const struct tr_run *run = ctx;
+
+	(void)asid;
+	for (size_t i = 0; i < run->nmaps; i++) {
+		const struct tr_map *m = &run->maps[i];
+		size_t n;
+
+		if (!m->bytes || ip < m->addr || ip >= m->addr + m->len)
+			continue;
+		n = (size_t)(m->addr + m->len - ip);
+		if (n > size)
+			n = size;
+		memcpy(buffer, m->bytes + (ip - m->addr), n);
+		return (int)n;
+	}
+	return -pte_nomap;
+}
+
+static void push(struct decoded *d, const struct pt_insn *insn)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 65536;
+		d->ip = realloc(d->ip, d->cap * sizeof(*d->ip));
+		d->cond = realloc(d->cond, d->cap);
+		d->size = realloc(d->size, d->cap);
+		assert_non_null(d->ip);
+		assert_non_null(d->cond);
+		assert_non_null(d->size);
+	}
+	d->ip[d->n] = insn->ip;
+	d->cond[d->n] = insn->iclass == ptic_cond_jump;
+	d->size[d->n] = insn->size;
+	d->n++;
+}
+
+static int drain_events(struct pt_insn_decoder *dec, int status, struct decoded *d)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(dec, &ev, sizeof(ev));
+		if (status < 0)
+			break;
+		if (ev.type == ptev_enabled)
+			d->enables++;
+		else if (ev.type == ptev_disabled || ev.type == ptev_async_disabled)
+			d->disables++;
+	}
+	return status;
+}
+
+/* Decode @run's trace with the images of its MMAP records into @d. */
+static void decode_pt(const struct tr_run *run, struct decoded *d)
+{
+	struct pt_insn_decoder *dec;
+	struct pt_image *image;
+	struct pt_config cfg;
+	int status;
+
+	memset(d, 0, sizeof(*d));
+	pt_config_init(&cfg);
+	cfg.begin = run->trace;
+	cfg.end = run->trace + run->trace_len;
+	dec = pt_insn_alloc_decoder(&cfg);
+	assert_non_null(dec);
+	image = pt_insn_get_image(dec);
+	assert_non_null(image);
+	for (size_t i = 0; i < run->nmaps; i++) {
+		const struct tr_map *m = &run->maps[i];
+
+		if (m->path[0] == '/')
+			assert_int_equal(
+				pt_image_add_file(image, m->path, m->pgoff, m->len, NULL, m->addr),
+				0);
+	}
+	assert_int_equal(pt_image_set_callback(image, read_mem, (void *)run), 0);
+
+	for (;;) {
+		status = pt_insn_sync_forward(dec);
+		if (status == -pte_eos)
+			break;
+		assert_true(status >= 0);
+		for (;;) {
+			struct pt_insn insn;
+
+			status = drain_events(dec, status, d);
+			if (status < 0 || (status & pts_eos))
+				break;
+			status = pt_insn_next(dec, &insn, sizeof(insn));
+			if (status < 0)
+				break;
+			push(d, &insn);
+		}
+		if (status < 0 && status != -pte_eos) {
+			if (!d->errors)
+				d->first_error = status;
+			d->errors++;
+		}
+	}
+	pt_insn_free_decoder(dec);
+}
+
+static void decoded_fini(struct decoded *d)
+{
+	free(d->ip);
+	free(d->cond);
+	free(d->size);
+}
+
+/* The decoded instructions must be exactly the traced entries of the tracer's log. */
+static void assert_matches_log(const struct tr_run *run, const struct decoded *d)
+{
+	size_t j = 0, cond = 0, taken = 0;
+
+	if (d->errors)
+		fprintf(stderr, "libipt: %d errors, first: %s\n", d->errors,
+			pt_errstr(pt_errcode(d->first_error)));
+	assert_int_equal(d->errors, 0);
+	for (size_t i = 0; i < run->nlog; i++) {
+		const struct tr_insn *e = &run->log[i];
+
+		if (!e->traced)
+			continue;
+		if (j >= d->n || d->ip[j] != e->ip) {
+			fprintf(stderr,
+				"mismatch at traced insn %zu (log %zu): tracer %#llx decoder %#llx\n",
+				j, i, (unsigned long long)e->ip,
+				j < d->n ? (unsigned long long)d->ip[j] : 0ull);
+			fail();
+		}
+		/* Branch outcome: the decoder's next IP says taken or not. */
+		assert_int_equal(d->cond[j], e->kind == AUXCAP_TRACER_COND);
+		if (d->cond[j] && j + 1 < d->n && e->next_ip == d->ip[j + 1]) {
+			bool dec_taken = d->ip[j + 1] != d->ip[j] + d->size[j];
+
+			assert_int_equal(dec_taken, e->taken);
+			cond++;
+			taken += dec_taken;
+		}
+		j++;
+	}
+	assert_int_equal(j, d->n);
+	assert_true(cond > 0);
+	assert_true(taken > 0 && taken < cond);
+}
+
+static void test_pt_full_trace_decodes_to_tracer_log(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "20", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	bool exe = false, ldso = false;
+	char want[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	printf("# intel_pt: %llu instructions (%llu branches, %llu syscalls) in %.2f s = %.0f "
+	       "steps/s, %zu trace bytes, %llu packets\n",
+	       (unsigned long long)run.stats.insns, (unsigned long long)run.stats.branches,
+	       (unsigned long long)run.stats.far, run.seconds,
+	       (double)run.stats.insns / run.seconds, run.trace_len,
+	       (unsigned long long)run.stats.packets);
+
+	assert_int_equal(run.nlog, run.stats.insns);
+	assert_true(run.stats.insns > 1000);
+	assert_int_equal(run.stats.trace_bytes, run.trace_len);
+	assert_int_equal(run.ncomm, 1);
+	assert_int_equal(run.comm_exec, 1);
+	assert_string_equal(run.comm, "auxcap-tracer-p");
+	assert_int_equal(run.nstart, 1);
+	assert_int_equal(run.order_ok, 1);
+	assert_int_equal(run.nexit, 1);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0);
+	assert_true(run.log[run.nlog - 1].ended);
+	assert_non_null(realpath(argv[0], want));
+	for (size_t i = 0; i < run.nmaps; i++) {
+		exe |= strcmp(run.maps[i].path, want) == 0;
+		ldso |= strstr(run.maps[i].path, "ld-linux") != NULL;
+	}
+	assert_true(exe);
+	assert_true(ldso);
+
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	/* One enable at the start and one per system call return; as many disables. */
+	assert_int_equal(d.enables, run.stats.far);
+	assert_int_equal(d.disables, run.stats.far);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+static size_t count_psb(const struct tr_run *run)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	size_t n = 0;
+
+	for (size_t i = 0; i + sizeof(psb) <= run->trace_len; i++)
+		if (memcmp(run->trace + i, psb, sizeof(psb)) == 0)
+			n++;
+	return n;
+}
+
+static void test_pt_filter_to_executable_with_frequent_psb(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "40", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT, .psb_period = 128 };
+	struct tr_run run;
+	struct decoded d;
+	uint64_t lo, hi;
+
+	(void)state;
+	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
+	opts.filter_start = lo;
+	opts.filter_end = hi;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_true(run.stats.traced_insns > 500);
+	assert_true(run.stats.traced_insns < run.stats.insns);
+	printf("# filtered: %llu of %llu instructions traced, %zu bytes, %zu PSBs\n",
+	       (unsigned long long)run.stats.traced_insns, (unsigned long long)run.stats.insns,
+	       run.trace_len, count_psb(&run));
+	assert_true(count_psb(&run) >= run.trace_len / 256);
+
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	/* Entered from libc (__libc_start_main calls main) and left again as often. */
+	assert_true(d.enables >= 1);
+	assert_int_equal(d.enables, d.disables);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+static void test_pt_instruction_limit_ends_trace_cleanly(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "20", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT, .max_insns = 3000 };
+	struct tr_run run;
+	struct decoded d;
+
+	(void)state;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_int_equal(run.stats.insns, 3000);
+	assert_int_equal(run.nlog, 3000);
+	assert_int_equal(run.nexit, 0); /* detached, not exited under the tracer */
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+static void test_pt_signal_handler_is_an_async_transfer(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "5", "signal", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	uint64_t handler, size;
+
+	(void)state;
+	assert_int_equal(tr_elf_symbol(argv[0], "on_usr1", &handler, &size), 0);
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0); /* the handler ran once */
+	assert_int_equal(run.stats.async, 1);
+	/* The handler's first instruction follows an instruction that did not branch there. */
+	for (size_t i = 1; i < run.nlog; i++)
+		if (run.log[i].ip == handler)
+			assert_int_not_equal(run.log[i - 1].next_ip, 0);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	/* Enabled after every system call and once more in the handler. */
+	assert_int_equal(d.enables, run.stats.far + 1);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+static void test_pt_attach_to_running_process(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "4000000000", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	usleep(100000); /* let it reach its loop */
+	opts.max_insns = 2000;
+	assert_int_equal(tr_attach(&run, &opts, pid), 0);
+	assert_int_equal(run.stats.insns, 2000);
+	assert_int_equal(run.ncomm, 1);
+	assert_int_equal(run.comm_exec, 0);
+	assert_int_equal(run.tid, (uint32_t)pid);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	decoded_fini(&d);
+	/* Detached: still running until we kill it. */
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	tr_run_fini(&run);
+}
+
+static void test_pt_start_of_missing_command_fails(void **state)
+{
+	char *argv[] = { "/nonexistent/auxcap-no-such-program", NULL };
+	struct auxcap_tracer_opts opts = { .sz = sizeof(opts), .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+
+	(void)state;
+	memset(&run, 0, sizeof(run));
+	opts.on_trace = (auxcap_tracer_trace_fn)NULL;
+	/* on_trace is mandatory */
+	assert_int_equal(auxcap_tracer_new(&opts, &run.tr), -EINVAL);
+	assert_int_equal(tr_run(&run, &opts, argv), -ENOENT);
+	assert_int_equal(run.trace_len, 0);
+	tr_run_fini(&run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pt_full_trace_decodes_to_tracer_log),
+		cmocka_unit_test(test_pt_filter_to_executable_with_frequent_psb),
+		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
+		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),
+		cmocka_unit_test(test_pt_attach_to_running_process),
+		cmocka_unit_test(test_pt_start_of_missing_command_fails),
+	};
+
+	return cmocka_run_group_tests_name("emu/tracer_pt", tests, NULL, NULL);
+}
