@@ -104,7 +104,8 @@ static bool has_aux_backend(const struct auxcap_pmu_list *list)
 	for (size_t i = 0; i < list->nr; i++) {
 		const char *b = backend_of(list->entries[i].name);
 
-		if (list->entries[i].pmu && strcmp(b, "-") && strcmp(b, "cs_etm (not yet)"))
+		if (list->entries[i].pmu && strcmp(b, "-") != 0 &&
+		    strcmp(b, "cs_etm (not yet)") != 0)
 			return true;
 	}
 	return false;

@@ -309,15 +309,17 @@ static void test_modifiers(void **state)
 
 static uint64_t fixture_tracepoint_id(const char *sys, const char *name)
 {
-	char path[PATH_MAX * 2];
+	char path[PATH_MAX * 2], line[64], *end;
 	unsigned long long id;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_root, sys, name);
 	f = fopen(path, "r");
 	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%llu", &id), 1);
+	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
+	id = strtoull(line, &end, 10);
+	assert_true(end != line && (*end == '\n' || !*end));
 	return id;
 }
 
@@ -405,8 +407,10 @@ static int alias_tree_setup(void **state)
 	char *root = strdup("/tmp/auxcap-test-evparse-XXXXXX");
 	char path[PATH_MAX];
 
-	if (!root || !mkdtemp(root))
+	if (!root || !mkdtemp(root)) {
+		free(root);
 		return -1;
+	}
 	*state = root;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
