@@ -715,6 +715,17 @@ static int parse_tracepoint(struct ctx *c, const char *colon)
 	return parse_mods(c, mods, (size_t)(mods - str));
 }
 
+/* "r" and 1..16 hex digits: a raw event, unless a symbol claimed the name first. */
+static bool is_raw(const char *s, size_t n)
+{
+	if (n < 2 || s[0] != 'r')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
 static int parse_symbol_or_tracepoint(struct ctx *c, const char *colon)
 {
 	const char *str = c->str;
@@ -730,6 +741,27 @@ static int parse_symbol_or_tracepoint(struct ctx *c, const char *colon)
 		c->spec->attr.attr.config = sym->config;
 		c->spec->pmu = strdup(sym->type == PERF_TYPE_HARDWARE ? "hardware" : "software");
 		c->spec->event = strdup(sym->name);
+		if (!c->spec->pmu || !c->spec->event)
+			return oom(c, 0);
+		return parse_mods(c, colon ? colon + 1 : "", colon ? n + 1 : n);
+	}
+	if (is_raw(str, n)) {
+		/* perf's rNNN: a raw hardware event code in hex */
+		uint64_t code;
+		char hex[24];
+
+		if (n - 1 >= sizeof(hex) - 2)
+			return fail(c, -ERANGE, 1, "raw event code '%.*s' does not fit in 64 bits",
+				    (int)(n - 1), str + 1);
+		snprintf(hex, sizeof(hex), "0x%.*s", (int)(n - 1), str + 1);
+		if (parse_u64(hex, strlen(hex), &code) < 0)
+			return fail(c, -ERANGE, 1, "raw event code '%.*s' does not fit in 64 bits",
+				    (int)(n - 1), str + 1);
+		c->spec->kind = AUXCAP_EVENT_RAW;
+		c->spec->attr.attr.type = PERF_TYPE_RAW;
+		c->spec->attr.attr.config = code;
+		c->spec->pmu = strdup("raw");
+		c->spec->event = strndup(str, n);
 		if (!c->spec->pmu || !c->spec->event)
 			return oom(c, 0);
 		return parse_mods(c, colon ? colon + 1 : "", colon ? n + 1 : n);
@@ -914,5 +946,66 @@ int auxcap_event_spec_parse(const char *str, const struct auxcap_evparse_opts *o
 	return 0;
 fail:
 	auxcap_event_spec_free(c.spec);
+	return r;
+}
+
+/* ---- event lists ------------------------------------------------------------------------- */
+
+void auxcap_event_list_free(char **events, size_t nr)
+{
+	if (!events)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		free(events[i]);
+	free(events);
+}
+
+int auxcap_event_list_split(const char *str, char ***ret_events, size_t *ret_nr)
+{
+	char **events = NULL, **grown;
+	size_t nr = 0;
+	const char *p;
+	int r;
+
+	if (!str || !ret_events || !ret_nr)
+		return -EINVAL;
+	p = str;
+	for (;;) {
+		const char *q = p;
+		bool in_terms = false;
+
+		/* a breakpoint's one '/' separates its length; a PMU event's two enclose terms */
+		if (strncmp(p, "mem:", 4) != 0) {
+			for (; *q && (in_terms || *q != ','); q++)
+				if (*q == '/')
+					in_terms = !in_terms;
+		} else {
+			q += strcspn(q, ",");
+		}
+		if (q == p) {
+			r = -EINVAL;
+			goto fail;
+		}
+		grown = realloc(events, (nr + 1) * sizeof(*events));
+		if (!grown) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		events = grown;
+		events[nr] = strndup(p, (size_t)(q - p));
+		if (!events[nr]) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		nr++;
+		if (!*q)
+			break;
+		p = q + 1;
+	}
+	*ret_events = events;
+	*ret_nr = nr;
+	return 0;
+fail:
+	auxcap_event_list_free(events, nr);
 	return r;
 }
