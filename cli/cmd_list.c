@@ -104,7 +104,8 @@ static bool has_aux_backend(const struct auxcap_pmu_list *list)
 	for (size_t i = 0; i < list->nr; i++) {
 		const char *b = backend_of(list->entries[i].name);
 
-		if (list->entries[i].pmu && strcmp(b, "-") && strcmp(b, "cs_etm (not yet)"))
+		if (list->entries[i].pmu && strcmp(b, "-") != 0 &&
+		    strcmp(b, "cs_etm (not yet)") != 0)
 			return true;
 	}
 	return false;
@@ -185,6 +186,7 @@ static int cmd_list(int argc, char **argv)
 	printf("tracepoint events: -e SYS:NAME[:MODS], e.g. raw_syscalls:sys_enter;"
 	       " see 'ls /sys/kernel/tracing/events'\n");
 	printf("breakpoints: -e mem:ADDR[/LEN][:rwx][:MODS], e.g. mem:0x1000/8:w\n");
+	printf("raw hardware events: -e rHEX[:MODS], e.g. r1a8\n");
 	printf("PMU events: -e PMU/TERM[=VALUE],.../[MODS], e.g. intel_pt/cyc,mtc_period=3/u;"
 	       " generic terms: config, config1-3, period, freq, name\n");
 	printf("modifiers: u (user), k (kernel), h (hypervisor), p/pp/ppp (precise)\n");

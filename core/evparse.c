@@ -95,13 +95,13 @@ static int fail(struct ctx *c, int r, size_t pos, const char *fmt, ...)
 {
 	va_list ap;
 
+	va_start(ap, fmt);
 	if (c->err) {
 		c->err->err = r;
 		c->err->pos = pos;
-		va_start(ap, fmt);
 		vsnprintf(c->err->msg, sizeof(c->err->msg), fmt, ap);
-		va_end(ap);
 	}
+	va_end(ap);
 	return r;
 }
 
@@ -200,164 +200,200 @@ static void valid_terms(const struct ctx *c, char *buf, size_t len)
 		snprintf(buf + n, len - n, "%sgeneric: %s", n ? "; " : "", generic_terms);
 }
 
-static int parse_terms(struct ctx *c, const char *s, size_t n, size_t pos, const char *alias);
+/* One term being applied. */
+struct term_in {
+	const char *name;  /* as written, not terminated */
+	size_t name_len;   /* bytes at @name */
+	char tname[128];   /* @name, terminated */
+	const char *val;   /* value text after '=', not terminated; NULL for a bare term */
+	size_t val_len;	   /* bytes at @val */
+	bool has_value;	   /* an '=' was given */
+	uint64_t v;	   /* numeric value; 1 for a bare term */
+	size_t pos;	   /* offset in the input, for errors */
+	const char *alias; /* events/ alias being expanded, or NULL */
+};
 
-static int apply_term(struct ctx *c, const char *name, size_t name_len, const char *val,
-		      size_t val_len, bool has_value, size_t pos, const char *alias)
+/* Record @in in the spec's term list as @kind; returns the term or NULL (out of memory). */
+static struct auxcap_evterm *term_record(struct ctx *c, const struct term_in *in,
+					 enum auxcap_evterm_kind kind)
 {
-	struct auxcap_attr *attr = &c->spec->attr;
-	const char *pmu_name = c->spec->pmu;
-	const struct auxcap_pmu_format *f = NULL;
-	enum auxcap_attr_word word = AUXCAP_ATTR_WORD_MAX;
+	struct auxcap_evterm *t = term_add(c, in->name, in->name_len);
+
+	if (!t)
+		return NULL;
+	t->kind = kind;
+	t->value = in->v;
+	t->has_value = in->has_value;
+	if (in->alias && !(t->alias = strdup(in->alias)))
+		return NULL;
+	return t;
+}
+
+static int term_name(struct ctx *c, struct term_in *in)
+{
+	const char *val = in->val;
+	size_t len = in->val_len;
 	struct auxcap_evterm *t;
-	char tname[128];
-	uint64_t v = 1;
+
+	if (!in->has_value || !len)
+		return fail(c, -EINVAL, in->pos, "term 'name' needs a value, e.g. name=myevent");
+	if (len >= 2 && val[0] == '\'' && val[len - 1] == '\'') {
+		val++;
+		len -= 2;
+	}
+	in->v = 0;
+	t = term_record(c, in, AUXCAP_EVTERM_NAME);
+	if (!t || !(t->str = strndup(val, len)))
+		return oom(c, in->pos);
+	free(c->spec->name);
+	c->spec->name = strndup(val, len);
+	return c->spec->name ? 0 : oom(c, in->pos);
+}
+
+static int term_period(struct ctx *c, const struct term_in *in, bool freq)
+{
+	struct perf_event_attr *a = &c->spec->attr.attr;
+
+	if (!in->has_value)
+		return fail(c, -EINVAL, in->pos, "term '%s' needs a value, e.g. %s=%s", in->tname,
+			    in->tname, freq ? "1000" : "100000");
+	if (!term_record(c, in, freq ? AUXCAP_EVTERM_FREQ : AUXCAP_EVTERM_PERIOD))
+		return oom(c, in->pos);
+	a->freq = freq;
+	if (freq)
+		a->sample_freq = in->v;
+	else
+		a->sample_period = in->v;
+	return 0;
+}
+
+static int term_config(struct ctx *c, const struct term_in *in, enum auxcap_attr_word word)
+{
+	struct auxcap_evterm *t;
+
+	if (!in->has_value)
+		return fail(c, -EINVAL, in->pos, "term '%s' needs a value, e.g. %s=0x1", in->tname,
+			    in->tname);
+	t = term_record(c, in, AUXCAP_EVTERM_CONFIG);
+	if (!t)
+		return oom(c, in->pos);
+	t->word = word;
+	t->mask = ~UINT64_C(0);
+	auxcap_attr_word_set(&c->spec->attr, word, in->v);
+	return 0;
+}
+
+static int term_format(struct ctx *c, const struct term_in *in, const struct auxcap_pmu_format *f)
+{
+	struct auxcap_evterm *t;
+	char where[256];
 	int r;
 
-	if (name_len >= sizeof(tname) || !all_name_chars(name, name_len))
+	r = auxcap_pmu_format_put(f, in->v, &c->spec->attr);
+	if (r == -ERANGE) {
+		auxcap_pmu_format_str(f, where, sizeof(where));
+		return fail(c, -ERANGE, in->pos,
+			    "value %llu of term '%s' for %s is out of range: %s holds 0..%llu",
+			    (unsigned long long)in->v, in->tname, c->spec->pmu, where,
+			    (unsigned long long)auxcap_pmu_format_max(f));
+	}
+	if (r < 0)
+		return fail(c, r, in->pos, "cannot set term '%s': %s", in->tname, strerror(-r));
+	t = term_record(c, in, AUXCAP_EVTERM_FORMAT);
+	if (!t)
+		return oom(c, in->pos);
+	t->word = f->word;
+	t->mask = f->mask;
+	return 0;
+}
+
+static int term_unknown(struct ctx *c, const struct term_in *in)
+{
+	char valid[700];
+
+	valid_terms(c, valid, sizeof(valid));
+	if (in->alias)
+		return fail(c, -EINVAL, in->pos,
+			    "event '%s' of %s uses unknown term '%s'; valid: %s", in->alias,
+			    c->spec->pmu, in->tname, valid);
+	return fail(c, -EINVAL, in->pos, "unknown term '%s' for %s; valid: %s", in->tname,
+		    c->spec->pmu, valid);
+}
+
+/* config, config1, config2, config3 -> the word; anything else -> AUXCAP_ATTR_WORD_MAX. */
+static enum auxcap_attr_word config_word(const char *tname)
+{
+	if (strncmp(tname, "config", 6) != 0)
+		return AUXCAP_ATTR_WORD_MAX;
+	if (!tname[6])
+		return AUXCAP_ATTR_CONFIG;
+	if (tname[6] >= '1' && tname[6] <= '3' && !tname[7])
+		return (enum auxcap_attr_word)(tname[6] - '0');
+	return AUXCAP_ATTR_WORD_MAX;
+}
+
+static int parse_terms(struct ctx *c, const char *s, size_t n, size_t pos, const char *alias);
+
+/*
+ * Apply one term.  Generic terms first (perf treats them as keywords), then the PMU's format
+ * terms, then its events/ aliases.  Alias expansion recurses once: terms inside an alias are
+ * applied with @alias set, which disables alias lookup.
+ */
+/* NOLINTNEXTLINE(misc-no-recursion): one level of alias expansion, see above */
+static int apply_term(struct ctx *c, struct term_in *in)
+{
+	const struct auxcap_pmu_format *f;
+	enum auxcap_attr_word word;
+	const char *terms;
+	int r;
+
+	if (in->name_len >= sizeof(in->tname) || !all_name_chars(in->name, in->name_len))
 		return fail(
-			c, -EINVAL, pos,
+			c, -EINVAL, in->pos,
 			"bad term name '%.*s' in '%s'; term names are letters, digits, '_' and '-'",
-			(int)name_len, name, c->str);
-	memcpy(tname, name, name_len);
-	tname[name_len] = '\0';
+			(int)in->name_len, in->name, c->str);
+	memcpy(in->tname, in->name, in->name_len);
+	in->tname[in->name_len] = '\0';
 
 	/* name= takes a string, everything else a number */
-	if (!strcmp(tname, "name")) {
-		if (!has_value || !val_len)
-			return fail(c, -EINVAL, pos,
-				    "term 'name' needs a value, e.g. name=myevent");
-		if (val_len >= 2 && val[0] == '\'' && val[val_len - 1] == '\'') {
-			val++;
-			val_len -= 2;
-		}
-		t = term_add(c, name, name_len);
-		if (!t)
-			return oom(c, pos);
-		t->kind = AUXCAP_EVTERM_NAME;
-		t->has_value = true;
-		t->str = strndup(val, val_len);
-		if (!t->str)
-			return oom(c, pos);
-		if (alias && !(t->alias = strdup(alias)))
-			return oom(c, pos);
-		free(c->spec->name);
-		c->spec->name = strndup(val, val_len);
-		return c->spec->name ? 0 : oom(c, pos);
-	}
-	if (has_value) {
-		r = parse_u64(val, val_len, &v);
+	if (!strcmp(in->tname, "name"))
+		return term_name(c, in);
+	in->v = 1;
+	if (in->has_value) {
+		r = parse_u64(in->val, in->val_len, &in->v);
 		if (r == -ERANGE)
-			return fail(c, -ERANGE, pos,
+			return fail(c, -ERANGE, in->pos,
 				    "value '%.*s' of term '%s' does not fit in 64 bits",
-				    (int)val_len, val, tname);
+				    (int)in->val_len, in->val, in->tname);
 		if (r < 0)
 			return fail(
-				c, -EINVAL, pos,
+				c, -EINVAL, in->pos,
 				"bad value '%.*s' for term '%s' in '%s'; use a decimal or 0x-hex number",
-				(int)val_len, val, tname, c->str);
+				(int)in->val_len, in->val, in->tname, c->str);
 	}
-
-	if (!strcmp(tname, "period") || !strcmp(tname, "freq")) {
-		bool freq = tname[0] == 'f';
-
-		if (!has_value)
-			return fail(c, -EINVAL, pos, "term '%s' needs a value, e.g. %s=%s", tname,
-				    tname, freq ? "1000" : "100000");
-		t = term_add(c, name, name_len);
-		if (!t)
-			return oom(c, pos);
-		t->kind = freq ? AUXCAP_EVTERM_FREQ : AUXCAP_EVTERM_PERIOD;
-		t->value = v;
-		t->has_value = true;
-		if (alias && !(t->alias = strdup(alias)))
-			return oom(c, pos);
-		attr->attr.freq = freq;
-		if (freq)
-			attr->attr.sample_freq = v;
-		else
-			attr->attr.sample_period = v;
-		return 0;
+	if (!strcmp(in->tname, "period") || !strcmp(in->tname, "freq"))
+		return term_period(c, in, in->tname[0] == 'f');
+	if (c->generic_only)
+		return term_unknown(c, in);
+	word = config_word(in->tname);
+	if (word != AUXCAP_ATTR_WORD_MAX)
+		return term_config(c, in, word);
+	f = auxcap_pmu_format_find(c->pmu, in->tname);
+	if (f)
+		return term_format(c, in, f);
+	terms = in->alias ? NULL : auxcap_pmu_alias_find(c->pmu, in->tname);
+	if (terms) {
+		if (in->has_value)
+			return fail(c, -EINVAL, in->pos,
+				    "event '%s' of %s takes no value (it means '%s')", in->tname,
+				    c->spec->pmu, terms);
+		return parse_terms(c, terms, strlen(terms), in->pos, in->tname);
 	}
-
-	if (!c->generic_only && !strncmp(tname, "config", 6)) {
-		if (!tname[6])
-			word = AUXCAP_ATTR_CONFIG;
-		else if (tname[6] >= '1' && tname[6] <= '3' && !tname[7])
-			word = (enum auxcap_attr_word)(tname[6] - '0');
-	}
-	if (word != AUXCAP_ATTR_WORD_MAX) {
-		if (!has_value)
-			return fail(c, -EINVAL, pos, "term '%s' needs a value, e.g. %s=0x1", tname,
-				    tname);
-		t = term_add(c, name, name_len);
-		if (!t)
-			return oom(c, pos);
-		t->kind = AUXCAP_EVTERM_CONFIG;
-		t->value = v;
-		t->has_value = true;
-		t->word = word;
-		t->mask = ~UINT64_C(0);
-		if (alias && !(t->alias = strdup(alias)))
-			return oom(c, pos);
-		auxcap_attr_word_set(attr, word, v);
-		return 0;
-	}
-
-	if (!c->generic_only)
-		f = auxcap_pmu_format_find(c->pmu, tname);
-	if (f) {
-		char where[256];
-
-		auxcap_pmu_format_str(f, where, sizeof(where));
-		r = auxcap_pmu_format_put(f, v, attr);
-		if (r == -ERANGE)
-			return fail(
-				c, -ERANGE, pos,
-				"value %llu of term '%s' for %s is out of range: %s holds 0..%llu",
-				(unsigned long long)v, tname, pmu_name, where,
-				(unsigned long long)auxcap_pmu_format_max(f));
-		if (r < 0)
-			return fail(c, r, pos, "cannot set term '%s': %s", tname, strerror(-r));
-		t = term_add(c, name, name_len);
-		if (!t)
-			return oom(c, pos);
-		t->kind = AUXCAP_EVTERM_FORMAT;
-		t->value = v;
-		t->has_value = has_value;
-		t->word = f->word;
-		t->mask = f->mask;
-		if (alias && !(t->alias = strdup(alias)))
-			return oom(c, pos);
-		return 0;
-	}
-
-	if (!c->generic_only && !alias) {
-		const char *terms = auxcap_pmu_alias_find(c->pmu, tname);
-
-		if (terms) {
-			if (has_value)
-				return fail(c, -EINVAL, pos,
-					    "event '%s' of %s takes no value (it means '%s')",
-					    tname, pmu_name, terms);
-			return parse_terms(c, terms, strlen(terms), pos, tname);
-		}
-	}
-
-	{
-		char valid[700];
-
-		valid_terms(c, valid, sizeof(valid));
-		if (alias)
-			return fail(c, -EINVAL, pos,
-				    "event '%s' of %s uses unknown term '%s'; valid: %s", alias,
-				    pmu_name, tname, valid);
-		return fail(c, -EINVAL, pos, "unknown term '%s' for %s; valid: %s", tname, pmu_name,
-			    valid);
-	}
+	return term_unknown(c, in);
 }
 
 /* Apply the comma-separated terms [s, s+n); @pos is s's offset in the input (for errors). */
+/* NOLINTNEXTLINE(misc-no-recursion): one level of alias expansion, see apply_term() */
 static int parse_terms(struct ctx *c, const char *s, size_t n, size_t pos, const char *alias)
 {
 	size_t i = 0;
@@ -367,6 +403,7 @@ static int parse_terms(struct ctx *c, const char *s, size_t n, size_t pos, const
 	for (;;) {
 		size_t start = i, eq = SIZE_MAX;
 		size_t tpos = alias ? pos : pos + start;
+		struct term_in in;
 		int r;
 
 		while (i < n && s[i] != ',') {
@@ -378,11 +415,17 @@ static int parse_terms(struct ctx *c, const char *s, size_t n, size_t pos, const
 			return fail(c, -EINVAL, tpos,
 				    "empty term in '%s' (two commas, or a comma at an end)",
 				    c->str);
-		if (eq == SIZE_MAX)
-			r = apply_term(c, s + start, i - start, NULL, 0, false, tpos, alias);
-		else
-			r = apply_term(c, s + start, eq - start, s + eq + 1, i - eq - 1, true, tpos,
-				       alias);
+		memset(&in, 0, sizeof(in));
+		in.name = s + start;
+		in.name_len = (eq == SIZE_MAX ? i : eq) - start;
+		if (eq != SIZE_MAX) {
+			in.val = s + eq + 1;
+			in.val_len = i - eq - 1;
+			in.has_value = true;
+		}
+		in.pos = tpos;
+		in.alias = alias;
+		r = apply_term(c, &in);
 		if (r < 0)
 			return r;
 		if (i == n)
@@ -581,13 +624,13 @@ static int read_tracepoint_id(const char *path, uint64_t *ret)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return errno > 0 ? -errno : -EIO;
 	while (n < sizeof(buf) - 1) {
 		got = read(fd, buf + n, sizeof(buf) - 1 - n);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0) {
-			r = -errno;
+			r = errno > 0 ? -errno : -EIO;
 			(void)close(fd);
 			return r;
 		}
@@ -608,7 +651,7 @@ static int parse_tracepoint(struct ctx *c, const char *colon)
 	const char *str = c->str, *name = colon + 1, *end, *mods = "";
 	size_t sys_len = (size_t)(colon - str), name_len;
 	char root[256], path[1024];
-	uint64_t id;
+	uint64_t id = 0;
 	int r;
 
 	end = strchr(name, ':');
@@ -672,6 +715,17 @@ static int parse_tracepoint(struct ctx *c, const char *colon)
 	return parse_mods(c, mods, (size_t)(mods - str));
 }
 
+/* "r" and 1..16 hex digits: a raw event, unless a symbol claimed the name first. */
+static bool is_raw(const char *s, size_t n)
+{
+	if (n < 2 || s[0] != 'r')
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
 static int parse_symbol_or_tracepoint(struct ctx *c, const char *colon)
 {
 	const char *str = c->str;
@@ -687,6 +741,27 @@ static int parse_symbol_or_tracepoint(struct ctx *c, const char *colon)
 		c->spec->attr.attr.config = sym->config;
 		c->spec->pmu = strdup(sym->type == PERF_TYPE_HARDWARE ? "hardware" : "software");
 		c->spec->event = strdup(sym->name);
+		if (!c->spec->pmu || !c->spec->event)
+			return oom(c, 0);
+		return parse_mods(c, colon ? colon + 1 : "", colon ? n + 1 : n);
+	}
+	if (is_raw(str, n)) {
+		/* perf's rNNN: a raw hardware event code in hex */
+		uint64_t code;
+		char hex[24];
+
+		if (n - 1 >= sizeof(hex) - 2)
+			return fail(c, -ERANGE, 1, "raw event code '%.*s' does not fit in 64 bits",
+				    (int)(n - 1), str + 1);
+		snprintf(hex, sizeof(hex), "0x%.*s", (int)(n - 1), str + 1);
+		if (parse_u64(hex, strlen(hex), &code) < 0)
+			return fail(c, -ERANGE, 1, "raw event code '%.*s' does not fit in 64 bits",
+				    (int)(n - 1), str + 1);
+		c->spec->kind = AUXCAP_EVENT_RAW;
+		c->spec->attr.attr.type = PERF_TYPE_RAW;
+		c->spec->attr.attr.config = code;
+		c->spec->pmu = strdup("raw");
+		c->spec->event = strndup(str, n);
 		if (!c->spec->pmu || !c->spec->event)
 			return oom(c, 0);
 		return parse_mods(c, colon ? colon + 1 : "", colon ? n + 1 : n);
@@ -871,5 +946,66 @@ int auxcap_event_spec_parse(const char *str, const struct auxcap_evparse_opts *o
 	return 0;
 fail:
 	auxcap_event_spec_free(c.spec);
+	return r;
+}
+
+/* ---- event lists ------------------------------------------------------------------------- */
+
+void auxcap_event_list_free(char **events, size_t nr)
+{
+	if (!events)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		free(events[i]);
+	free(events);
+}
+
+int auxcap_event_list_split(const char *str, char ***ret_events, size_t *ret_nr)
+{
+	char **events = NULL, **grown;
+	size_t nr = 0;
+	const char *p;
+	int r;
+
+	if (!str || !ret_events || !ret_nr)
+		return -EINVAL;
+	p = str;
+	for (;;) {
+		const char *q = p;
+		bool in_terms = false;
+
+		/* a breakpoint's one '/' separates its length; a PMU event's two enclose terms */
+		if (strncmp(p, "mem:", 4) != 0) {
+			for (; *q && (in_terms || *q != ','); q++)
+				if (*q == '/')
+					in_terms = !in_terms;
+		} else {
+			q += strcspn(q, ",");
+		}
+		if (q == p) {
+			r = -EINVAL;
+			goto fail;
+		}
+		grown = realloc(events, (nr + 1) * sizeof(*events));
+		if (!grown) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		events = grown;
+		events[nr] = strndup(p, (size_t)(q - p));
+		if (!events[nr]) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		nr++;
+		if (!*q)
+			break;
+		p = q + 1;
+	}
+	*ret_events = events;
+	*ret_nr = nr;
+	return 0;
+fail:
+	auxcap_event_list_free(events, nr);
 	return r;
 }

@@ -10,6 +10,7 @@
  *	SYMBOL/TERMS/[MODS]              page-faults, context-switches, dummy, cpu-clock/period=1000/
  *	SYS:NAME[:MODS]                  raw_syscalls:sys_enter (id from tracefs)
  *	mem:ADDR[/LEN][:ACCESS][:MODS]   mem:0x1000/8:w  (ACCESS: r, w, x combinations; default rw)
+ *	rHEX[:MODS]                      r1a8: PERF_TYPE_RAW with config 0x1a8
  *
  * TERM is a format term of the PMU (sysfs format/<term>; a bare term means 1), an event alias
  * of the PMU (sysfs events/<alias>, expanded), or a generic term: config=, config1=, config2=,
@@ -62,6 +63,7 @@ enum auxcap_event_kind {
 	AUXCAP_EVENT_SOFTWARE,	 /* PERF_TYPE_SOFTWARE symbol: "cpu-clock" */
 	AUXCAP_EVENT_TRACEPOINT, /* "sys:name" */
 	AUXCAP_EVENT_BREAKPOINT, /* "mem:ADDR" */
+	AUXCAP_EVENT_RAW,	 /* PERF_TYPE_RAW "rNNN" (hex event code) */
 };
 
 /** A parsed event string. */
@@ -121,6 +123,21 @@ void auxcap_event_spec_free(struct auxcap_event_spec *spec);
 /** The last term called @name in @spec, or NULL.  Borrowed from @spec. */
 const struct auxcap_evterm *auxcap_event_spec_term(const struct auxcap_event_spec *spec,
 						   const char *name);
+
+/**
+ * Split a perf -e list ("intel_pt/cyc,mtc/u,cycles:u,mem:0x1000/8:w") into single event
+ * strings at the commas that are not inside a PMU event's /terms/.
+ *
+ * On success *@ret_events is an owned array of *@ret_nr owned strings; free it with
+ * auxcap_event_list_free().  Nothing is parsed: pass each string to auxcap_event_spec_parse().
+ * Returns 0 on success (@ret_* untouched on failure).
+ * Returns -EINVAL if an argument is NULL or the list has an empty element ("a,,b", "", "a,").
+ * Returns -ENOMEM if memory runs out.
+ */
+int auxcap_event_list_split(const char *str, char ***ret_events, size_t *ret_nr);
+
+/** Free what auxcap_event_list_split() returned (NULL-safe). */
+void auxcap_event_list_free(char **events, size_t nr);
 
 /** A named hardware or software event. */
 struct auxcap_event_symbol {

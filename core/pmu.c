@@ -81,6 +81,12 @@ uint32_t auxcap_attr_size(const struct auxcap_attr *a)
 
 /* ---- text helpers ------------------------------------------------------------------------ */
 
+/* errno as a negative errno, never 0 (so a caller cannot mistake a failure for success). */
+static int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 /* @a/@b into @buf; -ENAMETOOLONG if it does not fit. */
 static int path_join(char *buf, size_t len, const char *a, const char *b)
 {
@@ -107,7 +113,7 @@ static int read_text(const char *dir, const char *name, char **ret)
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return neg_errno();
 	buf = malloc(SYSFS_TEXT_MAX + 1);
 	if (!buf) {
 		r = -ENOMEM;
@@ -119,7 +125,7 @@ static int read_text(const char *dir, const char *name, char **ret)
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
+			r = neg_errno();
 			goto out_free;
 		}
 		if (got == 0)
@@ -179,7 +185,7 @@ static int parse_dec_str(const char *s, uint64_t max, uint64_t *ret)
 {
 	uint64_t v;
 
-	if (parse_dec(&s, max, &v) < 0 || *s)
+	if (!s || parse_dec(&s, max, &v) < 0 || *s)
 		return -EINVAL;
 	*ret = v;
 	return 0;
@@ -214,7 +220,7 @@ static int list_dir(const char *dir, const char *sub, char ***ret_names, size_t 
 			*ret_nr = 0;
 			return 0;
 		}
-		return -errno;
+		return neg_errno();
 	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
@@ -278,7 +284,7 @@ int auxcap_pmu_format_parse(const char *text, struct auxcap_pmu_format *ret)
 
 	if (!text || !ret)
 		return -EINVAL;
-	if (strncmp(text, "config", 6))
+	if (strncmp(text, "config", 6) != 0)
 		return -EINVAL;
 	p = text + 6;
 	if (*p == ':') {
@@ -592,7 +598,7 @@ static int read_formats(struct auxcap_pmu *pmu, const char *dir)
 		goto out;
 	for (size_t i = 0; i < nr; i++) {
 		struct auxcap_pmu_format f;
-		char *text;
+		char *text = NULL;
 
 		r = read_text(sub, names[i], &text);
 		if (r < 0)
@@ -637,7 +643,7 @@ static int read_caps(struct auxcap_pmu *pmu, const char *dir)
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < nr; i++) {
-		char *text;
+		char *text = NULL;
 
 		r = read_text(sub, names[i], &text);
 		if (r < 0)
@@ -674,7 +680,7 @@ static int read_aliases(struct auxcap_pmu *pmu, const char *dir)
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < nr; i++) {
-		char *text;
+		char *text = NULL;
 
 		/* "<event>.scale", ".unit", ".per-pkg", ".snapshot" describe an event */
 		if (strchr(names[i], '.'))
@@ -697,7 +703,7 @@ out:
 static int read_opt_dec(const char *dir, const char *name, uint64_t max, uint64_t *ret,
 			bool *present)
 {
-	char *text;
+	char *text = NULL;
 	int r;
 
 	r = read_text(dir, name, &text);
@@ -724,7 +730,7 @@ int auxcap_pmu_new(const char *root, const char *name, struct auxcap_pmu **ret_p
 	struct stat st;
 	uint64_t v;
 	bool present;
-	char *text;
+	char *text = NULL;
 	int r, n;
 
 	if (!name || !ret_pmu || !*name || strchr(name, '/'))
@@ -735,7 +741,7 @@ int auxcap_pmu_new(const char *root, const char *name, struct auxcap_pmu **ret_p
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return -ENAMETOOLONG;
 	if (stat(dir, &st) < 0)
-		return -errno;
+		return neg_errno();
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
 

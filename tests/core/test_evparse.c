@@ -309,15 +309,17 @@ static void test_modifiers(void **state)
 
 static uint64_t fixture_tracepoint_id(const char *sys, const char *name)
 {
-	char path[PATH_MAX * 2];
+	char path[PATH_MAX * 2], line[64], *end;
 	unsigned long long id;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_root, sys, name);
 	f = fopen(path, "r");
 	assert_non_null(f);
-	assert_int_equal(fscanf(f, "%llu", &id), 1);
+	assert_non_null(fgets(line, sizeof(line), f));
 	fclose(f);
+	id = strtoull(line, &end, 10);
+	assert_true(end != line && (*end == '\n' || !*end));
 	return id;
 }
 
@@ -381,6 +383,68 @@ static void test_breakpoints(void **state)
 	parse_err("mem:0x1000:w:z", -EINVAL);
 }
 
+static void test_raw_events(void **state)
+{
+	struct auxcap_event_spec *s;
+
+	(void)state;
+	s = parse_ok("r1a8");
+	assert_int_equal(s->kind, AUXCAP_EVENT_RAW);
+	assert_int_equal(s->attr.attr.type, PERF_TYPE_RAW);
+	assert_int_equal(s->attr.attr.config, 0x1a8);
+	auxcap_event_spec_free(s);
+	s = parse_ok("rC0:u");
+	assert_int_equal(s->attr.attr.config, 0xc0);
+	assert_int_equal(s->attr.attr.exclude_kernel, 1);
+	auxcap_event_spec_free(s);
+	parse_err("r12345678901234567", -ERANGE);
+	parse_err("r1a8:x", -EINVAL);
+}
+
+static void test_event_list_split(void **state)
+{
+	static const struct {
+		const char *list;
+		size_t nr;
+		const char *events[4];
+	} cases[] = {
+		{ "cycles", 1, { "cycles" } },
+		{ "intel_pt/cyc,mtc_period=3/u,cycles:u",
+		  2,
+		  { "intel_pt/cyc,mtc_period=3/u", "cycles:u" } },
+		{ "mem:0x1000/8:w,raw_syscalls:sys_enter,cpu-clock/period=10/",
+		  3,
+		  { "mem:0x1000/8:w", "raw_syscalls:sys_enter", "cpu-clock/period=10/" } },
+		{ "a,intel_pt//,b", 3, { "a", "intel_pt//", "b" } },
+		{ "cycles,mem:0x1000/8:w,cpu-clock",
+		  3,
+		  { "cycles", "mem:0x1000/8:w", "cpu-clock" } },
+	};
+	static const char *const bad[] = { "", ",", "a,,b", "a,", ",a" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char **evs = NULL;
+		size_t nr = 0;
+
+		assert_int_equal(auxcap_event_list_split(cases[i].list, &evs, &nr), 0);
+		assert_int_equal(nr, cases[i].nr);
+		for (size_t j = 0; j < nr; j++)
+			assert_string_equal(evs[j], cases[i].events[j]);
+		auxcap_event_list_free(evs, nr);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char **evs = (char **)0x1;
+		size_t nr = 77;
+
+		if (auxcap_event_list_split(bad[i], &evs, &nr) != -EINVAL)
+			fail_msg("'%s' was accepted", bad[i]);
+		assert_ptr_equal(evs, (char **)0x1);
+		assert_int_equal(nr, 77);
+	}
+	auxcap_event_list_free(NULL, 0);
+}
+
 /* ---- aliases and caller-supplied PMUs ---------------------------------------------------- */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -405,8 +469,10 @@ static int alias_tree_setup(void **state)
 	char *root = strdup("/tmp/auxcap-test-evparse-XXXXXX");
 	char path[PATH_MAX];
 
-	if (!root || !mkdtemp(root))
+	if (!root || !mkdtemp(root)) {
+		free(root);
 		return -1;
+	}
 	*state = root;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
@@ -615,6 +681,8 @@ int main(void)
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_tracepoint_from_tracefs),
 		cmocka_unit_test(test_breakpoints),
+		cmocka_unit_test(test_raw_events),
+		cmocka_unit_test(test_event_list_split),
 		cmocka_unit_test_setup_teardown(test_event_aliases_expand, alias_tree_setup,
 						alias_tree_teardown),
 		cmocka_unit_test(test_caller_supplied_pmus_come_first),

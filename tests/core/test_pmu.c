@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,8 +59,10 @@ static void expect_format(const struct auxcap_pmu *pmu, const char *name,
 {
 	const struct auxcap_pmu_format *f = auxcap_pmu_format_find(pmu, name);
 
-	if (!f)
+	if (!f) {
 		fail_msg("%s has no format term '%s'", pmu->name, name);
+		return;
+	}
 	assert_int_equal(f->word, word);
 	assert_int_equal(f->mask, mask);
 	assert_int_equal(f->width, __builtin_popcountll(mask));
@@ -443,35 +446,19 @@ static int tree_setup(void **state)
 	return 0;
 }
 
-static void rm_rf(const char *path)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	struct stat st;
-	DIR *d;
-	struct dirent *de;
-
-	if (lstat(path, &st) < 0)
-		return;
-	if (S_ISDIR(st.st_mode) && (d = opendir(path))) {
-		while ((de = readdir(d))) {
-			char sub[PATH_MAX * 2];
-
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			rm_rf(sub);
-		}
-		closedir(d);
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
 }
 
 static int tree_teardown(void **state)
 {
 	struct tree *t = *state;
 
-	rm_rf(t->root);
+	(void)nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(t);
 	return 0;
 }
