@@ -23,14 +23,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auxcap/emu.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
 #include "cli.h"
+#include "emulate.h"
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
 #include "tracing_data.h"
+#if AUXCAP_HAVE_TRACER
+#include "live_source.h"
+#endif
 
 #define MAX_EVENTS 32
 #define MAX_TARGETS 4096
@@ -49,6 +54,8 @@ struct record_opts {
 	const char *control;
 	bool strict;
 	bool force;
+	bool emulate;
+	uint64_t max_insns;
 	int verbose;
 	char **cmd; /* NULL-terminated, or NULL */
 };
@@ -93,6 +100,10 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
+		"      --emulate        use the emulated AUX PMUs (intel_pt, intel_bts, arm_spe_0):\n"
+		"                       COMMAND runs under a single-stepping tracer that encodes\n"
+		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
+		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
 		"  -f, --force          overwrite FILE instead of keeping FILE.old\n"
 		"  -v, --verbose        more messages\n");
@@ -149,6 +160,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "snapshot", optional_argument, NULL, 'S' },
 		{ "control", required_argument, NULL, 1 },
 		{ "strict", no_argument, NULL, 2 },
+		{ "emulate", no_argument, NULL, 3 },
+		{ "max-insns", required_argument, NULL, 4 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -199,6 +212,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 1: o->control = optarg; break;
 		case 2: o->strict = true; break;
+		case 3: o->emulate = true; break;
+		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
 		case 'f': o->force = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
@@ -209,6 +224,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
+	if (o->emulate && !o->cmd) {
+		cli_err("--emulate traces a command: give it after '--' (e.g. auxcap record --emulate "
+			"-- ./prog)");
+		return -EINVAL;
+	}
 	if (!o->cmd && !o->all_cpus && !o->cpu_list && !o->pid_list && !o->tid_list) {
 		cli_err("nothing to record: give a command after '--', or -a, -C, -p or -t");
 		return -EINVAL;
@@ -494,6 +514,117 @@ static uint64_t total_loss(const struct auxcap_session_stats *st)
 	       st->aux_collision + st->corrupt;
 }
 
+/* --- --emulate ------------------------------------------------------------------------------ */
+
+struct emu_live {
+#if AUXCAP_HAVE_TRACER
+	struct auxcap_live_source *src; /* owned by the emulator once attached */
+	bool attached;
+#endif
+	int stop_requested;
+};
+
+static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
+		     const struct auxcap_session_event *aux, size_t nr_other, struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	struct auxcap_emu_pmu_info info;
+	enum auxcap_tracer_format fmt;
+	int r;
+
+	if (!aux->attr) {
+		cli_err("--emulate records an AUX event: give -e intel_pt//u, -e intel_bts//u or "
+			"-e arm_spe_0//");
+		return -EINVAL;
+	}
+	if (nr_other) {
+		cli_err("with --emulate only the AUX event can be recorded for now (other events need "
+			"the traced pid, which the tracer creates); drop the other -e");
+		return -EINVAL;
+	}
+	/* The parser resolved the PMU through the emulated list: match its type. */
+	r = -ENOENT;
+	for (int p = 0; p < AUXCAP_EMU_PMU_COUNT; p++)
+		if (auxcap_emu_pmu_info(emu, (enum auxcap_emu_pmu)p, &info) == 0 &&
+		    info.type == aux->attr->type) {
+			r = 0;
+			break;
+		}
+	if (r < 0) {
+		cli_err("'%s' is not an emulated PMU (intel_pt, intel_bts, arm_spe_0)", aux->name);
+		return r;
+	}
+	fmt = info.pmu == AUXCAP_EMU_PMU_INTEL_PT	 ? AUXCAP_TRACER_INTEL_PT
+	      : info.pmu == AUXCAP_EMU_PMU_INTEL_BTS ? AUXCAP_TRACER_INTEL_BTS
+						     : AUXCAP_TRACER_ARM_SPE;
+	r = auxcap_live_source_new(fmt, o->cmd, o->max_insns, &live->src);
+	if (r == 0)
+		r = auxcap_emu_source_attach(emu, info.pmu, -1, &auxcap_live_source_ops, live->src);
+	if (r < 0) {
+		cli_err("cannot set up the live tracer: %s", strerror(-r));
+		return r;
+	}
+	live->attached = true;
+	return 0;
+#else
+	(void)o;
+	(void)emu;
+	(void)aux;
+	(void)nr_other;
+	(void)live;
+	cli_err("--emulate needs the live tracer, which this build lacks (x86-64 with capstone "
+		"and libipt)");
+	return -ENOSYS;
+#endif
+}
+
+static bool emu_ended(const struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	return live->src && auxcap_live_source_ended(live->src, NULL, NULL);
+#else
+	(void)live;
+	return false;
+#endif
+}
+
+static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
+{
+#if AUXCAP_HAVE_TRACER
+	struct auxcap_tracer_stats ts;
+	struct auxcap_emu_stats es;
+	int err = 0, status = 0;
+
+	if (!live->src || !auxcap_live_source_ended(live->src, &err, &status))
+		return;
+	if (err < 0)
+		cli_err("the traced command stopped: %s", strerror(-err));
+	auxcap_live_source_stats(live->src, &ts);
+	fprintf(stderr, "auxcap: emulated trace: %" PRIu64 " instructions, %" PRIu64
+			" branches, %" PRIu64 " trace bytes from the live tracer\n",
+		ts.insns, ts.branches, ts.trace_bytes);
+	if (auxcap_emu_stats(emu, -1, &es) == 0)
+		fprintf(stderr, "auxcap: emulated PMU: %" PRIu64 " bytes written to the AUX area, %" PRIu64
+				" dropped while the buffer was full or the event off, %" PRIu64
+				" padding\n",
+			es.produced, es.dropped, es.padding);
+#else
+	(void)live;
+	(void)emu;
+#endif
+}
+
+static void emu_live_free(struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	if (!live->attached)
+		auxcap_live_source_free(live->src);
+	live->src = NULL;
+#else
+	(void)live;
+#endif
+}
+
 /* perf needs the tracepoints' format files to print their samples. */
 static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_spec **specs,
 			    size_t nr)
@@ -569,15 +700,28 @@ static int run_record(int argc, char **argv)
 	size_t nr_targets = 0, nr_evs = 0;
 	int *cpus = NULL, go = -1, failed = -3, ret = CLI_ERR, r;
 	pid_t child = -1;
-	const char *default_event[] = { "cpu-clock" };
+	const char *default_event[] = { "cpu-clock" }, *default_emu_event[] = { "intel_pt//u" };
 	const char **events;
 	size_t nr_events;
+	struct auxcap_emu *emu = NULL;
+	struct auxcap_pmu_list *emu_pmus = NULL;
+	struct emu_live live = { 0 };
 
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
-	events = o.nr_events ? o.events : default_event;
+	events = o.nr_events ? o.events : o.emulate ? default_emu_event : default_event;
 	nr_events = o.nr_events ? o.nr_events : 1;
+	if (o.emulate) {
+		r = auxcap_emu_new(NULL, &emu);
+		if (r == 0)
+			r = cli_emu_pmu_list(emu, &emu_pmus);
+		if (r < 0) {
+			cli_err("cannot set up the emulated PMUs: %s", strerror(-r));
+			goto out;
+		}
+		po.pmus = emu_pmus;
+	}
 
 	/* Events. */
 	memset(&aux_ev, 0, sizeof(aux_ev));
@@ -598,6 +742,10 @@ static int run_record(int argc, char **argv)
 					aux_ev.name, events[i]);
 				goto out;
 			}
+			if (o.emulate) {
+				/* Side-band of the traced command comes from the emulated PMU. */
+				a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+			}
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
 			continue;
@@ -617,8 +765,15 @@ static int run_record(int argc, char **argv)
 		nr_evs++;
 	}
 
+	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
+		goto out;
+
 	/* Targets. */
-	if (o.all_cpus || o.cmd) {
+	if (o.emulate) {
+		/* The emulated event runs beside the recorder; the tracer owns the command. */
+		targets[0] = getpid();
+		nr_targets = 1;
+	} else if (o.all_cpus || o.cmd) {
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
 			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
@@ -648,7 +803,7 @@ static int run_record(int argc, char **argv)
 		goto out;
 	auxcap_perf_sink_init(&ps, w);
 
-	if (o.cmd) {
+	if (o.cmd && !o.emulate) {
 		child = start_command(o.cmd, &go);
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
@@ -664,7 +819,8 @@ static int run_record(int argc, char **argv)
 	so.aux = aux_ev.attr ? &aux_ev : NULL;
 	so.events = evs;
 	so.nr_events = nr_evs;
-	so.sideband = true;
+	so.sideband = !o.emulate;
+	so.sys = emu ? auxcap_emu_sys(emu) : NULL;
 	so.pids = nr_targets ? targets : NULL;
 	so.nr_pids = nr_targets;
 	so.data_pages = o.data_pages;
@@ -690,7 +846,7 @@ static int run_record(int argc, char **argv)
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
-	if (!o.cmd) {
+	if (!o.cmd || o.emulate) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
@@ -710,6 +866,10 @@ static int run_record(int argc, char **argv)
 		goto out;
 	}
 	thread_started = true;
+	if (emu && (r = auxcap_emu_start(emu)) < 0) {
+		cli_err("cannot start the emulated PMU: %s", strerror(-r));
+		goto out;
+	}
 	if (go >= 0) {
 		(void)!write(go, "g", 1);
 		close(go);
@@ -755,6 +915,11 @@ static int run_record(int argc, char **argv)
 			child = -1;
 			auxcap_session_request(s, AUXCAP_REQ_STOP);
 		}
+		if (emu_ended(&live)) {
+			/* Let the producer hand out the last bytes, then stop. */
+			if (!live.stop_requested++)
+				auxcap_session_request(s, AUXCAP_REQ_STOP);
+		}
 		if (tty && tick % 10 == 0)
 			status_line(s, w);
 	}
@@ -765,10 +930,16 @@ static int run_record(int argc, char **argv)
 	pthread_join(th, NULL);
 	thread_started = false;
 	r = ls.result;
+	if (emu)
+		auxcap_emu_stop(emu);
+	/* Stopping the events makes the drivers close their AUX transactions. */
+	if (r == 0 && !o.snapshot)
+		r = auxcap_session_enable(s, false);
 	if (r == 0 && o.snapshot_at_exit)
 		r = auxcap_session_snapshot(s);
 	if (r == 0)
 		r = auxcap_session_drain(s);
+	emu_report(&live, emu);
 	auxcap_session_get_stats(s, &st);
 	{
 		uint64_t data_bytes = auxcap_perf_writer_data_size(w);
@@ -799,6 +970,9 @@ out:
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	auxcap_session_free(s);
+	emu_live_free(&live);
+	auxcap_emu_free(emu);
+	auxcap_pmu_list_free(emu_pmus);
 	if (w)
 		(void)auxcap_perf_writer_close(w);
 	if (ctl.ctl_fd >= 0)

@@ -93,5 +93,28 @@ check '[ $st -eq 1 ] && grep -q "nothing to record" e3.err' "no target: $(cat e3
 $A record -o x.data -e intel_pt//u -- true 2>e4.err; st=$?
 check '[ $st -eq 1 ] && grep -q "emulate" e4.err' "missing AUX PMU suggests --emulate: $(cat e4.err)"
 
+# 8. The emulated AUX PMU with the live tracer: every trace byte is delivered or counted lost.
+num() { sed -n "s/.* \([0-9][0-9]*\) $1.*/\1/p" "$2" | head -1; }
+$A record --emulate -o e.data -- "$E" 2000 >/dev/null 2>e.err; st=$?
+traced=$(num "trace bytes" e.err)
+aux=$($A info e.data | awk '/^  idx 0/{print $(NF-1)}')
+check '[ $st -eq 0 ] && [ -n "$traced" ] && [ "$traced" -gt 1000 ]' "--emulate traces the example ($traced PT bytes)"
+check '[ "$aux" -ge "$traced" ] && [ "$aux" -lt $((traced + 8)) ]' "all $traced trace bytes are in the file ($aux with AUXTRACE padding)"
+check '$A info e.data | grep -q "MMAP2 .*[1-9]" && $A info e.data | grep -q "COMM "' "side-band (COMM, MMAP2) of the traced command"
+check 'grep -q " 0 dropped" e.err' "no AUX byte dropped with the default buffer"
+
+$A record --emulate -m 16,2 -o t.data -- "$E" 3000 >/dev/null 2>t.err; st=$?
+traced=$(num "trace bytes" t.err); written=$(num "bytes written" t.err); dropped=$(num "dropped" t.err)
+check '[ $st -eq 0 ] && grep -q "AUX data lost [1-9][0-9]* times out of" t.err' "an 8 KiB AUX buffer truncates and says so"
+check '[ $((written + dropped)) -eq "$traced" ]' "written $written + dropped $dropped = traced $traced"
+check '$A info t.data | grep -q "TRUNCATED [1-9]"' "TRUNCATED records counted in the file"
+$A record --emulate -m 16,2 --strict -o t2.data -- "$E" 3000 >/dev/null 2>&1; st=$?
+check '[ $st -eq 2 ]' "--strict exits 2 when AUX data was lost"
+
+$A record --emulate --snapshot=e -m ,4 -o es.data -- "$E" 3000 >/dev/null 2>es.err; st=$?
+check '[ $st -eq 0 ] && grep -q "1 snapshots" es.err' "emulated snapshot at exit"
+check '$A info es.data | grep -q "idx 0 .* 16384 bytes"' "the wrapped 16 KiB AUX buffer is taken whole"
+check '$A info es.data | grep -q "OVERWRITE 1"' "overwrite-mode AUX record"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

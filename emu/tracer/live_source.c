@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The live tracer as a pull source of the emulated PMU (see live_source.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live_source.h"
+
+#define STEP_BATCH 4096 /* instructions single-stepped per refill */
+
+struct sb_item {
+	struct auxcap_emu_item item;
+	char *str; /* owned: file name or comm */
+};
+
+struct auxcap_live_source {
+	enum auxcap_tracer_format format;
+	char **argv;       /* owned copy */
+	uint64_t max_insns;
+	struct auxcap_tracer *tr;
+	/* One refill's output, handed out side-band first, then trace bytes. */
+	unsigned char *trace;
+	size_t trace_len, trace_off, trace_cap;
+	struct sb_item *sb;
+	size_t sb_len, sb_off, sb_cap;
+	bool started, done;
+	int ended;  /* atomic: 1 once the stream is over */
+	int err;    /* error that stopped it, 0 if none */
+	int status; /* wait status of the command */
+	pid_t pid;  /* atomic */
+	struct auxcap_tracer_stats stats;
+};
+
+static int on_trace(void *ctx, const void *bytes, size_t len)
+{
+	struct auxcap_live_source *ls = ctx;
+
+	if (ls->trace_len + len > ls->trace_cap) {
+		size_t cap = ls->trace_cap ? ls->trace_cap : 65536;
+		unsigned char *p;
+
+		while (cap < ls->trace_len + len)
+			cap *= 2;
+		p = realloc(ls->trace, cap);
+		if (!p)
+			return -ENOMEM;
+		ls->trace = p;
+		ls->trace_cap = cap;
+	}
+	memcpy(ls->trace + ls->trace_len, bytes, len);
+	ls->trace_len += len;
+	return 0;
+}
+
+static int push_sb(struct auxcap_live_source *ls, const struct auxcap_emu_item *it, const char *s)
+{
+	struct sb_item *e;
+
+	if (ls->sb_len == ls->sb_cap) {
+		size_t cap = ls->sb_cap ? ls->sb_cap * 2 : 16;
+		struct sb_item *p = realloc(ls->sb, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		ls->sb = p;
+		ls->sb_cap = cap;
+	}
+	e = &ls->sb[ls->sb_len];
+	e->item = *it;
+	e->str = strdup(s ? s : "");
+	if (!e->str)
+		return -ENOMEM;
+	ls->sb_len++;
+	return 0;
+}
+
+static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
+{
+	struct auxcap_live_source *ls = ctx;
+	struct auxcap_emu_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.pid = sb->pid;
+	it.tid = sb->tid;
+	switch (sb->type) {
+	case AUXCAP_TRACER_SB_COMM:
+		it.kind = AUXCAP_EMU_ITEM_COMM;
+		it.u.comm.exec = sb->comm.exec;
+		__atomic_store_n(&ls->pid, (pid_t)sb->pid, __ATOMIC_RELEASE);
+		return push_sb(ls, &it, sb->comm.comm);
+	case AUXCAP_TRACER_SB_MMAP:
+		it.kind = AUXCAP_EMU_ITEM_MMAP2;
+		it.u.mmap2.addr = sb->mmap.addr;
+		it.u.mmap2.len = sb->mmap.len;
+		it.u.mmap2.pgoff = sb->mmap.pgoff;
+		it.u.mmap2.maj = sb->mmap.maj;
+		it.u.mmap2.min = sb->mmap.min;
+		it.u.mmap2.ino = sb->mmap.ino;
+		it.u.mmap2.prot = sb->mmap.prot;
+		it.u.mmap2.flags = sb->mmap.flags;
+		return push_sb(ls, &it, sb->mmap.path);
+	case AUXCAP_TRACER_SB_EXIT:
+		ls->status = sb->exit.status;
+		return 0;
+	case AUXCAP_TRACER_SB_START:
+	default:
+		return 0; /* the emulated driver writes ITRACE_START itself */
+	}
+}
+
+static void reset_batch(struct auxcap_live_source *ls)
+{
+	for (size_t i = 0; i < ls->sb_len; i++)
+		free(ls->sb[i].str);
+	ls->sb_len = ls->sb_off = 0;
+	ls->trace_len = ls->trace_off = 0;
+}
+
+static int finish(struct auxcap_live_source *ls, int err)
+{
+	ls->err = err;
+	ls->done = true;
+	if (ls->tr)
+		(void)auxcap_tracer_get_stats(ls->tr, &ls->stats);
+	__atomic_store_n(&ls->ended, 1, __ATOMIC_RELEASE);
+	return err < 0 ? err : -ENODATA;
+}
+
+static int start(struct auxcap_live_source *ls)
+{
+	struct auxcap_tracer_opts o = {
+		.sz = sizeof(o),
+		.format = ls->format,
+		.max_insns = ls->max_insns,
+		.on_trace = on_trace,
+		.on_sideband = on_sideband,
+		.ctx = ls,
+	};
+	int r;
+
+	ls->started = true;
+	r = auxcap_tracer_new(&o, &ls->tr);
+	if (r < 0)
+		return r;
+	return auxcap_tracer_start(ls->tr, ls->argv);
+}
+
+static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap_emu_item *ret)
+{
+	struct auxcap_live_source *ls = ctx;
+	int r;
+
+	(void)paced;
+	if (!ls->started && (r = start(ls)) < 0)
+		return finish(ls, r);
+	for (;;) {
+		if (ls->sb_off < ls->sb_len) {
+			struct sb_item *e = &ls->sb[ls->sb_off++];
+
+			*ret = e->item;
+			if (e->item.kind == AUXCAP_EMU_ITEM_MMAP2)
+				ret->u.mmap2.filename = e->str;
+			else
+				ret->u.comm.comm = e->str;
+			return 1;
+		}
+		if (ls->trace_off < ls->trace_len) {
+			size_t n = ls->trace_len - ls->trace_off;
+
+			if (n > max)
+				n = max;
+			memcpy(buf, ls->trace + ls->trace_off, n);
+			ls->trace_off += n;
+			memset(ret, 0, sizeof(*ret));
+			ret->kind = AUXCAP_EMU_ITEM_TRACE;
+			ret->pid = ret->tid = (uint32_t)ls->pid;
+			ret->len = n;
+			return 1;
+		}
+		if (ls->done)
+			return -ENODATA;
+		reset_batch(ls);
+		r = auxcap_tracer_step(ls->tr, STEP_BATCH);
+		if (r < 0)
+			return finish(ls, r);
+		if (r == 0) {
+			int st;
+
+			if (auxcap_tracer_exit_status(ls->tr, &st) == 1)
+				ls->status = st;
+			(void)finish(ls, 0); /* hand out what the last batch produced first */
+		}
+	}
+}
+
+static void live_free(void *ctx)
+{
+	auxcap_live_source_free(ctx);
+}
+
+const struct auxcap_emu_source_ops auxcap_live_source_ops = {
+	.name = "live-tracer",
+	.next = live_next,
+	.free = live_free,
+};
+
+int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
+			   uint64_t max_insns, struct auxcap_live_source **ret)
+{
+	struct auxcap_live_source *ls;
+	size_t n = 0;
+
+	if (!argv || !argv[0] || !ret || format >= AUXCAP_TRACER_FORMAT_MAX)
+		return -EINVAL;
+	while (argv[n])
+		n++;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->argv = calloc(n + 1, sizeof(char *));
+	if (!ls->argv) {
+		free(ls);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ls->argv[i] = strdup(argv[i]);
+		if (!ls->argv[i]) {
+			auxcap_live_source_free(ls);
+			return -ENOMEM;
+		}
+	}
+	ls->format = format;
+	ls->max_insns = max_insns;
+	*ret = ls;
+	return 0;
+}
+
+void auxcap_live_source_free(struct auxcap_live_source *ls)
+{
+	if (!ls)
+		return;
+	if (ls->tr) {
+		(void)auxcap_tracer_stop(ls->tr, true);
+		auxcap_tracer_free(ls->tr);
+	}
+	reset_batch(ls);
+	free(ls->sb);
+	free(ls->trace);
+	for (size_t i = 0; ls->argv && ls->argv[i]; i++)
+		free(ls->argv[i]);
+	free(ls->argv);
+	free(ls);
+}
+
+bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err, int *ret_status)
+{
+	if (!__atomic_load_n(&ls->ended, __ATOMIC_ACQUIRE))
+		return false;
+	if (ret_err)
+		*ret_err = ls->err;
+	if (ret_status)
+		*ret_status = ls->status;
+	return true;
+}
+
+pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls)
+{
+	return __atomic_load_n(&ls->pid, __ATOMIC_ACQUIRE);
+}
+
+void auxcap_live_source_stats(const struct auxcap_live_source *ls, struct auxcap_tracer_stats *ret)
+{
+	*ret = ls->stats;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The live tracer as a trace source of the emulated AUX PMU.
+ *
+ * The emulator pulls items (struct auxcap_emu_source_ops) from its producer thread; the first
+ * pull starts the command under the tracer on that thread (ptrace requests must all come
+ * from the thread that started the child), later pulls single-step it in batches and hand out
+ * the side-band (COMM, MMAP2) and the trace bytes the encoder produced, in order.  When the
+ * command has exited the source reports the end of the stream.
+ */
+#ifndef AUXCAP_LIVE_SOURCE_H
+#define AUXCAP_LIVE_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "auxcap/emu.h"
+#include "tracer.h"
+
+struct auxcap_live_source;
+
+/** Pull-side operations; @ctx is a struct auxcap_live_source. */
+extern const struct auxcap_emu_source_ops auxcap_live_source_ops;
+
+/**
+ * A source that will run @argv (copied) traced in @format, at most @max_insns instructions
+ * (0: no limit).  Owned by the caller until attached (auxcap_emu_source_attach() with
+ * auxcap_live_source_ops), then by the emulator, which frees it when the event is closed.
+ * Returns 0, -EINVAL, or -ENOMEM.
+ */
+int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
+			   uint64_t max_insns, struct auxcap_live_source **ret);
+
+/** Free a source that was never attached (NULL-safe). */
+void auxcap_live_source_free(struct auxcap_live_source *ls);
+
+/**
+ * Whether the traced command has ended (or failed to start); safe from any thread.  Then
+ * *@ret_err (if not NULL) is 0 or the negative errno that stopped it, *@ret_status the wait
+ * status of the command (if it exited while traced).
+ */
+bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err, int *ret_status);
+
+/** Pid of the traced command once started, else 0; safe from any thread. */
+pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls);
+
+/** Counters of the tracer (valid once ended). */
+void auxcap_live_source_stats(const struct auxcap_live_source *ls, struct auxcap_tracer_stats *ret);
+
+#endif
