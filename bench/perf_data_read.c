@@ -11,16 +11,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "auxcap/perf_data.h"
 
@@ -69,11 +70,13 @@ static int generate(const char *path, uint64_t bytes, bool aux)
 			r = auxcap_perf_writer_write(w, rec);
 		}
 		if (r == 0 && aux) {
-			struct auxcap_perf_auxtrace at = { seq * AUX_CHUNK, seq, 0, (uint32_t)-1, 0 };
+			struct auxcap_perf_auxtrace at = { seq * AUX_CHUNK, seq, 0, (uint32_t)-1,
+							   0 };
 
 			/* Two pieces, as a wrapped ring would give. */
 			r = auxcap_perf_writer_write_auxtrace(w, &at, payload, AUX_CHUNK / 2,
-							      payload + AUX_CHUNK / 2, AUX_CHUNK / 2);
+							      payload + AUX_CHUNK / 2,
+							      AUX_CHUNK / 2);
 		}
 		if (r == 0)
 			r = auxcap_perf_writer_write_finished_round(w);

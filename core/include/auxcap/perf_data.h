@@ -394,7 +394,7 @@ struct auxcap_perf_reader_opts {
 struct auxcap_perf_event {
 	uint64_t offset;		       /* file (or stream) offset of the record */
 	const struct auxcap_perf_evsel *evsel; /* the record's event, NULL if not known */
-	struct auxcap_record rec; /* type/misc/size/data/has_sample_id always; the rest
+	struct auxcap_record rec;	       /* type/misc/size/data/has_sample_id always; the rest
 				   * only for kernel types without READ_RAW */
 	union {
 		struct {
