@@ -772,7 +772,7 @@ static int open_stream(struct auxcap_perf_reader *r)
 		return -EPROTONOSUPPORT;
 	}
 	if (ph[0] != AUXCAP_PERF_MAGIC)
-		return bad(r, 0, "not a perf.data stream (bad magic)");
+		return bad(r, 0, "bad magic (not a perf.data stream)");
 	if (ph[1] != AUXCAP_PERF_PIPE_HEADER_SIZE)
 		return bad(r, 8,
 			   "a seekable perf.data file cannot be read from a pipe; pass it "
@@ -809,7 +809,7 @@ static int open_mapped(struct auxcap_perf_reader *r, uint64_t size)
 		return -EPROTONOSUPPORT;
 	}
 	if (magic != AUXCAP_PERF_MAGIC)
-		return bad(r, 0, "not a perf.data file (bad magic)");
+		return bad(r, 0, "bad magic (not a perf.data file)");
 	return read_file_header(r);
 }
 
