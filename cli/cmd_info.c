@@ -283,7 +283,7 @@ static int cmd_info_run(int argc, char **argv)
 		return CLI_ERR;
 	}
 	if (ret == -EBADMSG) {
-		cli_err("%s: not a valid perf.data file: %s", path, err);
+		cli_err("%s: invalid perf.data: %s", path, err);
 		return CLI_ERR;
 	}
 	if (ret < 0) {

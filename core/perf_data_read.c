@@ -349,27 +349,47 @@ static int read_file_header(struct auxcap_perf_reader *r)
 
 /* --- records ---------------------------------------------------------------------------- */
 
-static int decode_kernel(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
-			 uint64_t off, struct auxcap_perf_event *ev)
+/* Header fields of @ev->rec from the record at @buf (the rest of rec is not touched). */
+static void set_header(struct auxcap_perf_event *ev, const unsigned char *buf, uint64_t off)
 {
+	struct perf_event_header h;
+
+	memcpy(&h, buf, sizeof(h));
+	ev->offset = off;
+	ev->rec.type = h.type;
+	ev->rec.misc = h.misc;
+	ev->rec.size = h.size;
+	ev->rec.data = buf;
+	ev->rec.has_sample_id = false;
+}
+
+static int decode_kernel(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
+			 uint64_t off, struct auxcap_perf_event *ret)
+{
+	struct perf_event_header h;
 	struct rsel *s;
-	int ret;
+	int err;
 
+	memcpy(&h, buf, sizeof(h));
 	if (!r->nr_sels)
-		return bad(r, off, "kernel record (type %u) before any event attr", ev->rec.type);
+		return bad(r, off, "kernel record (type %u) before any event attr", h.type);
 	s = pick_sel(r, buf, len);
-	ev->evsel = s ? &s->pub : NULL;
-	if (r->flags & AUXCAP_PERF_READ_RAW)
-		return 0;
-	ret = auxcap_record_parse(s ? &s->pub.layout : &r->sels[0]->pub.layout, buf, len, &ev->rec);
-	if (ret < 0) {
-		const char *name = auxcap_record_type_name(ev->rec.type);
+	if (!(r->flags & AUXCAP_PERF_READ_RAW)) {
+		/* Parses into ret->rec only on success. */
+		err = auxcap_record_parse(s ? &s->pub.layout : &r->sels[0]->pub.layout, buf, len,
+					  &ret->rec);
+		if (err < 0) {
+			const char *name = auxcap_record_type_name(h.type);
 
-		if (name)
-			return bad(r, off, "malformed %s record (size %u)", name, ev->rec.size);
-		return bad(r, off, "malformed record type %u (size %u)", ev->rec.type,
-			   ev->rec.size);
+			if (name)
+				return bad(r, off, "malformed %s record (size %u)", name, h.size);
+			return bad(r, off, "malformed record type %u (size %u)", h.type, h.size);
+		}
 	}
+	if (r->flags & AUXCAP_PERF_READ_RAW)
+		set_header(ret, buf, off);
+	ret->offset = off;
+	ret->evsel = s ? &s->pub : NULL;
 	return 0;
 }
 
@@ -523,21 +543,31 @@ static int trailing_payload(struct auxcap_perf_reader *r, const unsigned char *b
 	return 0;
 }
 
+/*
+ * Decode the record at @buf into @ret, which is written only on success.  Kernel records fill
+ * @ret->rec (header fields only with AUXCAP_PERF_READ_RAW); user records fill the header
+ * fields of @ret->rec and @ret->u.
+ */
 static int decode(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len, uint64_t off,
-		  struct auxcap_perf_event *ev)
+		  struct auxcap_perf_event *ret)
 {
-	struct perf_event_header h;
+	struct auxcap_perf_event ev;
+	uint32_t type;
+	int err;
 
-	memcpy(&h, buf, sizeof(h));
-	memset(ev, 0, sizeof(*ev));
-	ev->offset = off;
-	ev->rec.type = h.type;
-	ev->rec.misc = h.misc;
-	ev->rec.size = h.size;
-	ev->rec.data = buf;
-	if (h.type < AUXCAP_PERF_RECORD_HEADER_ATTR)
-		return decode_kernel(r, buf, len, off, ev);
-	return decode_user(r, buf, len, off, ev);
+	memcpy(&type, buf, sizeof(type));
+	if (type < AUXCAP_PERF_RECORD_HEADER_ATTR)
+		return decode_kernel(r, buf, len, off, ret);
+	set_header(&ev, buf, off);
+	ev.evsel = NULL;
+	memset(&ev.u, 0, sizeof(ev.u));
+	err = decode_user(r, buf, len, off, &ev);
+	if (err < 0)
+		return err;
+	set_header(ret, buf, off);
+	ret->evsel = ev.evsel;
+	ret->u = ev.u;
+	return 0;
 }
 
 /* --- the two sources -------------------------------------------------------------------- */
@@ -556,7 +586,6 @@ static int cut(struct auxcap_perf_reader *r, uint64_t off, const char *what)
 
 static int next_mapped(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret)
 {
-	struct auxcap_perf_event ev;
 	struct perf_event_header h;
 	uint64_t off = r->pos, left = r->end - r->pos, extra;
 	int ret_code;
@@ -580,15 +609,14 @@ static int next_mapped(struct auxcap_perf_reader *r, struct auxcap_perf_event *r
 		return r->tolerate_trunc ? cut(r, off, r->err) : ret_code;
 	if (extra > left - h.size)
 		return cut(r, off, "AUXTRACE payload runs past the end of the data section");
-	ret_code = decode(r, r->map + off, h.size, off, &ev);
+	ret_code = decode(r, r->map + off, h.size, off, ret);
 	if (ret_code < 0)
 		return ret_code;
 	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
-		ev.u.auxtrace.data = r->map + off + h.size;
-		ev.u.auxtrace.data_offset = off + h.size;
+		ret->u.auxtrace.data = r->map + off + h.size;
+		ret->u.auxtrace.data_offset = off + h.size;
 	}
 	r->pos = off + h.size + extra;
-	*ret = ev;
 	return 1;
 }
 
@@ -653,7 +681,6 @@ static int pipe_read_more(struct auxcap_perf_reader *r, size_t have, uint64_t n,
 
 static int next_pipe(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret)
 {
-	struct auxcap_perf_event ev;
 	struct perf_event_header h;
 	uint64_t off = r->pos, extra;
 	ssize_t k;
@@ -692,15 +719,14 @@ static int next_pipe(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret
 		return ret_code;
 	if (ret_code > 0)
 		return cut(r, off, "truncated payload");
-	ret_code = decode(r, r->pbuf, h.size, off, &ev);
+	ret_code = decode(r, r->pbuf, h.size, off, ret);
 	if (ret_code < 0)
 		return ret_code;
 	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
-		ev.u.auxtrace.data = r->pbuf + h.size;
-		ev.u.auxtrace.data_offset = off + h.size;
+		ret->u.auxtrace.data = r->pbuf + h.size;
+		ret->u.auxtrace.data_offset = off + h.size;
 	}
 	r->pos = off + h.size + extra;
-	*ret = ev;
 	return 1;
 }
 
@@ -746,7 +772,7 @@ static int open_stream(struct auxcap_perf_reader *r)
 		return -EPROTONOSUPPORT;
 	}
 	if (ph[0] != AUXCAP_PERF_MAGIC)
-		return bad(r, 0, "not a perf.data stream (bad magic)");
+		return bad(r, 0, "bad magic (not a perf.data stream)");
 	if (ph[1] != AUXCAP_PERF_PIPE_HEADER_SIZE)
 		return bad(r, 8,
 			   "a seekable perf.data file cannot be read from a pipe; pass it "
@@ -783,7 +809,7 @@ static int open_mapped(struct auxcap_perf_reader *r, uint64_t size)
 		return -EPROTONOSUPPORT;
 	}
 	if (magic != AUXCAP_PERF_MAGIC)
-		return bad(r, 0, "not a perf.data file (bad magic)");
+		return bad(r, 0, "bad magic (not a perf.data file)");
 	return read_file_header(r);
 }
 

@@ -394,7 +394,8 @@ struct auxcap_perf_reader_opts {
 struct auxcap_perf_event {
 	uint64_t offset;		       /* file (or stream) offset of the record */
 	const struct auxcap_perf_evsel *evsel; /* the record's event, NULL if not known */
-	struct auxcap_record rec; /* type/misc/size/data always; kernel types decoded */
+	struct auxcap_record rec;	       /* type/misc/size/data/has_sample_id always; the rest
+				   * only for kernel types without READ_RAW */
 	union {
 		struct {
 			uint64_t size;	 /* payload bytes incl. padding */
@@ -456,7 +457,9 @@ int auxcap_perf_reader_open_fd(int fd, const struct auxcap_perf_reader_opts *opt
 /**
  * Next record of the data section.  Borrowed pointers in @ev stay valid until the next call
  * (pipe mode) or until close (file mode).  HEADER_ATTR and HEADER_FEATURE records of a pipe
- * are applied (new evsels, features) and returned too.
+ * are applied (new evsels, features) and returned too.  Fields that do not apply to the
+ * record's type (rec.u of a user record, u of a kernel record) keep what an earlier call
+ * left there.
  *
  * Returns 1 and fills @ev, 0 at the end, a negative errno otherwise (@ev untouched).
  * Returns -EBADMSG for a corrupt record (auxcap_perf_reader_error() says what and where).
