@@ -212,6 +212,7 @@ static inline void emu_stats_add(struct auxcap_emu_stats *a, const struct auxcap
 	a->partial += b->partial;
 	a->collision += b->collision;
 	a->no_space += b->no_space;
+	a->stalled += b->stalled;
 	a->interrupts += b->interrupts;
 	a->records += b->records;
 	a->records_lost += b->records_lost;

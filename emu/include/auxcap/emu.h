@@ -138,6 +138,10 @@ struct auxcap_emu_stats {
 	uint64_t partial;	   /* AUX records with PARTIAL */
 	uint64_t collision;	   /* AUX records with COLLISION */
 	uint64_t no_space;	   /* begin() found no space: event disabled, no record */
+	uint64_t stalled;	   /* the driver found too little room to start and left the
+				      hardware stopped without a record, the event still enabled
+				      (BTS with < 24 bytes free); it retries at the next
+				      schedule-in */
 	uint64_t interrupts;	   /* driver interrupts (PMI / buffer management IRQ) */
 	uint64_t records;	   /* records written into the data ring (any type) */
 	uint64_t records_lost;	   /* data ring records dropped (full or paused) */
@@ -262,6 +266,8 @@ struct auxcap_emu_replay_opts {
 	uint64_t rate;	   /* bytes per second when paced; 0 = as fast as possible */
 	size_t chunk;	   /* bytes per hardware write (one next() item); default 4096 */
 	uint32_t pid, tid; /* task the trace belongs to; default: the calling process */
+	size_t granule;	   /* bytes: every hardware write is a multiple of it (24 for whole
+			      BTS records, 8 for u64 words); default 1 */
 	bool loop;	   /* start over at the end instead of ending the stream */
 };
 
