@@ -225,7 +225,8 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 		return -EINVAL;
 	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
 		return -ESRCH;
-	if (attr->freq && attr->sample_freq > INT_MAX)
+	/* Reserved fields (aux_action is __reserved_3 before 6.13): as a 6.1 kernel. */
+	if (attr->__reserved_1 || attr->__reserved_2 || attr->__reserved_3)
 		return -EINVAL;
 	r = personalities[pmu]->check_attr ? personalities[pmu]->check_attr(attr) : 0;
 	if (r < 0)
