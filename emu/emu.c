@@ -879,6 +879,8 @@ int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 	ret_info->type = AUXCAP_EMU_TYPE_BASE + (uint32_t)pmu;
 	ret_info->pmu = pmu;
 	ret_info->caps = personalities[pmu]->caps;
+	ret_info->formats = personalities[pmu]->formats;
+	ret_info->nr_formats = personalities[pmu]->nr_formats;
 	return 0;
 }
 

@@ -19,6 +19,22 @@
  * emulator (auxcap_emu_start()), concurrently with the consumer, or on demand by the test
  * (auxcap_emu_step(), auxcap_emu_write()), deterministically.
  *
+ * Typical use (the CLI's --emulate, or a test):
+ *
+ *	auxcap_emu_new(NULL, &emu);
+ *	auxcap_emu_replay_new_file("trace.pt", &ropts, &rp);
+ *	auxcap_emu_replay_attach(emu, AUXCAP_EMU_PMU_INTEL_PT, -1, rp);  for the next PT event
+ *	sys = auxcap_emu_sys(emu);              hand to the capture session instead of
+ *	                                        &auxcap_sys_linux; open type
+ *	                                        AUXCAP_EMU_TYPE_BASE + AUXCAP_EMU_PMU_INTEL_PT
+ *	auxcap_emu_start(emu);                  producer thread (or auxcap_emu_step() in tests)
+ *	... capture ...
+ *	auxcap_emu_free(emu);                   after the session closed its fds
+ *
+ * What is not modelled: sampling (no PERF_RECORD_SAMPLE, hence wakeup_events never applies),
+ * aux_sample_size, aux_pause/resume, address filters (SET_FILTER -> EINVAL), PT single-entry
+ * ToPA and single-range output, POLLHUP on task exit, inherit.
+ *
  * Thread safety: every function may be called from any thread; the emulator serialises its
  * own state with one lock.  The ring memory is shared with the consumer without a lock, as
  * with the kernel.
@@ -58,12 +74,21 @@ enum auxcap_emu_caps {
 	AUXCAP_EMU_CAP_SNAPSHOT = 1u << 2,  /* overwrite (read-only AUX) mode supported */
 };
 
+/** One entry of a PMU's sysfs format/ directory: term name and its attr bits. */
+struct auxcap_emu_format {
+	const char *name; /* static: "tsc", "mtc_period", "load_filter", ... */
+	const char *spec; /* static: "config:10", "config:14-17", "config1:0-63", ... */
+};
+
 /** What the emulator presents for one PMU (for the CLI's 'list' and PMU lookup). */
 struct auxcap_emu_pmu_info {
-	const char *name;	 /* static: "intel_pt", "intel_bts", "arm_spe_0" */
-	uint32_t type;		 /* perf_event_attr.type to open it with */
-	enum auxcap_emu_pmu pmu; /* personality */
-	unsigned int caps;	 /* enum auxcap_emu_caps */
+	const char *name;			 /* static: "intel_pt", "intel_bts", "arm_spe_0" */
+	uint32_t type;				 /* perf_event_attr.type to open it with */
+	enum auxcap_emu_pmu pmu;		 /* personality */
+	unsigned int caps;			 /* enum auxcap_emu_caps */
+	const struct auxcap_emu_format *formats; /* static: the format/ terms the real driver
+						    lists (the event parser needs them) */
+	size_t nr_formats;
 };
 
 /** Emulator options; caller-owned, copied in by auxcap_emu_new(). Zero = default. */
