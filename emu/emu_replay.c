@@ -106,6 +106,7 @@ static void replay_free(void *ctx)
 
 const struct auxcap_emu_source_ops auxcap_emu_replay_ops = {
 	.name = "replay",
+	.bind = NULL,
 	.next = replay_next,
 	.free = replay_free,
 };

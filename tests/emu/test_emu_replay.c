@@ -218,6 +218,86 @@ static void test_emu_open_reserved_and_size(void **state)
 	auxcap_emu_free(emu);
 }
 
+/* A source of its own, as the live tracer is: counts bytes, remembers its event. */
+struct counting_source {
+	uint64_t config;   /* attr.config seen by bind() */
+	int pid;	   /* target pid seen by bind() */
+	unsigned int left; /* items still to hand out */
+	bool freed;	   /* set by free() (the struct itself is the test's) */
+};
+
+static int counting_bind(void *ctx, const struct auxcap_emu_source_target *t)
+{
+	struct counting_source *c = ctx;
+
+	if (t->pmu != AUXCAP_EMU_PMU_INTEL_PT)
+		return -EOPNOTSUPP;
+	c->config = t->attr->config;
+	c->pid = t->pid;
+	return 0;
+}
+
+static int counting_next(void *ctx, void *buf, size_t max, bool paced,
+			 struct auxcap_emu_item *ret_item)
+{
+	struct counting_source *c = ctx;
+	size_t n = max < 10 ? max : 10;
+
+	(void)paced;
+	if (!c->left)
+		return -ENODATA;
+	c->left--;
+	memset(buf, 0xab, n);
+	memset(ret_item, 0, sizeof(*ret_item));
+	ret_item->kind = AUXCAP_EMU_ITEM_TRACE;
+	ret_item->len = n;
+	return 1;
+}
+
+static void counting_free(void *ctx)
+{
+	((struct counting_source *)ctx)->freed = true;
+}
+
+static const struct auxcap_emu_source_ops counting_ops = {
+	.name = "counting",
+	.bind = counting_bind,
+	.next = counting_next,
+	.free = counting_free,
+};
+
+static void test_emu_custom_source_ops(void **state)
+{
+	struct counting_source c = { .left = 5 }, d = { .left = 5 };
+	struct emu_fixture f;
+	struct perf_event_attr attr;
+	struct auxcap_emu_stats st;
+	int bts;
+
+	(void)state;
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	attr.config = 0x400; /* tsc */
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, &attr, NULL);
+	emu_fixture_map(&f, 4, 4, false);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, f.fd, &counting_ops, &c), 0);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, f.fd, &counting_ops, &d), -EBUSY);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, 1000, &counting_ops, &d), -EBADF);
+	assert_int_equal(c.config, 0x400);
+	assert_int_equal(c.pid, 0);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_BTS);
+	bts = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	assert_true(bts >= 0);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, bts, &counting_ops, &d), -EOPNOTSUPP);
+	assert_false(d.freed); /* refused: still the caller's */
+	assert_int_equal(auxcap_event_enable(f.sys, f.fd, true), 0);
+	assert_int_equal(auxcap_emu_step(f.emu, f.fd, 1000), 50);
+	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &st), 0);
+	assert_int_equal(st.produced, 50);
+	assert_int_equal(f.sys->close(f.sys->ctx, bts), 0);
+	emu_fixture_fini(&f);
+	assert_true(c.freed);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_emu_set_output_shares_buffer),
 		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),
 		cmocka_unit_test(test_emu_open_reserved_and_size),
+		cmocka_unit_test(test_emu_custom_source_ops),
 	};
 
 	return cmocka_run_group_tests_name("emu/replay", tests, NULL, NULL);

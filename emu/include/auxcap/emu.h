@@ -50,6 +50,7 @@
 
 #include "auxcap/sys.h"
 
+struct perf_event_attr;
 struct auxcap_emu;
 struct auxcap_emu_replay;
 
@@ -128,6 +129,15 @@ struct auxcap_emu_item {
 	} u;
 };
 
+/** The event a source feeds (borrowed, valid during the bind() call). */
+struct auxcap_emu_source_target {
+	enum auxcap_emu_pmu pmu;
+	const struct perf_event_attr *attr; /* as opened: config bits select the packets */
+	pid_t pid;			    /* target task, -1 per CPU */
+	int cpu;			    /* target CPU, -1 any */
+	uint64_t id;			    /* PERF_EVENT_IOC_ID */
+};
+
 /**
  * A trace source: the "hardware" input of an emulated AUX event.
  *
@@ -136,10 +146,13 @@ struct auxcap_emu_item {
  * true when the producer thread runs (the source may hold bytes back to keep a rate).
  * Returns 1 if an item was stored, 0 if nothing is due yet (paced only), -ENODATA at the end
  * of the stream, another negative errno on failure (the emulator then stops the source).
+ * bind() (optional) is called once when the source is given to an event, before any next();
+ * a negative errno refuses the event (see auxcap_emu_source_attach()).
  * free() releases @ctx (may be NULL).
  */
 struct auxcap_emu_source_ops {
 	const char *name;
+	int (*bind)(void *ctx, const struct auxcap_emu_source_target *target);
 	int (*next)(void *ctx, void *buf, size_t max, bool paced, struct auxcap_emu_item *ret_item);
 	void (*free)(void *ctx);
 };
@@ -229,6 +242,8 @@ int auxcap_emu_pmu_find(const struct auxcap_emu *emu, const char *name,
  * Returns -EINVAL if @ops or @ops->next is NULL or @pmu is out of range.
  * Returns -EBADF if @fd is not an open emulated event.
  * Returns -EBUSY if the event already has a source.
+ * Returns the errno of @ops->bind() if it refused the event (with @fd >= 0).  A queued
+ * source that refuses the event it is handed to is freed and the event runs without one.
  * Returns -ENOMEM if out of memory.
  */
 int auxcap_emu_source_attach(struct auxcap_emu *emu, enum auxcap_emu_pmu pmu, int fd,
