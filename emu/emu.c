@@ -189,6 +189,23 @@ too_big:
 	return -E2BIG;
 }
 
+/* Give @ops/@src to @ev, letting the source look at the event first. */
+static int emu_event_bind_source(struct emu_event *ev, const struct auxcap_emu_source_ops *ops,
+				 void *src)
+{
+	struct auxcap_emu_source_target t = {
+		.pmu = ev->pmu, .attr = &ev->attr, .pid = ev->pid, .cpu = ev->cpu, .id = ev->id
+	};
+	int r = ops->bind ? ops->bind(src, &t) : 0;
+
+	if (r < 0)
+		return r;
+	ev->src_ops = ops;
+	ev->src = src;
+	ev->src_done = false;
+	return 0;
+}
+
 static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		    unsigned long flags)
 {
@@ -225,7 +242,8 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 		return -EINVAL;
 	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
 		return -ESRCH;
-	if (attr->freq && attr->sample_freq > INT_MAX)
+	/* Reserved fields (aux_action is __reserved_3 before 6.13): as a 6.1 kernel. */
+	if (attr->__reserved_1 || attr->__reserved_2 || attr->__reserved_3)
 		return -EINVAL;
 	r = personalities[pmu]->check_attr ? personalities[pmu]->check_attr(attr) : 0;
 	if (r < 0)
@@ -265,8 +283,9 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	for (size_t i = 0; i < emu->nr_pending; i++) {
 		if (emu->pending[i].pmu != pmu)
 			continue;
-		ev->src_ops = emu->pending[i].ops;
-		ev->src = emu->pending[i].ctx;
+		if (emu_event_bind_source(ev, emu->pending[i].ops, emu->pending[i].ctx) < 0 &&
+		    emu->pending[i].ops->free)
+			emu->pending[i].ops->free(emu->pending[i].ctx);
 		memmove(&emu->pending[i], &emu->pending[i + 1],
 			(emu->nr_pending - i - 1) * sizeof(emu->pending[0]));
 		emu->nr_pending--;
@@ -878,6 +897,8 @@ int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 	ret_info->type = AUXCAP_EMU_TYPE_BASE + (uint32_t)pmu;
 	ret_info->pmu = pmu;
 	ret_info->caps = personalities[pmu]->caps;
+	ret_info->formats = personalities[pmu]->formats;
+	ret_info->nr_formats = personalities[pmu]->nr_formats;
 	return 0;
 }
 
@@ -910,9 +931,7 @@ int auxcap_emu_source_attach(struct auxcap_emu *emu, enum auxcap_emu_pmu pmu, in
 		} else if (ev->src_ops) {
 			r = -EBUSY;
 		} else {
-			ev->src_ops = ops;
-			ev->src = ctx;
-			ev->src_done = false;
+			r = emu_event_bind_source(ev, ops, ctx);
 		}
 		goto out;
 	}

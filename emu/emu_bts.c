@@ -46,9 +46,10 @@ static int bts_reset(struct emu_event *ev)
 	pad = b->aux_size - off;
 	if (space > h->size)
 		space = emu_rounddown(h->size, BTS_RECORD_SIZE);
-	if (space <= BTS_SAFETY_MARGIN) {
-		/* The next chunk is this one again, from its start. */
-		next_space = h->size > pad ? emu_rounddown(h->size - pad, BTS_RECORD_SIZE) : 0;
+	if (space <= BTS_SAFETY_MARGIN && h->size >= pad) {
+		/* The next chunk is this one again, from its start, if the pad fits (never
+		 * zero bytes the consumer has not read). */
+		next_space = emu_rounddown(h->size - pad, BTS_RECORD_SIZE);
 		if (next_space > usable)
 			next_space = usable;
 		if (next_space > space || !space) {
@@ -85,7 +86,9 @@ static void bts_start(struct emu_event *ev)
 	if (emu_aux_begin(ev) < 0)
 		return;
 	if (bts_reset(ev) < 0) {
-		/* The driver ends the empty transaction and leaves the hardware stopped. */
+		/* The driver ends the empty transaction and leaves the hardware stopped: no
+		 * record, no wakeup, the event stays enabled. */
+		ev->stats.stalled++;
 		emu_aux_end(ev, 0);
 		return;
 	}

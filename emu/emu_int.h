@@ -89,8 +89,10 @@ struct emu_hw {
 
 /* A driver personality (spec 5): where interrupts land, padding, stop behaviour. */
 struct emu_personality {
-	const char *name;  /* sysfs PMU name */
-	unsigned int caps; /* enum auxcap_emu_caps */
+	const char *name;			 /* sysfs PMU name */
+	unsigned int caps;			 /* enum auxcap_emu_caps */
+	const struct auxcap_emu_format *formats; /* sysfs format/ terms */
+	size_t nr_formats;
 	int (*check_attr)(const struct perf_event_attr *attr);
 	/* pmu::setup_aux: refuse an AUX area geometry with -ENOMEM */
 	int (*setup_aux)(struct emu_event *ev, size_t nr_pages, bool overwrite);
@@ -212,6 +214,7 @@ static inline void emu_stats_add(struct auxcap_emu_stats *a, const struct auxcap
 	a->partial += b->partial;
 	a->collision += b->collision;
 	a->no_space += b->no_space;
+	a->stalled += b->stalled;
 	a->interrupts += b->interrupts;
 	a->records += b->records;
 	a->records_lost += b->records_lost;

@@ -111,9 +111,29 @@ static int pt_inject(struct emu_event *ev, enum auxcap_emu_fault fault)
 	return 0;
 }
 
+/* /sys/bus/event_source/devices/intel_pt/format on current kernels. */
+static const struct auxcap_emu_format pt_formats[] = {
+	{ "pt", "config:0" },
+	{ "cyc", "config:1" },
+	{ "pwr_evt", "config:4" },
+	{ "fup_on_ptw", "config:5" },
+	{ "mtc", "config:9" },
+	{ "tsc", "config:10" },
+	{ "noretcomp", "config:11" },
+	{ "ptw", "config:12" },
+	{ "branch", "config:13" },
+	{ "mtc_period", "config:14-17" },
+	{ "cyc_thresh", "config:19-22" },
+	{ "psb_period", "config:24-27" },
+	{ "event", "config:31" },
+	{ "notnt", "config:55" },
+};
+
 const struct emu_personality emu_pt_personality = {
 	.name = "intel_pt",
 	.caps = AUXCAP_EMU_CAP_ITRACE | AUXCAP_EMU_CAP_EXCLUSIVE | AUXCAP_EMU_CAP_SNAPSHOT,
+	.formats = pt_formats,
+	.nr_formats = sizeof(pt_formats) / sizeof(pt_formats[0]),
 	.check_attr = NULL,
 	.setup_aux = NULL,
 	.start = pt_start,

@@ -82,9 +82,12 @@ static int replay_next(void *ctx, void *buf, size_t max, bool paced,
 			allowed = rp->opts.chunk; /* no catch-up burst larger than a chunk */
 		if (allowed < n)
 			n = allowed;
-		if (!n)
-			return 0;
 	}
+	/* Whole granules only (the end of a stream that is not a multiple goes out as is). */
+	if (rp->opts.granule > 1 && n < rp->len - rp->pos)
+		n -= n % rp->opts.granule;
+	if (!n)
+		return 0;
 	memcpy(buf, rp->data + rp->pos, n);
 	rp->pos += n;
 	rp->delivered += n;
@@ -103,6 +106,7 @@ static void replay_free(void *ctx)
 
 const struct auxcap_emu_source_ops auxcap_emu_replay_ops = {
 	.name = "replay",
+	.bind = NULL,
 	.next = replay_next,
 	.free = replay_free,
 };
@@ -124,6 +128,12 @@ int auxcap_emu_replay_new(const void *buf, size_t len, const struct auxcap_emu_r
 	rp->opts.sz = sizeof(rp->opts);
 	if (!rp->opts.chunk)
 		rp->opts.chunk = 4096;
+	if (!rp->opts.granule)
+		rp->opts.granule = 1;
+	if (rp->opts.chunk < rp->opts.granule) {
+		free(rp);
+		return -EINVAL;
+	}
 	if (!rp->opts.pid && !rp->opts.tid) {
 		rp->opts.pid = (uint32_t)getpid();
 		rp->opts.tid = (uint32_t)getpid();

@@ -200,9 +200,20 @@ static int spe_setup_aux(struct emu_event *ev, size_t nr_pages, bool overwrite)
 	return 0;
 }
 
+/* /sys/bus/event_source/devices/arm_spe_0/format on current kernels. */
+static const struct auxcap_emu_format spe_formats[] = {
+	{ "ts_enable", "config:0" },	   { "pa_enable", "config:1" },
+	{ "pct_enable", "config:2" },	   { "jitter", "config:16" },
+	{ "branch_filter", "config:32" },  { "load_filter", "config:33" },
+	{ "store_filter", "config:34" },   { "event_filter", "config1:0-63" },
+	{ "min_latency", "config2:0-11" },
+};
+
 const struct emu_personality emu_spe_personality = {
 	.name = "arm_spe_0",
 	.caps = AUXCAP_EMU_CAP_ITRACE | AUXCAP_EMU_CAP_EXCLUSIVE | AUXCAP_EMU_CAP_SNAPSHOT,
+	.formats = spe_formats,
+	.nr_formats = sizeof(spe_formats) / sizeof(spe_formats[0]),
 	.check_attr = spe_check_attr,
 	.setup_aux = spe_setup_aux,
 	.start = spe_start,

@@ -302,6 +302,13 @@ static void test_emu_pmu_lookup(void **state)
 	assert_int_equal(info.pmu, AUXCAP_EMU_PMU_ARM_SPE);
 	assert_int_equal(auxcap_emu_pmu_find(emu, "intel_bts", &info), 0);
 	assert_int_equal(info.type, AUXCAP_EMU_TYPE_BASE + AUXCAP_EMU_PMU_INTEL_BTS);
+	assert_int_equal(info.nr_formats, 0);
+	assert_int_equal(auxcap_emu_pmu_find(emu, "intel_pt", &info), 0);
+	assert_true(info.nr_formats > 0);
+	for (size_t i = 0; i < info.nr_formats; i++)
+		if (!strcmp(info.formats[i].name, "tsc"))
+			assert_string_equal(info.formats[i].spec, "config:10");
+	assert_true(info.caps & AUXCAP_EMU_CAP_ITRACE);
 	assert_int_equal(auxcap_emu_pmu_find(emu, "cs_etm", &info), -ENOENT);
 	auxcap_emu_free(emu);
 }

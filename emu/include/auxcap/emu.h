@@ -19,6 +19,22 @@
  * emulator (auxcap_emu_start()), concurrently with the consumer, or on demand by the test
  * (auxcap_emu_step(), auxcap_emu_write()), deterministically.
  *
+ * Typical use (the CLI's --emulate, or a test):
+ *
+ *	auxcap_emu_new(NULL, &emu);
+ *	auxcap_emu_replay_new_file("trace.pt", &ropts, &rp);
+ *	auxcap_emu_replay_attach(emu, AUXCAP_EMU_PMU_INTEL_PT, -1, rp);  for the next PT event
+ *	sys = auxcap_emu_sys(emu);              hand to the capture session instead of
+ *	                                        &auxcap_sys_linux; open type
+ *	                                        AUXCAP_EMU_TYPE_BASE + AUXCAP_EMU_PMU_INTEL_PT
+ *	auxcap_emu_start(emu);                  producer thread (or auxcap_emu_step() in tests)
+ *	... capture ...
+ *	auxcap_emu_free(emu);                   after the session closed its fds
+ *
+ * What is not modelled: sampling (no PERF_RECORD_SAMPLE, hence wakeup_events never applies),
+ * aux_sample_size, aux_pause/resume, address filters (SET_FILTER -> EINVAL), PT single-entry
+ * ToPA and single-range output, POLLHUP on task exit, inherit.
+ *
  * Thread safety: every function may be called from any thread; the emulator serialises its
  * own state with one lock.  The ring memory is shared with the consumer without a lock, as
  * with the kernel.
@@ -34,6 +50,7 @@
 
 #include "auxcap/sys.h"
 
+struct perf_event_attr;
 struct auxcap_emu;
 struct auxcap_emu_replay;
 
@@ -58,12 +75,21 @@ enum auxcap_emu_caps {
 	AUXCAP_EMU_CAP_SNAPSHOT = 1u << 2,  /* overwrite (read-only AUX) mode supported */
 };
 
+/** One entry of a PMU's sysfs format/ directory: term name and its attr bits. */
+struct auxcap_emu_format {
+	const char *name; /* static: "tsc", "mtc_period", "load_filter", ... */
+	const char *spec; /* static: "config:10", "config:14-17", "config1:0-63", ... */
+};
+
 /** What the emulator presents for one PMU (for the CLI's 'list' and PMU lookup). */
 struct auxcap_emu_pmu_info {
-	const char *name;	 /* static: "intel_pt", "intel_bts", "arm_spe_0" */
-	uint32_t type;		 /* perf_event_attr.type to open it with */
-	enum auxcap_emu_pmu pmu; /* personality */
-	unsigned int caps;	 /* enum auxcap_emu_caps */
+	const char *name;			 /* static: "intel_pt", "intel_bts", "arm_spe_0" */
+	uint32_t type;				 /* perf_event_attr.type to open it with */
+	enum auxcap_emu_pmu pmu;		 /* personality */
+	unsigned int caps;			 /* enum auxcap_emu_caps */
+	const struct auxcap_emu_format *formats; /* static: the format/ terms the real driver
+						    lists (the event parser needs them) */
+	size_t nr_formats;
 };
 
 /** Emulator options; caller-owned, copied in by auxcap_emu_new(). Zero = default. */
@@ -103,6 +129,15 @@ struct auxcap_emu_item {
 	} u;
 };
 
+/** The event a source feeds (borrowed, valid during the bind() call). */
+struct auxcap_emu_source_target {
+	enum auxcap_emu_pmu pmu;
+	const struct perf_event_attr *attr; /* as opened: config bits select the packets */
+	pid_t pid;			    /* target task, -1 per CPU */
+	int cpu;			    /* target CPU, -1 any */
+	uint64_t id;			    /* PERF_EVENT_IOC_ID */
+};
+
 /**
  * A trace source: the "hardware" input of an emulated AUX event.
  *
@@ -111,10 +146,13 @@ struct auxcap_emu_item {
  * true when the producer thread runs (the source may hold bytes back to keep a rate).
  * Returns 1 if an item was stored, 0 if nothing is due yet (paced only), -ENODATA at the end
  * of the stream, another negative errno on failure (the emulator then stops the source).
+ * bind() (optional) is called once when the source is given to an event, before any next();
+ * a negative errno refuses the event (see auxcap_emu_source_attach()).
  * free() releases @ctx (may be NULL).
  */
 struct auxcap_emu_source_ops {
 	const char *name;
+	int (*bind)(void *ctx, const struct auxcap_emu_source_target *target);
 	int (*next)(void *ctx, void *buf, size_t max, bool paced, struct auxcap_emu_item *ret_item);
 	void (*free)(void *ctx);
 };
@@ -138,6 +176,10 @@ struct auxcap_emu_stats {
 	uint64_t partial;	   /* AUX records with PARTIAL */
 	uint64_t collision;	   /* AUX records with COLLISION */
 	uint64_t no_space;	   /* begin() found no space: event disabled, no record */
+	uint64_t stalled;	   /* the driver found too little room to start and left the
+				      hardware stopped without a record, the event still enabled
+				      (BTS with < 24 bytes free); it retries at the next
+				      schedule-in */
 	uint64_t interrupts;	   /* driver interrupts (PMI / buffer management IRQ) */
 	uint64_t records;	   /* records written into the data ring (any type) */
 	uint64_t records_lost;	   /* data ring records dropped (full or paused) */
@@ -200,6 +242,8 @@ int auxcap_emu_pmu_find(const struct auxcap_emu *emu, const char *name,
  * Returns -EINVAL if @ops or @ops->next is NULL or @pmu is out of range.
  * Returns -EBADF if @fd is not an open emulated event.
  * Returns -EBUSY if the event already has a source.
+ * Returns the errno of @ops->bind() if it refused the event (with @fd >= 0).  A queued
+ * source that refuses the event it is handed to is freed and the event runs without one.
  * Returns -ENOMEM if out of memory.
  */
 int auxcap_emu_source_attach(struct auxcap_emu *emu, enum auxcap_emu_pmu pmu, int fd,
@@ -262,6 +306,8 @@ struct auxcap_emu_replay_opts {
 	uint64_t rate;	   /* bytes per second when paced; 0 = as fast as possible */
 	size_t chunk;	   /* bytes per hardware write (one next() item); default 4096 */
 	uint32_t pid, tid; /* task the trace belongs to; default: the calling process */
+	size_t granule;	   /* bytes: every hardware write is a multiple of it (24 for whole
+			      BTS records, 8 for u64 words); default 1 */
 	bool loop;	   /* start over at the end instead of ending the stream */
 };
 

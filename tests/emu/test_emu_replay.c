@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The replay trace source through its ops table (as the emulator calls it), from a buffer and
+ * from a file, and SET_OUTPUT / AUX unmapping / attr checks of the emulated events.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "emu_test.h"
+
+static void test_emu_replay_chunks_granules_and_items(void **state)
+{
+	struct auxcap_emu_replay_opts o = { .sz = sizeof(o), .chunk = 100, .granule = 24 };
+	struct auxcap_emu_replay *rp;
+	struct auxcap_emu_item it = { 0 }, got;
+	unsigned char src[250], buf[256];
+	size_t total = 0;
+	int r;
+
+	(void)state;
+	emu_test_pattern(src, sizeof(src), 0, 3);
+	assert_int_equal(auxcap_emu_replay_new(src, sizeof(src), &o, &rp), 0);
+	it.kind = AUXCAP_EMU_ITEM_COMM;
+	it.u.comm.comm = "late";
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 1000, &it), 0);
+	it.u.comm.comm = "at48";
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 48, &it), 0);
+	it.kind = AUXCAP_EMU_ITEM_TRACE;
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 0, &it), -EINVAL);
+
+	/* 96 bytes (100 rounded to granules), but the item at 48 cuts the first write. */
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got), 1);
+	assert_int_equal(got.kind, AUXCAP_EMU_ITEM_TRACE);
+	assert_int_equal(got.len, 48);
+	assert_int_equal(got.pid, getpid());
+	assert_memory_equal(buf, src, 48);
+	total += got.len;
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got), 1);
+	assert_int_equal(got.kind, AUXCAP_EMU_ITEM_COMM);
+	assert_string_equal(got.u.comm.comm, "at48");
+	while ((r = auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got)) == 1 &&
+	       got.kind == AUXCAP_EMU_ITEM_TRACE) {
+		assert_memory_equal(buf, src + total, got.len);
+		/* Whole granules except the stream's tail. */
+		if (total + got.len < sizeof(src))
+			assert_int_equal(got.len % 24, 0);
+		total += got.len;
+	}
+	assert_int_equal(total, sizeof(src));
+	/* An item placed past the end still comes out, then the end. */
+	assert_int_equal(r, 1);
+	assert_string_equal(got.u.comm.comm, "late");
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got), -ENODATA);
+	auxcap_emu_replay_ops.free(rp);
+}
+
+static void test_emu_replay_paced_holds_bytes_back(void **state)
+{
+	struct auxcap_emu_replay_opts o = { .sz = sizeof(o), .rate = 1, .loop = true };
+	struct auxcap_emu_replay *rp;
+	struct auxcap_emu_item got;
+	unsigned char src[64] = { 1 }, buf[64];
+
+	(void)state;
+	assert_int_equal(auxcap_emu_replay_new(src, sizeof(src), &o, &rp), 0);
+	/* At 1 byte/s nothing is due at the first paced call; unpaced it all comes. */
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), true, &got), 0);
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got), 1);
+	assert_int_equal(got.len, 64);
+	/* loop: it starts over. */
+	assert_int_equal(auxcap_emu_replay_ops.next(rp, buf, sizeof(buf), false, &got), 1);
+	assert_int_equal(got.len, 64);
+	auxcap_emu_replay_free(rp);
+}
+
+static void test_emu_replay_file(void **state)
+{
+	char path[] = "/tmp/auxcap-emu-replay-XXXXXX";
+	unsigned char src[5000], out[8192];
+	struct auxcap_emu_replay *rp;
+	struct auxcap_emu *emu;
+	struct emu_fixture g;
+	int fd;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_replay_new_file("/nonexistent/auxcap", NULL, &rp), -ENOENT);
+	assert_int_equal(auxcap_emu_replay_new_file("/tmp", NULL, &rp), -EINVAL);
+	emu_test_pattern(src, sizeof(src), 0, 9);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, src, sizeof(src)), sizeof(src));
+	close(fd);
+	assert_int_equal(auxcap_emu_replay_new_file(path, NULL, &rp), 0);
+	unlink(path);
+
+	/* Queued for the next intel_bts event opened. */
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	assert_int_equal(auxcap_emu_replay_attach(emu, AUXCAP_EMU_PMU_INTEL_BTS, -1, rp), 0);
+	memset(&g, 0, sizeof(g));
+	g.emu = emu;
+	g.sys = auxcap_emu_sys(emu);
+	emu_test_attr(&g.attr, AUXCAP_EMU_PMU_INTEL_BTS);
+	g.fd = auxcap_event_open(g.sys, &g.attr, 0, -1, -1, 0);
+	assert_true(g.fd >= 0);
+	emu_fixture_map(&g, 2, 2, false);
+	assert_int_equal(auxcap_event_enable(g.sys, g.fd, true), 0);
+	assert_int_equal(auxcap_emu_step(emu, g.fd, 100000), sizeof(src));
+	assert_int_equal(auxcap_event_enable(g.sys, g.fd, false), 0);
+	assert_int_equal(emu_fixture_consume_aux(&g, out, sizeof(out)), sizeof(src));
+	assert_memory_equal(out, src, sizeof(src));
+	emu_fixture_fini(&g); /* frees the emulator */
+}
+
+static void test_emu_set_output_shares_buffer(void **state)
+{
+	struct emu_fixture f;
+	struct perf_event_attr attr;
+	int fd2, fd3;
+	uint64_t id2;
+	unsigned char b[64] = { 1 };
+
+	(void)state;
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, NULL, NULL);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	fd2 = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_BTS);
+	fd3 = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	assert_true(fd2 >= 0 && fd3 >= 0);
+	/* The target has no mapping yet. */
+	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd2, PERF_EVENT_IOC_SET_OUTPUT, f.fd), -EINVAL);
+	emu_fixture_map(&f, 4, 0, false);
+	/* Two AUX events of different PMUs cannot share. */
+	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd3, PERF_EVENT_IOC_SET_OUTPUT, f.fd), -EINVAL);
+	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd2, PERF_EVENT_IOC_SET_OUTPUT, f.fd), 0);
+	/* The caller already has its own mapping: f cannot be redirected now. */
+	assert_int_equal(f.sys->ioctl(f.sys->ctx, f.fd, PERF_EVENT_IOC_SET_OUTPUT, fd2), -EINVAL);
+	/* fd2's records land in f's ring, with fd2's id; the AUX area is the shared one. */
+	((struct perf_event_mmap_page *)f.mr.base)->aux_offset = 5 * 4096;
+	((struct perf_event_mmap_page *)f.mr.base)->aux_size = 4 * 4096;
+	assert_int_equal(f.sys->mmap(f.sys->ctx, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd2,
+				     5 * 4096, &f.aux),
+			 0);
+	f.aux_len = 4 * 4096;
+	assert_int_equal(auxcap_event_enable(f.sys, fd2, true), 0);
+	assert_int_equal(auxcap_emu_write(f.emu, fd2, b, sizeof(b)), 64);
+	assert_int_equal(auxcap_event_enable(f.sys, fd2, false), 0);
+	emu_fixture_drain_records(&f);
+	assert_int_equal(f.seen.n_itrace, 1);
+	assert_int_equal(f.seen.n_aux, 1);
+	assert_int_equal(f.seen.aux[0].size, 64);
+	assert_int_equal(auxcap_event_id(f.sys, fd2, &id2), 0);
+	assert_int_equal(f.seen.last_id, id2);
+	assert_int_equal(emu_fixture_aux_head(&f), 64);
+	assert_int_equal(f.sys->close(f.sys->ctx, fd2), 0);
+	assert_int_equal(f.sys->close(f.sys->ctx, fd3), 0);
+	emu_fixture_fini(&f);
+}
+
+static void test_emu_unmap_last_aux_ends_transaction(void **state)
+{
+	struct emu_fixture f;
+	unsigned char b[100] = { 1 };
+	struct auxcap_emu_stats st;
+
+	(void)state;
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, NULL, NULL);
+	emu_fixture_map(&f, 4, 4, false);
+	assert_int_equal(auxcap_event_enable(f.sys, f.fd, true), 0);
+	assert_int_equal(auxcap_emu_write(f.emu, f.fd, b, sizeof(b)), 100);
+	assert_int_equal(f.sys->munmap(f.sys->ctx, f.aux, f.aux_len), 0);
+	f.aux = NULL;
+	emu_fixture_drain_records(&f);
+	assert_int_equal(f.seen.n_aux, 1);
+	assert_int_equal(f.seen.aux[0].size, 100);
+	/* No AUX area: the hardware stays stopped, the bytes are dropped. */
+	assert_int_equal(auxcap_emu_write(f.emu, f.fd, b, sizeof(b)), 0);
+	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &st), 0);
+	assert_int_equal(st.dropped, 100);
+	emu_fixture_fini(&f);
+}
+
+static void test_emu_open_reserved_and_size(void **state)
+{
+	struct auxcap_emu *emu;
+	const struct auxcap_sys *sys;
+	unsigned char big[sizeof(struct perf_event_attr) + 16] = { 0 };
+	struct perf_event_attr *attr = (struct perf_event_attr *)big;
+	int fd;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	sys = auxcap_emu_sys(emu);
+	emu_test_attr(attr, AUXCAP_EMU_PMU_INTEL_PT);
+	attr->__reserved_2 = 1;
+	assert_int_equal(sys->perf_event_open(sys->ctx, attr, 0, -1, -1, 0), -EINVAL);
+	attr->__reserved_2 = 0;
+	/* A larger attr whose unknown tail is not zero: E2BIG and the known size written back. */
+	attr->size = sizeof(big);
+	big[sizeof(big) - 1] = 1;
+	assert_int_equal(sys->perf_event_open(sys->ctx, attr, 0, -1, -1, 0), -E2BIG);
+	assert_int_equal(attr->size, sizeof(struct perf_event_attr));
+	big[sizeof(big) - 1] = 0;
+	attr->size = sizeof(big);
+	fd = sys->perf_event_open(sys->ctx, attr, 0, -1, -1, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(sys->close(sys->ctx, fd), 0);
+	auxcap_emu_free(emu);
+}
+
+/* A source of its own, as the live tracer is: counts bytes, remembers its event. */
+struct counting_source {
+	uint64_t config;   /* attr.config seen by bind() */
+	int pid;	   /* target pid seen by bind() */
+	unsigned int left; /* items still to hand out */
+	bool freed;	   /* set by free() (the struct itself is the test's) */
+};
+
+static int counting_bind(void *ctx, const struct auxcap_emu_source_target *t)
+{
+	struct counting_source *c = ctx;
+
+	if (t->pmu != AUXCAP_EMU_PMU_INTEL_PT)
+		return -EOPNOTSUPP;
+	c->config = t->attr->config;
+	c->pid = t->pid;
+	return 0;
+}
+
+static int counting_next(void *ctx, void *buf, size_t max, bool paced,
+			 struct auxcap_emu_item *ret_item)
+{
+	struct counting_source *c = ctx;
+	size_t n = max < 10 ? max : 10;
+
+	(void)paced;
+	if (!c->left)
+		return -ENODATA;
+	c->left--;
+	memset(buf, 0xab, n);
+	memset(ret_item, 0, sizeof(*ret_item));
+	ret_item->kind = AUXCAP_EMU_ITEM_TRACE;
+	ret_item->len = n;
+	return 1;
+}
+
+static void counting_free(void *ctx)
+{
+	((struct counting_source *)ctx)->freed = true;
+}
+
+static const struct auxcap_emu_source_ops counting_ops = {
+	.name = "counting",
+	.bind = counting_bind,
+	.next = counting_next,
+	.free = counting_free,
+};
+
+static void test_emu_custom_source_ops(void **state)
+{
+	struct counting_source c = { .left = 5 }, d = { .left = 5 };
+	struct emu_fixture f;
+	struct perf_event_attr attr;
+	struct auxcap_emu_stats st;
+	int bts;
+
+	(void)state;
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	attr.config = 0x400; /* tsc */
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, &attr, NULL);
+	emu_fixture_map(&f, 4, 4, false);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, f.fd, &counting_ops, &c), 0);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, f.fd, &counting_ops, &d), -EBUSY);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, 1000, &counting_ops, &d), -EBADF);
+	assert_int_equal(c.config, 0x400);
+	assert_int_equal(c.pid, 0);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_BTS);
+	bts = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	assert_true(bts >= 0);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, bts, &counting_ops, &d), -EOPNOTSUPP);
+	assert_false(d.freed); /* refused: still the caller's */
+	assert_int_equal(auxcap_event_enable(f.sys, f.fd, true), 0);
+	assert_int_equal(auxcap_emu_step(f.emu, f.fd, 1000), 50);
+	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &st), 0);
+	assert_int_equal(st.produced, 50);
+	assert_int_equal(f.sys->close(f.sys->ctx, bts), 0);
+	emu_fixture_fini(&f);
+	assert_true(c.freed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_emu_replay_chunks_granules_and_items),
+		cmocka_unit_test(test_emu_replay_paced_holds_bytes_back),
+		cmocka_unit_test(test_emu_replay_file),
+		cmocka_unit_test(test_emu_set_output_shares_buffer),
+		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),
+		cmocka_unit_test(test_emu_open_reserved_and_size),
+		cmocka_unit_test(test_emu_custom_source_ops),
+	};
+
+	return cmocka_run_group_tests_name("emu/replay", tests, NULL, NULL);
+}
