@@ -79,6 +79,12 @@ static const struct auxcap_tracer_encoder_ops *const encoders[AUXCAP_TRACER_FORM
 	[AUXCAP_TRACER_ARM_SPE] = &auxcap_tracer_enc_spe,
 };
 
+/* ptrace(2) takes signal numbers and option bits in its pointer argument. */
+static void *ptrace_arg(long v)
+{
+	return (void *)v; /* NOLINT(performance-no-int-to-ptr) */
+}
+
 const char *auxcap_tracer_format_name(enum auxcap_tracer_format format)
 {
 	if ((unsigned int)format >= AUXCAP_TRACER_FORMAT_MAX)
@@ -508,7 +514,7 @@ int auxcap_tracer_start(struct auxcap_tracer *tr, char *const argv[])
 		return -ECHILD;
 	}
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		   (void *)(long)(PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC)) < 0)
+		   ptrace_arg(PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC)) < 0)
 		return -errno;
 	return begin_tracing(tr, true);
 }
@@ -539,7 +545,7 @@ int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 		if (ptrace(PTRACE_CONT, tid, NULL, NULL) < 0)
 			return -errno;
 	}
-	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(long)PTRACE_O_TRACEEXEC) < 0)
+	if (ptrace(PTRACE_SETOPTIONS, tid, NULL, ptrace_arg(PTRACE_O_TRACEEXEC)) < 0)
 		return -errno;
 	return begin_tracing(tr, false);
 }
@@ -610,6 +616,20 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+static void count_insn(struct auxcap_tracer_stats *st, const struct auxcap_tracer_insn *ev)
+{
+	st->insns++;
+	st->traced_insns += ev->traced;
+	if (ev->kind >= AUXCAP_TRACER_COND && ev->kind <= AUXCAP_TRACER_RETURN)
+		st->branches++;
+	if (ev->kind == AUXCAP_TRACER_COND) {
+		st->cond++;
+		st->cond_taken += ev->taken;
+	}
+	st->far += ev->kind == AUXCAP_TRACER_FAR;
+	st->async += ev->async_after;
+}
+
 /* The child exited or was killed while running the instruction @d. */
 static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
 		       const struct auxcap_tracer_insn *proto, int status)
@@ -626,10 +646,7 @@ static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_deco
 		struct auxcap_tracer_insn ev = *proto;
 
 		ev.ended = true;
-		tr->stats.insns++;
-		tr->stats.far++;
-		if (ev.traced)
-			tr->stats.traced_insns++;
+		count_insn(&tr->stats, &ev);
 		if (tr->opts.on_insn) {
 			r = tr->opts.on_insn(tr->opts.ctx, &ev);
 			if (r < 0)
@@ -658,6 +675,55 @@ static bool changes_mappings(uint64_t nr)
 {
 	return nr == SYS_mmap || nr == SYS_mprotect || nr == SYS_munmap || nr == SYS_mremap ||
 	       nr == SYS_pkey_mprotect || nr == SYS_shmat;
+}
+
+/* Decide the branch outcome of @ev from where the child stopped next (ev->next_ip). */
+static int judge_outcome(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
+			 struct auxcap_tracer_insn *ev)
+{
+	uint64_t ip = ev->ip, fall = ip + d->len;
+
+	switch (d->kind) {
+	case AUXCAP_TRACER_OTHER:
+		if (ev->next_ip != fall && ev->next_ip > ip && ev->next_ip - ip <= 15) {
+			/* Length unknown to (or misjudged by) the disassembler: the step tells. */
+			ev->len = (uint8_t)(ev->next_ip - ip);
+			fall = ev->next_ip;
+			set_len(tr, ip, ev->len);
+		} else if (!d->len) {
+			return -EFAULT;
+		}
+		ev->async_after = ev->next_ip != fall;
+		break;
+	case AUXCAP_TRACER_COND:
+		ev->taken = ev->next_ip != fall;
+		ev->async_after = ev->next_ip != fall && ev->next_ip != d->target;
+		if (ev->async_after)
+			ev->taken = false;
+		break;
+	case AUXCAP_TRACER_JUMP:
+	case AUXCAP_TRACER_CALL:
+		ev->async_after = ev->next_ip != d->target;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Inside execve (PTRACE_EVENT_EXEC): a new image, new mappings, a new COMM. */
+static int on_exec_event(struct auxcap_tracer *tr)
+{
+	int r;
+
+	dcache_clear(tr);
+	tr->nmaps = 0;
+	r = open_mem(tr);
+	if (r == 0)
+		r = emit_comm(tr, true);
+	if (r == 0)
+		r = scan_maps(tr);
+	return r;
 }
 
 /*
@@ -691,7 +757,7 @@ static int step_one(struct auxcap_tracer *tr)
 	sig = tr->pending_sig;
 	tr->pending_sig = 0;
 	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, tr->pid, NULL, (void *)(long)sig) < 0)
+		if (ptrace(PTRACE_SINGLESTEP, tr->pid, NULL, ptrace_arg(sig)) < 0)
 			return -errno;
 		r = wait_child(tr->pid, &status);
 		if (r < 0)
@@ -707,14 +773,8 @@ static int step_one(struct auxcap_tracer *tr)
 		if (!WIFSTOPPED(status))
 			return -ECHILD;
 		if (status >> 16 == PTRACE_EVENT_EXEC) {
-			/* Inside execve: new image.  Finish the system call with another step. */
-			dcache_clear(tr);
-			tr->nmaps = 0;
-			r = open_mem(tr);
-			if (r == 0)
-				r = emit_comm(tr, true);
-			if (r == 0)
-				r = scan_maps(tr);
+			/* Finish the execve system call with another step. */
+			r = on_exec_event(tr);
 			if (r < 0)
 				return r;
 			sig = 0;
@@ -757,45 +817,10 @@ static int step_one(struct auxcap_tracer *tr)
 	}
 	if (d.rep && ev.next_ip == ip)
 		return 0; /* one more iteration of a REP string instruction */
-
-	switch (d.kind) {
-	case AUXCAP_TRACER_OTHER:
-		if (ev.next_ip != fall && ev.next_ip > ip && ev.next_ip - ip <= 15) {
-			/* Length unknown to (or misjudged by) the disassembler: the step tells. */
-			ev.len = (uint8_t)(ev.next_ip - ip);
-			fall = ev.next_ip;
-			set_len(tr, ip, ev.len);
-		} else if (!d.len) {
-			return -EFAULT;
-		}
-		ev.async_after = ev.next_ip != fall;
-		break;
-	case AUXCAP_TRACER_COND:
-		ev.taken = ev.next_ip != fall;
-		ev.async_after = ev.next_ip != fall && ev.next_ip != d.target;
-		if (ev.async_after)
-			ev.taken = false;
-		break;
-	case AUXCAP_TRACER_JUMP:
-	case AUXCAP_TRACER_CALL:
-		ev.async_after = ev.next_ip != d.target;
-		break;
-	default:
-		break;
-	}
-	tr->stats.insns++;
-	if (ev.traced)
-		tr->stats.traced_insns++;
-	if (d.kind >= AUXCAP_TRACER_COND && d.kind <= AUXCAP_TRACER_RETURN)
-		tr->stats.branches++;
-	if (d.kind == AUXCAP_TRACER_COND) {
-		tr->stats.cond++;
-		tr->stats.cond_taken += ev.taken;
-	}
-	if (d.kind == AUXCAP_TRACER_FAR)
-		tr->stats.far++;
-	if (ev.async_after)
-		tr->stats.async++;
+	r = judge_outcome(tr, &d, &ev);
+	if (r < 0)
+		return r;
+	count_insn(&tr->stats, &ev);
 	if (tr->opts.on_insn) {
 		r = tr->opts.on_insn(tr->opts.ctx, &ev);
 		if (r < 0)
@@ -830,7 +855,7 @@ int auxcap_tracer_stop(struct auxcap_tracer *tr, bool kill_child)
 		else
 			(void)ptrace(PTRACE_DETACH, tr->pid, NULL, NULL);
 	} else {
-		(void)ptrace(PTRACE_DETACH, tr->pid, NULL, (void *)(long)tr->pending_sig);
+		(void)ptrace(PTRACE_DETACH, tr->pid, NULL, ptrace_arg(tr->pending_sig));
 	}
 	return r;
 }

@@ -114,7 +114,12 @@ struct auxcap_tracer_sideband {
 	};
 };
 
-/** Receives trace bytes in stream order; @bytes is borrowed for the call.  Returns 0 or -errno. */
+/**
+ * Receives trace bytes in stream order; @bytes is borrowed for the call.  A call holds whole
+ * packets (PT) or whole records (BTS, SPE: at most 64 bytes each), at most 16 KiB; bytes are
+ * delivered when the stage fills, before each sideband record, and at the end of every
+ * auxcap_tracer_step().  Returns 0 or a negative errno (which stops the tracer).
+ */
 typedef int (*auxcap_tracer_trace_fn)(void *ctx, const void *bytes, size_t len);
 /** Receives a sideband record.  Returns 0 or a negative errno (which stops the tracer). */
 typedef int (*auxcap_tracer_sideband_fn)(void *ctx, const struct auxcap_tracer_sideband *sb);

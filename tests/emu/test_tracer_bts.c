@@ -9,7 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -103,11 +106,54 @@ static void test_bts_filter_keeps_branches_from_the_executable(void **state)
 	tr_run_fini(&run);
 }
 
+/* An exec in the traced thread: new COMM and mappings, tracing goes on in the new image. */
+static void test_bts_exec_is_followed(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "3", "exec", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_BTS };
+	struct tr_run run;
+	size_t execs = 0, exe_maps = 0;
+	char want[4096];
+
+	(void)state;
+	assert_non_null(realpath(argv[0], want));
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_int_equal(run.ncomm, 2);
+	assert_int_equal(run.comm_exec, 2);
+	/* The kernel names the task after the exec'd path's last component: /proc/self/exe. */
+	assert_string_equal(run.comm, "exe");
+	assert_int_equal(run.nstart, 1);
+	assert_int_equal(run.nexit, 1);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0);
+	/* The executable is mapped once per image, the second time after the second COMM. */
+	for (size_t i = 0; i < run.nmaps; i++) {
+		if (strcmp(run.maps[i].path, want) != 0)
+			continue;
+		assert_true(exe_maps == 0 || i >= run.comm_at_map[1]);
+		exe_maps++;
+	}
+	assert_int_equal(exe_maps, 2);
+	/* The execve system call is followed by the new image's first instruction. */
+	for (size_t i = 0; i + 1 < run.nlog; i++) {
+		const struct tr_insn *e = &run.log[i];
+
+		if (e->kind != AUXCAP_TRACER_FAR || e->next_ip == e->ip + 2)
+			continue;
+		assert_int_equal(run.log[i + 1].ip, e->next_ip);
+		execs++;
+	}
+	assert_int_equal(execs, 1);
+	check_records(&run);
+	tr_run_fini(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bts_records_are_the_taken_branches),
 		cmocka_unit_test(test_bts_filter_keeps_branches_from_the_executable),
+		cmocka_unit_test(test_bts_exec_is_followed),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_bts", tests, NULL, NULL);

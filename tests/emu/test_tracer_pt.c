@@ -352,6 +352,50 @@ static void test_pt_attach_to_running_process(void **state)
 	tr_run_fini(&run);
 }
 
+static int keep(void *ctx, const void *bytes, size_t len)
+{
+	size_t *n = ctx;
+
+	(void)bytes;
+	*n += len;
+	return 0;
+}
+
+static void test_pt_stop_with_kill_reaps_child(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "4000000000", NULL };
+	struct auxcap_tracer_opts opts = { .sz = sizeof(opts),
+					   .format = AUXCAP_TRACER_INTEL_PT,
+					   .on_trace = keep };
+	struct auxcap_tracer_stats st;
+	struct auxcap_tracer *tr;
+	size_t bytes = 0;
+	int status = 0, r;
+
+	(void)state;
+	opts.ctx = &bytes;
+	assert_int_equal(auxcap_tracer_new(&opts, &tr), 0);
+	r = auxcap_tracer_start(tr, argv);
+	if (r == -EPERM)
+		test_skip("ptrace is not permitted here");
+	assert_int_equal(r, 0);
+	assert_true(auxcap_tracer_pid(tr) > 0);
+	assert_int_equal(auxcap_tracer_step(tr, 100), 1);
+	assert_int_equal(auxcap_tracer_get_stats(tr, &st), 0);
+	assert_int_equal(st.insns, 100);
+	assert_int_equal(auxcap_tracer_exit_status(tr, &status), 0);
+	assert_int_equal(auxcap_tracer_stop(tr, true), 0);
+	assert_int_equal(auxcap_tracer_exit_status(tr, &status), 1);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	assert_int_equal(auxcap_tracer_step(tr, 1), 0); /* over */
+	assert_int_equal(auxcap_tracer_read_mem(tr, 0x400000, &r, sizeof(r)), -EINVAL);
+	auxcap_tracer_get_stats(tr, &st);
+	assert_int_equal(st.trace_bytes, bytes);
+	assert_true(bytes > 0);
+	auxcap_tracer_free(tr);
+}
+
 static void test_pt_start_of_missing_command_fails(void **state)
 {
 	char *argv[] = { "/nonexistent/auxcap-no-such-program", NULL };
@@ -376,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
 		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),
 		cmocka_unit_test(test_pt_attach_to_running_process),
+		cmocka_unit_test(test_pt_stop_with_kill_reaps_child),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
 	};
 

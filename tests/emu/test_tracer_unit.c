@@ -8,11 +8,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sys/mman.h>
 
 #include <cmocka.h>
+#include <intel-pt.h>
 
 #include "tracer_int.h"
 #include "util.h"
@@ -229,12 +231,193 @@ static void test_disasm_classifies_and_computes_addresses(void **state)
 	auxcap_tracer_disasm_free(dis);
 }
 
+/* Collects encoder output for the encoder-level tests. */
+struct capture {
+	uint8_t buf[4096]; /* bytes */
+	size_t len;	   /* bytes used */
+};
+
+static int capture_fn(void *ctx, const void *bytes, size_t len)
+{
+	struct capture *c = ctx;
+
+	assert_true(c->len + len <= sizeof(c->buf));
+	memcpy(c->buf + c->len, bytes, len);
+	c->len += len;
+	return 0;
+}
+
+static struct auxcap_tracer_insn mk(uint64_t ip, uint8_t len, enum auxcap_tracer_kind kind,
+				    uint64_t next, bool taken)
+{
+	struct auxcap_tracer_insn in;
+
+	memset(&in, 0, sizeof(in));
+	in.ip = ip;
+	in.len = len;
+	in.kind = kind;
+	in.next_ip = next;
+	in.taken = taken;
+	in.traced = true;
+	in.next_traced = true;
+	in.tsc = 1000 + ip;
+	return in;
+}
+
+/* The IP-compressed TIPs and the TNT packing, read back with libipt's packet decoder. */
+static void test_pt_encoder_ip_compression_and_tnt(void **state)
+{
+	struct auxcap_tracer_opts opts = { .sz = sizeof(opts), .psb_period = 1 << 20 };
+	struct auxcap_tracer_stats stats;
+	struct auxcap_tracer_out out;
+	struct auxcap_tracer_begin b = { .ip = 0x401000, .traced = true, .tsc = 77 };
+	const struct auxcap_tracer_encoder_ops *ops = &auxcap_tracer_enc_pt;
+	const struct {
+		uint64_t to;
+		enum pt_ip_compression ipc;
+	} tips[] = {
+		{ 0x401234, pt_ipc_update_16 },		/* same upper 48 bits */
+		{ 0x12345678, pt_ipc_update_32 },	/* same upper 32 bits */
+		{ 0x7fff12345678, pt_ipc_update_48 },	/* same upper 16 bits */
+		{ 0xffff800000001000, pt_ipc_sext_48 }, /* canonical, upper bits differ */
+		{ 0x0001000000000000, pt_ipc_full },	/* not a sign-extended 48-bit address */
+	};
+	const enum pt_packet_type want[] = { ppt_psb,	  ppt_tsc,   ppt_psbend, ppt_mode,
+					     ppt_tip_pge, ppt_tnt_8, ppt_tnt_8,	 ppt_tip,
+					     ppt_tip,	  ppt_tip,   ppt_tip,	 ppt_tip,
+					     ppt_tip_pgd };
+	struct pt_packet_decoder *dec;
+	struct capture cap = { .len = 0 };
+	struct pt_packet pkt;
+	struct pt_config cfg;
+	uint64_t ip = 0x401000;
+	void *priv;
+	size_t n = 0, ntip = 0;
+
+	(void)state;
+	memset(&stats, 0, sizeof(stats));
+	memset(&out, 0, sizeof(out));
+	out.fn = capture_fn;
+	out.ctx = &cap;
+	out.stats = &stats;
+	priv = calloc(1, ops->priv_size);
+	assert_non_null(priv);
+	assert_int_equal(ops->init(priv, &opts, &out), 0);
+	assert_int_equal(ops->begin(priv, &b), 0);
+	/* 7 conditional branches: taken, not taken, ...: a full 6-bit TNT, then 1 bit. */
+	for (int i = 0; i < 7; i++) {
+		struct auxcap_tracer_insn in = mk(ip, 2, AUXCAP_TRACER_COND, ip + 2, i % 2 == 0);
+
+		assert_int_equal(ops->insn(priv, &in), 0);
+		ip += 2;
+	}
+	for (size_t i = 0; i < sizeof(tips) / sizeof(tips[0]); i++) {
+		struct auxcap_tracer_insn in = mk(ip, 2, AUXCAP_TRACER_IND_JUMP, tips[i].to, true);
+
+		assert_int_equal(ops->insn(priv, &in), 0);
+		ip = tips[i].to;
+	}
+	assert_int_equal(ops->end(priv, 0, 99), 0);
+	assert_int_equal(auxcap_tracer_out_flush(&out), 0);
+	ops->fini(priv);
+	free(priv);
+	assert_int_equal(stats.trace_bytes, cap.len);
+
+	pt_config_init(&cfg);
+	cfg.begin = cap.buf;
+	cfg.end = cap.buf + cap.len;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	assert_non_null(dec);
+	assert_int_equal(pt_pkt_sync_forward(dec), 0);
+	while (pt_pkt_next(dec, &pkt, sizeof(pkt)) > 0) {
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(pkt.type, want[n]);
+		if (pkt.type == ppt_tnt_8 && n == 5) {
+			assert_int_equal(pkt.payload.tnt.bit_size, 6);
+			assert_int_equal(pkt.payload.tnt.payload,
+					 0x2a); /* T N T N T N, oldest high */
+		} else if (pkt.type == ppt_tnt_8) {
+			assert_int_equal(pkt.payload.tnt.bit_size, 1);
+			assert_int_equal(pkt.payload.tnt.payload, 1);
+		} else if (pkt.type == ppt_tip) {
+			assert_int_equal(pkt.payload.ip.ipc, tips[ntip].ipc);
+			ntip++;
+		} else if (pkt.type == ppt_tip_pgd) {
+			assert_int_equal(pkt.payload.ip.ipc, pt_ipc_suppressed);
+		} else if (pkt.type == ppt_tsc) {
+			assert_int_equal(pkt.payload.tsc.tsc, 77);
+		}
+		n++;
+	}
+	pt_pkt_free_decoder(dec);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(stats.packets, n);
+}
+
+/* A system call: TIP.PGD without IP, then TSC, MODE.EXEC, TIP.PGE at the return address. */
+static void test_pt_encoder_syscall_disables_and_reenables(void **state)
+{
+	struct auxcap_tracer_opts opts = { .sz = sizeof(opts) };
+	struct auxcap_tracer_stats stats;
+	struct auxcap_tracer_out out;
+	struct auxcap_tracer_begin b = { .ip = 0x401000, .traced = true, .tsc = 5 };
+	const struct auxcap_tracer_encoder_ops *ops = &auxcap_tracer_enc_pt;
+	const enum pt_packet_type want[] = { ppt_psb,	  ppt_tsc,     ppt_psbend, ppt_mode,
+					     ppt_tip_pge, ppt_tip_pgd, ppt_tsc,	   ppt_mode,
+					     ppt_tip_pge, ppt_fup,     ppt_tip_pgd };
+	struct auxcap_tracer_insn in = mk(0x401000, 2, AUXCAP_TRACER_FAR, 0x401002, true);
+	struct pt_packet_decoder *dec;
+	struct capture cap = { .len = 0 };
+	struct pt_packet pkt;
+	struct pt_config cfg;
+	void *priv;
+	size_t n = 0;
+
+	(void)state;
+	memset(&stats, 0, sizeof(stats));
+	memset(&out, 0, sizeof(out));
+	out.fn = capture_fn;
+	out.ctx = &cap;
+	out.stats = &stats;
+	priv = calloc(1, ops->priv_size);
+	assert_non_null(priv);
+	assert_int_equal(ops->init(priv, &opts, &out), 0);
+	assert_int_equal(ops->begin(priv, &b), 0);
+	assert_int_equal(ops->insn(priv, &in), 0);
+	assert_int_equal(ops->end(priv, 0x401002, 9), 0);
+	assert_int_equal(auxcap_tracer_out_flush(&out), 0);
+	ops->fini(priv);
+	free(priv);
+
+	pt_config_init(&cfg);
+	cfg.begin = cap.buf;
+	cfg.end = cap.buf + cap.len;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	assert_non_null(dec);
+	assert_int_equal(pt_pkt_sync_forward(dec), 0);
+	while (pt_pkt_next(dec, &pkt, sizeof(pkt)) > 0) {
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_int_equal(pkt.type, want[n]);
+		if (pkt.type == ppt_tip_pgd && n == 5)
+			assert_int_equal(pkt.payload.ip.ipc, pt_ipc_suppressed);
+		if (pkt.type == ppt_tip_pge && n == 8) {
+			assert_int_equal(pkt.payload.ip.ipc, pt_ipc_update_16);
+			assert_int_equal(pkt.payload.ip.ip & 0xffff, 0x1002);
+		}
+		n++;
+	}
+	pt_pkt_free_decoder(dec);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracer_new_rejects_bad_options),
 		cmocka_unit_test(test_map_parse_file_anon_and_malformed),
 		cmocka_unit_test(test_disasm_classifies_and_computes_addresses),
+		cmocka_unit_test(test_pt_encoder_ip_compression_and_tnt),
+		cmocka_unit_test(test_pt_encoder_syscall_disables_and_reenables),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_unit", tests, NULL, NULL);

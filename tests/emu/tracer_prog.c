@@ -4,13 +4,15 @@
  * indirect call through a function pointer, a switch compiled to a jump table, and a known
  * number of stores to and loads from two globals.  No output, exit status 0.
  *
- * Usage: auxcap-tracer-prog [ITERATIONS [signal]]
+ * Usage: auxcap-tracer-prog [ITERATIONS [signal|exec]]
  *   ITERATIONS  loop count (default 20); stores = loads = ITERATIONS
  *   signal      also raise SIGUSR1 once, handled by a handler that counts it
+ *   exec        then exec itself again with 2 iterations
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 volatile unsigned long tracer_prog_store_target;
 volatile unsigned long tracer_prog_load_source = 7;
@@ -84,6 +86,10 @@ int main(int argc, char **argv)
 		raise(SIGUSR1);
 		if (tracer_prog_signals != 1)
 			return 2;
+	}
+	if (argc > 2 && strcmp(argv[2], "exec") == 0) {
+		execl("/proc/self/exe", argv[0], "2", (char *)NULL);
+		return 3;
 	}
 	return sum == 1 ? 1 : 0;
 }

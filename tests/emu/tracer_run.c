@@ -52,6 +52,8 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	switch (sb->type) {
 	case AUXCAP_TRACER_SB_COMM:
 		snprintf(run->comm, sizeof(run->comm), "%s", sb->comm.comm);
+		if (run->ncomm < 4)
+			run->comm_at_map[run->ncomm] = run->nmaps;
 		run->ncomm++;
 		run->comm_exec += sb->comm.exec;
 		if (run->trace_len)

@@ -37,24 +37,25 @@ struct tr_map {
 };
 
 struct tr_run {
-	struct auxcap_tracer *tr;	  /* the tracer, while running */
-	uint8_t *trace;			  /* all trace bytes, malloc'd */
-	size_t trace_len;		  /* bytes in @trace */
-	size_t trace_cap;		  /* bytes allocated */
-	size_t trace_calls;		  /* on_trace calls */
-	struct tr_insn *log;		  /* instruction log, malloc'd */
-	size_t nlog;			  /* entries */
-	size_t log_cap;			  /* entries allocated */
-	struct tr_map maps[64];		  /* MMAP records */
-	size_t nmaps;			  /* entries in @maps */
-	char comm[16];			  /* last COMM */
-	int ncomm;			  /* COMM records */
-	int comm_exec;			  /* COMM records with exec set */
-	int nstart;			  /* START records */
-	uint32_t tid;			  /* thread id from the START record */
-	int nexit;			  /* EXIT records */
-	int exit_status;		  /* from the EXIT record */
-	int order_ok;			  /* 1 while COMM/START came before the first trace byte */
+	struct auxcap_tracer *tr; /* the tracer, while running */
+	uint8_t *trace;		  /* all trace bytes, malloc'd */
+	size_t trace_len;	  /* bytes in @trace */
+	size_t trace_cap;	  /* bytes allocated */
+	size_t trace_calls;	  /* on_trace calls */
+	struct tr_insn *log;	  /* instruction log, malloc'd */
+	size_t nlog;		  /* entries */
+	size_t log_cap;		  /* entries allocated */
+	struct tr_map maps[64];	  /* MMAP records */
+	size_t nmaps;		  /* entries in @maps */
+	char comm[16];		  /* last COMM */
+	int ncomm;		  /* COMM records */
+	size_t comm_at_map[4];	  /* MMAP records seen when each of the first COMMs arrived */
+	int comm_exec;		  /* COMM records with exec set */
+	int nstart;		  /* START records */
+	uint32_t tid;		  /* thread id from the START record */
+	int nexit;		  /* EXIT records */
+	int exit_status;	  /* from the EXIT record */
+	int order_ok;		  /* 1 while COMM/START came before the first trace byte */
 	struct auxcap_tracer_stats stats; /* final counters */
 	double seconds;			  /* wall time of start + step */
 };
