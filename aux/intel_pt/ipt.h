@@ -34,6 +34,10 @@ struct auxcap_ipt_params {
 	uint8_t nom_freq;	 /* MSR_PLATFORM_INFO[15:8], max non-turbo ratio, 0 = unknown */
 	uint32_t cpuid_0x15_eax; /* CPUID.(EAX=0x15):EAX, TSC/CTC ratio denominator */
 	uint32_t cpuid_0x15_ebx; /* CPUID.(EAX=0x15):EBX, TSC/CTC ratio numerator */
+	uint64_t addr_cfg;	 /* IA32_RTIT_CTL.ADDRn_CFG bits 32..47 as 4-bit fields, n = 0..3
+				  * (1 = filter, 2 = stop), shifted down to bit 0 */
+	uint64_t addr_a[4];	 /* IA32_RTIT_ADDRn_A: range start (inclusive) */
+	uint64_t addr_b[4];	 /* IA32_RTIT_ADDRn_B: range end (inclusive) */
 };
 
 /**

@@ -165,6 +165,15 @@ int auxcap_ipt_config_init(struct pt_config *config, const uint8_t *buf, size_t 
 	config->nom_freq = params->nom_freq;
 	config->cpuid_0x15_eax = params->cpuid_0x15_eax;
 	config->cpuid_0x15_ebx = params->cpuid_0x15_ebx;
+	config->addr_filter.config.addr_cfg = params->addr_cfg;
+	config->addr_filter.addr0_a = params->addr_a[0];
+	config->addr_filter.addr0_b = params->addr_b[0];
+	config->addr_filter.addr1_a = params->addr_a[1];
+	config->addr_filter.addr1_b = params->addr_b[1];
+	config->addr_filter.addr2_a = params->addr_a[2];
+	config->addr_filter.addr2_b = params->addr_b[2];
+	config->addr_filter.addr3_a = params->addr_a[3];
+	config->addr_filter.addr3_b = params->addr_b[3];
 	r = auxcap_ipt_errata(params, &config->errata);
 	/* An unknown CPU decodes without errata; the caller reports it if it cares. */
 	return r == -pte_bad_cpu ? 0 : r;
