@@ -11,7 +11,10 @@
 #include "cli.h"
 #include "config.h"
 
+extern const struct cli_cmd cli_cmd_decode;
+
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_decode,
 	NULL,
 };
 

@@ -34,6 +34,7 @@ struct auxcap_ipt_decoder {
 	struct auxcap_ipt_decoder_opts opts; /* copied from the caller */
 	struct pt_insn_decoder *insn;	     /* owned; NULL in block mode */
 	struct pt_block_decoder *blk;	     /* owned; NULL in instruction mode */
+	struct auxcap_ipt_image *image;	     /* borrowed */
 	enum dec_state state;
 	int status;		   /* last non-negative libipt status (pts_* bits) */
 	bool synced_once;	   /* the first sync happened (leading bytes were reported) */
@@ -141,6 +142,7 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 	dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return -ENOMEM;
+	dec->image = image;
 	if (opts)
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
@@ -421,6 +423,15 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	item->mode = map_mode(block.mode);
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
+	/* The bytes at end_ip, so callers can size the last instruction. */
+	if (block.truncated) {
+		item->size = block.size;
+		memcpy(item->raw, block.raw, block.size);
+	} else if (block.isid > 0) {
+		r = auxcap_ipt_image_read(dec->image, block.isid, block.end_ip, item->raw,
+					  sizeof(item->raw));
+		item->size = r > 0 ? (uint8_t)r : 0;
+	}
 	dec->last_ip = block.end_ip;
 	return 1;
 }

@@ -18,7 +18,9 @@
 #include "ipt_internal.h"
 
 struct auxcap_ipt_image {
-	struct pt_image *pt; /* owned */
+	struct pt_image *pt;                   /* owned */
+	struct pt_image_section_cache *cache;  /* owned; sections are added through it so
+						* block items can read their last bytes */
 };
 
 int auxcap_ipt_image_new(struct auxcap_ipt_image **ret_image)
@@ -31,8 +33,9 @@ int auxcap_ipt_image_new(struct auxcap_ipt_image **ret_image)
 	if (!image)
 		return -ENOMEM;
 	image->pt = pt_image_alloc("auxcap");
-	if (!image->pt) {
-		free(image);
+	image->cache = pt_iscache_alloc("auxcap");
+	if (!image->pt || !image->cache) {
+		auxcap_ipt_image_free(image);
 		return -ENOMEM;
 	}
 	*ret_image = image;
@@ -43,7 +46,10 @@ void auxcap_ipt_image_free(struct auxcap_ipt_image *image)
 {
 	if (!image)
 		return;
-	pt_image_free(image->pt);
+	if (image->pt)
+		pt_image_free(image->pt);
+	if (image->cache)
+		pt_iscache_free(image->cache);
 	free(image);
 }
 
@@ -74,5 +80,14 @@ int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, u
 		return -ERANGE;
 	if (!size || size > (uint64_t)st.st_size - offset)
 		size = (uint64_t)st.st_size - offset;
-	return auxcap_ipt_errno(pt_image_add_file(image->pt, path, offset, size, NULL, vaddr));
+	r = pt_iscache_add_file(image->cache, path, offset, size, vaddr);
+	if (r < 0)
+		return auxcap_ipt_errno(r);
+	return auxcap_ipt_errno(pt_image_add_cached(image->pt, image->cache, r, NULL));
+}
+
+int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,
+			  size_t len)
+{
+	return pt_iscache_read(image->cache, buf, len, isid, vaddr);
 }

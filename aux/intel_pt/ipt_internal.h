@@ -26,4 +26,11 @@ int auxcap_ipt_params_valid(const struct auxcap_ipt_params *params);
 /* The libipt image behind @image (borrowed). */
 struct pt_image *auxcap_ipt_image_pt(struct auxcap_ipt_image *image);
 
+/*
+ * Read up to @len bytes at @vaddr from section @isid of @image.  Returns the number of
+ * bytes read or a negative libipt code.
+ */
+int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,
+			  size_t len);
+
 #endif

@@ -418,11 +418,20 @@ static bool blocks_match_insns(const struct run *ins, const struct run *blk, cha
 				 b, bi->ip, bi->end_ip, bi->ninsn, i);
 			return false;
 		}
-		for (uint32_t k = 0; k < bi->ninsn; k++)
-			if (ins->items[i + k].kind != AUXCAP_IPT_ITEM_INSN) {
+		for (uint32_t k = 0; k < bi->ninsn; k++) {
+			const struct auxcap_ipt_item *in = &ins->items[i + k];
+
+			if (in->kind != AUXCAP_IPT_ITEM_INSN) {
 				snprintf(why, whysz, "block %zu covers a non-instruction", b);
 				return false;
 			}
+			/* With end-on-call/jump, only the last instruction may branch: the
+			 * branch output relies on it. */
+			if (k + 1 < bi->ninsn && in[1].ip != in->ip + in->size) {
+				snprintf(why, whysz, "block %zu has a taken branch inside", b);
+				return false;
+			}
+		}
 		i += bi->ninsn;
 	}
 	if (i != ins->n) {
