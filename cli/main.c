@@ -11,11 +11,13 @@
 #include "cli.h"
 #include "config.h"
 
+extern const struct cli_cmd cli_cmd_decode;
 
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_list,
 	&cmd_record,
 	&cmd_info,
+	&cli_cmd_decode,
 	NULL,
 };
 

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Instruction flow decoding over libipt's instruction decoder (pt_insn_*) or block decoder
+ * (pt_blk_*), turned into one iterator of items: instructions or blocks, events, and gaps.
+ *
+ * The two libipt decoders have the same shape (sync_forward, next, event, time,
+ * get_offset); a small table of function pointers hides which one runs.  The state machine:
+ *
+ *   NEED_SYNC --sync_forward ok--> RUNNING --error--> (GAP item) NEED_SYNC
+ *       |                             |
+ *       +--no more PSB--> DONE <------+ (end of stream: back to NEED_SYNC, then DONE)
+ *
+ * While RUNNING, pending events (status bit pts_event_pending) are drained before the next
+ * instruction, as libipt requires.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "ipt.h"
+#include "ipt_internal.h"
+
+enum dec_state {
+	STATE_NEED_SYNC = 0,
+	STATE_RUNNING,
+	STATE_DONE,
+};
+
+struct auxcap_ipt_decoder {
+	struct auxcap_ipt_decoder_opts opts; /* copied from the caller */
+	struct pt_insn_decoder *insn;	     /* owned; NULL in block mode */
+	struct pt_block_decoder *blk;	     /* owned; NULL in instruction mode */
+	struct auxcap_ipt_image *image;	     /* borrowed */
+	enum dec_state state;
+	int status;		   /* last non-negative libipt status (pts_* bits) */
+	bool synced_once;	   /* the first sync happened (leading bytes were reported) */
+	bool have_last_fail;	   /* last_fail_offset is valid */
+	uint64_t last_fail_offset; /* offset of the last failed sync, to detect no progress */
+	uint64_t last_ip;	   /* ip of the last instruction or block produced */
+	uint64_t err_ip;	   /* ip libipt reported with the last failed next() */
+	uint64_t gaps;		   /* GAP items produced */
+};
+
+static int dec_sync_forward(struct auxcap_ipt_decoder *dec)
+{
+	return dec->insn ? pt_insn_sync_forward(dec->insn) : pt_blk_sync_forward(dec->blk);
+}
+
+static int dec_get_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)
+{
+	return dec->insn ? pt_insn_get_offset(dec->insn, offset)
+			 : pt_blk_get_offset(dec->blk, offset);
+}
+
+static int dec_get_sync_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)
+{
+	return dec->insn ? pt_insn_get_sync_offset(dec->insn, offset)
+			 : pt_blk_get_sync_offset(dec->blk, offset);
+}
+
+static int dec_event(struct auxcap_ipt_decoder *dec, struct pt_event *ev)
+{
+	return dec->insn ? pt_insn_event(dec->insn, ev, sizeof(*ev))
+			 : pt_blk_event(dec->blk, ev, sizeof(*ev));
+}
+
+static void dec_time(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	uint64_t tsc;
+	int r;
+
+	r = dec->insn ? pt_insn_time(dec->insn, &tsc, NULL, NULL)
+		      : pt_blk_time(dec->blk, &tsc, NULL, NULL);
+	if (r >= 0) {
+		item->tsc = tsc;
+		item->flags |= AUXCAP_IPT_F_HAS_TSC;
+	}
+}
+
+static enum auxcap_ipt_iclass map_iclass(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_other:
+		return AUXCAP_IPT_IC_OTHER;
+	case ptic_call:
+		return AUXCAP_IPT_IC_CALL;
+	case ptic_return:
+		return AUXCAP_IPT_IC_RETURN;
+	case ptic_jump:
+		return AUXCAP_IPT_IC_JUMP;
+	case ptic_cond_jump:
+		return AUXCAP_IPT_IC_COND_JUMP;
+	case ptic_far_call:
+		return AUXCAP_IPT_IC_FAR_CALL;
+	case ptic_far_return:
+		return AUXCAP_IPT_IC_FAR_RETURN;
+	case ptic_far_jump:
+		return AUXCAP_IPT_IC_FAR_JUMP;
+	case ptic_ptwrite:
+		return AUXCAP_IPT_IC_PTWRITE;
+	case ptic_error:
+	default:
+		return AUXCAP_IPT_IC_ERROR;
+	}
+}
+
+static enum auxcap_ipt_exec_mode map_mode(enum pt_exec_mode m)
+{
+	switch (m) {
+	case ptem_16bit:
+		return AUXCAP_IPT_MODE_16;
+	case ptem_32bit:
+		return AUXCAP_IPT_MODE_32;
+	case ptem_64bit:
+		return AUXCAP_IPT_MODE_64;
+	default:
+		return AUXCAP_IPT_MODE_UNKNOWN;
+	}
+}
+
+int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+			   const struct auxcap_ipt_params *params,
+			   const struct auxcap_ipt_decoder_opts *opts,
+			   struct auxcap_ipt_decoder **ret_dec)
+{
+	struct auxcap_ipt_decoder *dec;
+	struct pt_config config;
+	int r;
+
+	if ((!buf && len) || !image || !ret_dec)
+		return -EINVAL;
+	if (auxcap_ipt_params_valid(params) < 0 || (opts && opts->sz < sizeof(*opts)))
+		return -EINVAL;
+	r = auxcap_ipt_config_init(&config, buf, len, params);
+	if (r < 0)
+		return auxcap_ipt_errno(r);
+
+	dec = calloc(1, sizeof(*dec));
+	if (!dec)
+		return -ENOMEM;
+	dec->image = image;
+	if (opts)
+		dec->opts = *opts;
+	dec->opts.sz = sizeof(dec->opts);
+
+	if (dec->opts.block) {
+		config.flags.variant.block.enable_tick_events = dec->opts.tick_events;
+		/* End blocks on calls and jumps too, so every taken branch ends a block. */
+		config.flags.variant.block.end_on_call = 1;
+		config.flags.variant.block.end_on_jump = 1;
+		dec->blk = pt_blk_alloc_decoder(&config);
+		if (!dec->blk) {
+			r = -ENOMEM;
+			goto err_free;
+		}
+		r = pt_blk_set_image(dec->blk, auxcap_ipt_image_pt(image));
+	} else {
+		config.flags.variant.insn.enable_tick_events = dec->opts.tick_events;
+		dec->insn = pt_insn_alloc_decoder(&config);
+		if (!dec->insn) {
+			r = -ENOMEM;
+			goto err_free;
+		}
+		r = pt_insn_set_image(dec->insn, auxcap_ipt_image_pt(image));
+	}
+	if (r < 0) {
+		r = auxcap_ipt_errno(r);
+		goto err_dec;
+	}
+	*ret_dec = dec;
+	return 0;
+
+err_dec:
+	pt_insn_free_decoder(dec->insn);
+	pt_blk_free_decoder(dec->blk);
+err_free:
+	free(dec);
+	return r;
+}
+
+void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec)
+{
+	if (!dec)
+		return;
+	if (dec->insn)
+		pt_insn_free_decoder(dec->insn);
+	if (dec->blk)
+		pt_blk_free_decoder(dec->blk);
+	free(dec);
+}
+
+uint64_t auxcap_ipt_decoder_gaps(const struct auxcap_ipt_decoder *dec)
+{
+	return dec ? dec->gaps : 0;
+}
+
+static int make_gap(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item, int pte,
+		    uint64_t ip)
+{
+	uint64_t offset = 0;
+
+	memset(item, 0, sizeof(*item));
+	(void)dec_get_offset(dec, &offset);
+	item->kind = AUXCAP_IPT_ITEM_GAP;
+	item->offset = offset;
+	item->ip = ip;
+	item->err = auxcap_ipt_errno(pte);
+	item->native = pt_errcode(pte);
+	dec->gaps++;
+	return 1;
+}
+
+static void fill_event(struct auxcap_ipt_item *item, const struct pt_event *ev)
+{
+	item->kind = AUXCAP_IPT_ITEM_EVENT;
+	if (ev->ip_suppressed)
+		item->flags |= AUXCAP_IPT_F_IP_SUPPRESSED;
+	if (ev->status_update)
+		item->flags |= AUXCAP_IPT_F_STATUS_UPDATE;
+	if (ev->has_tsc) {
+		item->flags |= AUXCAP_IPT_F_HAS_TSC;
+		item->tsc = ev->tsc;
+	}
+	switch (ev->type) {
+	case ptev_enabled:
+		item->event = AUXCAP_IPT_EV_ENABLED;
+		item->ip = ev->variant.enabled.ip;
+		if (ev->variant.enabled.resumed)
+			item->flags |= AUXCAP_IPT_F_RESUMED;
+		break;
+	case ptev_disabled:
+		item->event = AUXCAP_IPT_EV_DISABLED;
+		item->ip = ev->variant.disabled.ip;
+		break;
+	case ptev_async_disabled:
+		item->event = AUXCAP_IPT_EV_ASYNC_DISABLED;
+		item->at = ev->variant.async_disabled.at;
+		item->ip = ev->variant.async_disabled.ip;
+		break;
+	case ptev_async_branch:
+		item->event = AUXCAP_IPT_EV_ASYNC_BRANCH;
+		item->at = ev->variant.async_branch.from;
+		item->ip = ev->variant.async_branch.to;
+		break;
+	case ptev_paging:
+		item->event = AUXCAP_IPT_EV_PAGING;
+		item->payload = ev->variant.paging.cr3;
+		if (ev->variant.paging.non_root)
+			item->flags |= AUXCAP_IPT_F_NON_ROOT;
+		break;
+	case ptev_async_paging:
+		item->event = AUXCAP_IPT_EV_ASYNC_PAGING;
+		item->payload = ev->variant.async_paging.cr3;
+		item->ip = ev->variant.async_paging.ip;
+		if (ev->variant.async_paging.non_root)
+			item->flags |= AUXCAP_IPT_F_NON_ROOT;
+		break;
+	case ptev_overflow:
+		item->event = AUXCAP_IPT_EV_OVERFLOW;
+		item->ip = ev->variant.overflow.ip;
+		break;
+	case ptev_exec_mode:
+		item->event = AUXCAP_IPT_EV_EXEC_MODE;
+		item->mode = map_mode(ev->variant.exec_mode.mode);
+		item->ip = ev->variant.exec_mode.ip;
+		break;
+	case ptev_tsx:
+		item->event = AUXCAP_IPT_EV_TSX;
+		item->ip = ev->variant.tsx.ip;
+		if (ev->variant.tsx.speculative)
+			item->flags |= AUXCAP_IPT_F_TSX_SPECULATIVE;
+		if (ev->variant.tsx.aborted)
+			item->flags |= AUXCAP_IPT_F_TSX_ABORTED;
+		break;
+	case ptev_stop:
+		item->event = AUXCAP_IPT_EV_STOP;
+		break;
+	case ptev_vmcs:
+		item->event = AUXCAP_IPT_EV_VMCS;
+		item->payload = ev->variant.vmcs.base;
+		break;
+	case ptev_async_vmcs:
+		item->event = AUXCAP_IPT_EV_ASYNC_VMCS;
+		item->payload = ev->variant.async_vmcs.base;
+		item->ip = ev->variant.async_vmcs.ip;
+		break;
+	case ptev_exstop:
+		item->event = AUXCAP_IPT_EV_EXSTOP;
+		item->ip = ev->variant.exstop.ip;
+		break;
+	case ptev_mwait:
+		item->event = AUXCAP_IPT_EV_MWAIT;
+		item->ip = ev->variant.mwait.ip;
+		item->payload = ev->variant.mwait.hints;
+		item->payload2 = ev->variant.mwait.ext;
+		break;
+	case ptev_pwre:
+		item->event = AUXCAP_IPT_EV_PWRE;
+		item->payload2 = (uint32_t)ev->variant.pwre.state << 8 | ev->variant.pwre.sub_state;
+		if (ev->variant.pwre.hw)
+			item->flags |= AUXCAP_IPT_F_PWRE_HW;
+		break;
+	case ptev_pwrx:
+		item->event = AUXCAP_IPT_EV_PWRX;
+		item->payload2 = (uint32_t)ev->variant.pwrx.last << 8 | ev->variant.pwrx.deepest;
+		if (ev->variant.pwrx.interrupt)
+			item->flags |= AUXCAP_IPT_F_PWRX_INTERRUPT;
+		if (ev->variant.pwrx.store)
+			item->flags |= AUXCAP_IPT_F_PWRX_STORE;
+		if (ev->variant.pwrx.autonomous)
+			item->flags |= AUXCAP_IPT_F_PWRX_AUTONOMOUS;
+		break;
+	case ptev_ptwrite:
+		item->event = AUXCAP_IPT_EV_PTWRITE;
+		item->ip = ev->variant.ptwrite.ip;
+		item->payload = ev->variant.ptwrite.payload;
+		item->payload2 = ev->variant.ptwrite.size;
+		break;
+	case ptev_tick:
+		item->event = AUXCAP_IPT_EV_TICK;
+		item->ip = ev->variant.tick.ip;
+		break;
+	case ptev_cbr:
+		item->event = AUXCAP_IPT_EV_CBR;
+		item->payload = ev->variant.cbr.ratio;
+		break;
+	case ptev_mnt:
+		item->event = AUXCAP_IPT_EV_MNT;
+		item->payload = ev->variant.mnt.payload;
+		break;
+	}
+}
+
+/* Synchronize at the next PSB; returns 1 with a GAP item, 0 synced, or -1 when done. */
+static int do_sync(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	uint64_t offset = 0;
+	int r;
+
+	r = dec_sync_forward(dec);
+	if (r == -pte_eos) {
+		dec->state = STATE_DONE;
+		return -1;
+	}
+	if (r < 0) {
+		/* A PSB was found but its PSB+ does not decode.  The next sync_forward
+		 * searches beyond it; stop if it does not move. */
+		(void)dec_get_offset(dec, &offset);
+		if (dec->have_last_fail && offset == dec->last_fail_offset) {
+			dec->state = STATE_DONE;
+			return -1;
+		}
+		dec->have_last_fail = true;
+		dec->last_fail_offset = offset;
+		return make_gap(dec, item, r, dec->last_ip);
+	}
+	dec->status = r;
+	dec->state = STATE_RUNNING;
+	if (!dec->synced_once) {
+		dec->synced_once = true;
+		if (dec_get_sync_offset(dec, &offset) >= 0 && offset > 0) {
+			memset(item, 0, sizeof(*item));
+			item->kind = AUXCAP_IPT_ITEM_GAP;
+			item->err = -ENODATA;
+			dec->gaps++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int next_insn(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	struct pt_insn insn;
+	int r;
+
+	memset(&insn, 0, sizeof(insn));
+	r = pt_insn_next(dec->insn, &insn, sizeof(insn));
+	dec->err_ip = insn.ip;
+	if (r < 0)
+		return r;
+	dec->status = r;
+	memset(item, 0, sizeof(*item));
+	item->kind = AUXCAP_IPT_ITEM_INSN;
+	item->ip = insn.ip;
+	item->end_ip = insn.ip;
+	item->ninsn = 1;
+	item->iclass = map_iclass(insn.iclass);
+	item->mode = map_mode(insn.mode);
+	item->size = insn.size;
+	memcpy(item->raw, insn.raw,
+	       sizeof(item->raw) < sizeof(insn.raw) ? sizeof(item->raw) : sizeof(insn.raw));
+	if (insn.speculative)
+		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
+	dec->last_ip = insn.ip;
+	return 1;
+}
+
+static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	struct pt_block block;
+	int r;
+
+	memset(&block, 0, sizeof(block));
+	r = pt_blk_next(dec->blk, &block, sizeof(block));
+	dec->err_ip = block.ip;
+	if (r < 0)
+		return r;
+	dec->status = r;
+	/* An empty block only carries status (pending events, eos). */
+	if (!block.ninsn)
+		return 0;
+	memset(item, 0, sizeof(*item));
+	item->kind = AUXCAP_IPT_ITEM_BLOCK;
+	item->ip = block.ip;
+	item->end_ip = block.end_ip;
+	item->ninsn = block.ninsn;
+	item->iclass = map_iclass(block.iclass);
+	item->mode = map_mode(block.mode);
+	if (block.speculative)
+		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
+	/* The bytes at end_ip, so callers can size the last instruction. */
+	if (block.truncated) {
+		item->size = block.size;
+		memcpy(item->raw, block.raw, block.size);
+	} else if (block.isid > 0) {
+		r = auxcap_ipt_image_read(dec->image, block.isid, block.end_ip, item->raw,
+					  sizeof(item->raw));
+		item->size = r > 0 ? (uint8_t)r : 0;
+	}
+	dec->last_ip = block.end_ip;
+	return 1;
+}
+
+int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	struct pt_event ev;
+	uint64_t offset;
+	int r;
+
+	if (!dec || !item)
+		return -EINVAL;
+	for (;;) {
+		if (dec->state == STATE_DONE)
+			return 0;
+		if (dec->state == STATE_NEED_SYNC) {
+			r = do_sync(dec, item);
+			if (r < 0)
+				return 0;
+			if (r > 0)
+				return 1;
+			continue;
+		}
+
+		if (dec->status & pts_event_pending) {
+			memset(&ev, 0, sizeof(ev));
+			r = dec_event(dec, &ev);
+			if (r < 0) {
+				dec->state = STATE_NEED_SYNC;
+				return make_gap(dec, item, r, dec->last_ip);
+			}
+			dec->status = r;
+			memset(item, 0, sizeof(*item));
+			if (dec_get_offset(dec, &offset) >= 0)
+				item->offset = offset;
+			fill_event(item, &ev);
+			return 1;
+		}
+		if (dec->status & pts_eos) {
+			/* The trace ends; say so if the flow was cut while tracing was on. */
+			bool cut = !(dec->status & pts_ip_suppressed);
+
+			dec->status = 0;
+			dec->state = STATE_NEED_SYNC;
+			if (cut) {
+				memset(item, 0, sizeof(*item));
+				item->kind = AUXCAP_IPT_ITEM_EVENT;
+				item->event = AUXCAP_IPT_EV_END_OF_TRACE;
+				item->ip = dec->last_ip;
+				if (dec_get_offset(dec, &offset) >= 0)
+					item->offset = offset;
+				return 1;
+			}
+			continue;
+		}
+
+		r = dec->insn ? next_insn(dec, item) : next_block(dec, item);
+		if (r == 0)
+			continue;
+		if (r > 0) {
+			if (dec_get_offset(dec, &offset) >= 0)
+				item->offset = offset;
+			dec_time(dec, item);
+			return 1;
+		}
+		if (r == -pte_nomem)
+			return -ENOMEM;
+		dec->state = STATE_NEED_SYNC;
+		if (r == -pte_eos)
+			continue;
+		return make_gap(dec, item, r, dec->err_ip);
+	}
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The traced memory image: a libipt pt_image holding file sections (raw binaries, ELF
+ * segments) at their load addresses.  libipt maps the files lazily when decoding needs them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <intel-pt.h>
+
+#include "ipt.h"
+#include "ipt_internal.h"
+
+struct auxcap_ipt_image {
+	struct pt_image *pt;                   /* owned */
+	struct pt_image_section_cache *cache;  /* owned; sections are added through it so
+						* block items can read their last bytes */
+};
+
+int auxcap_ipt_image_new(struct auxcap_ipt_image **ret_image)
+{
+	struct auxcap_ipt_image *image;
+
+	if (!ret_image)
+		return -EINVAL;
+	image = calloc(1, sizeof(*image));
+	if (!image)
+		return -ENOMEM;
+	image->pt = pt_image_alloc("auxcap");
+	image->cache = pt_iscache_alloc("auxcap");
+	if (!image->pt || !image->cache) {
+		auxcap_ipt_image_free(image);
+		return -ENOMEM;
+	}
+	*ret_image = image;
+	return 0;
+}
+
+void auxcap_ipt_image_free(struct auxcap_ipt_image *image)
+{
+	if (!image)
+		return;
+	if (image->pt)
+		pt_image_free(image->pt);
+	if (image->cache)
+		pt_iscache_free(image->cache);
+	free(image);
+}
+
+struct pt_image *auxcap_ipt_image_pt(struct auxcap_ipt_image *image)
+{
+	return image->pt;
+}
+
+int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, uint64_t offset,
+			     uint64_t size, uint64_t vaddr)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!image || !path)
+		return -EINVAL;
+	/* libipt only notices a bad file when decoding reaches it; check it now. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = fstat(fd, &st) < 0 ? -errno : 0;
+	(void)close(fd);
+	if (r < 0)
+		return r;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if (offset >= (uint64_t)st.st_size)
+		return -ERANGE;
+	if (!size || size > (uint64_t)st.st_size - offset)
+		size = (uint64_t)st.st_size - offset;
+	r = pt_iscache_add_file(image->cache, path, offset, size, vaddr);
+	if (r < 0)
+		return auxcap_ipt_errno(r);
+	return auxcap_ipt_errno(pt_image_add_cached(image->pt, image->cache, r, NULL));
+}
+
+int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,
+			  size_t len)
+{
+	return pt_iscache_read(image->cache, buf, len, isid, vaddr);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Helpers shared by the files of aux/intel_pt/ (which alone include <intel-pt.h>). */
+#ifndef AUXCAP_IPT_INTERNAL_H
+#define AUXCAP_IPT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <intel-pt.h>
+
+#include "ipt.h"
+
+/*
+ * Fill @config for the trace [@buf, @buf + @len) and @params (optional).  Errata come from
+ * auxcap_ipt_errata(); an unknown CPU leaves them empty.  Returns 0 or a negative libipt code.
+ */
+int auxcap_ipt_config_init(struct pt_config *config, const uint8_t *buf, size_t len,
+			   const struct auxcap_ipt_params *params);
+
+/* Errata of @params' CPU into @errata; 0, or -pte_bad_cpu if the CPU is not known. */
+int auxcap_ipt_errata(const struct auxcap_ipt_params *params, struct pt_errata *errata);
+
+/* -EINVAL if @params is non-NULL with a too small sz. */
+int auxcap_ipt_params_valid(const struct auxcap_ipt_params *params);
+
+/* The libipt image behind @image (borrowed). */
+struct pt_image *auxcap_ipt_image_pt(struct auxcap_ipt_image *image);
+
+/*
+ * Read up to @len bytes at @vaddr from section @isid of @image.  Returns the number of
+ * bytes read or a negative libipt code.
+ */
+int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,
+			  size_t len);
+
+#endif

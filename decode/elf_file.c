@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ELF segments and function symbols with libelf.  The file is read once at open: segments
+ * are copied into an array and symbols into a sorted array whose names live in one pool.
+ */
+#include "elf_file.h"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+struct elf_sym {
+	uint64_t addr; /* st_value (link-time address) */
+	uint64_t size; /* st_size (bytes; 0 = unknown) */
+	size_t name;   /* offset of the name in auxcap_elf.names */
+};
+
+struct auxcap_elf {
+	char *path;			 /* owned copy */
+	bool dyn;			 /* ET_DYN */
+	struct auxcap_elf_segment *segs; /* owned, nsegs entries */
+	size_t nsegs;
+	struct elf_sym *syms; /* owned, sorted by addr */
+	size_t nsyms;
+	char *names;	  /* owned pool of NUL-terminated names */
+	size_t names_len; /* bytes used in @names */
+};
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Prefer sized symbols first among aliases. */
+	return (x->size < y->size) - (x->size > y->size);
+}
+
+static int read_segments(Elf *e, struct auxcap_elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n) != 0)
+		return -EBADMSG;
+	elf->segs = calloc(n ? n : 1, sizeof(*elf->segs));
+	if (!elf->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return -EBADMSG;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		elf->segs[elf->nsegs++] = (struct auxcap_elf_segment){
+			.vaddr = ph.p_vaddr,
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.exec = (ph.p_flags & PF_X) != 0,
+		};
+	}
+	return 0;
+}
+
+static int add_name(struct auxcap_elf *elf, const char *name, size_t *ret_off)
+{
+	size_t len = strlen(name) + 1;
+	char *p;
+
+	p = realloc(elf->names, elf->names_len + len);
+	if (!p)
+		return -ENOMEM;
+	elf->names = p;
+	memcpy(elf->names + elf->names_len, name, len);
+	*ret_off = elf->names_len;
+	elf->names_len += len;
+	return 0;
+}
+
+static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_elf *elf)
+{
+	Elf_Data *data;
+	size_t n, cap;
+	int r;
+
+	if (!sh->sh_entsize)
+		return -EBADMSG;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return -EBADMSG;
+	n = sh->sh_size / sh->sh_entsize;
+	cap = elf->nsyms + n;
+	if (cap) {
+		struct elf_sym *p = realloc(elf->syms, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		elf->syms = p;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			return -EBADMSG;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		elf->syms[elf->nsyms].addr = sym.st_value;
+		elf->syms[elf->nsyms].size = sym.st_size;
+		r = add_name(elf, name, &elf->syms[elf->nsyms].name);
+		if (r < 0)
+			return r;
+		elf->nsyms++;
+	}
+	return 0;
+}
+
+static int read_symbols(Elf *e, struct auxcap_elf *elf)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL;
+	GElf_Shdr sh, dynsh;
+	bool have_symtab = false;
+	int r;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			return -EBADMSG;
+		if (sh.sh_type == SHT_SYMTAB) {
+			r = read_symtab(e, scn, &sh, elf);
+			if (r < 0)
+				return r;
+			have_symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			dynsh = sh;
+		}
+	}
+	if (!have_symtab && dynsym) {
+		r = read_symtab(e, dynsym, &dynsh, elf);
+		if (r < 0)
+			return r;
+	}
+	if (elf->nsyms)
+		qsort(elf->syms, elf->nsyms, sizeof(*elf->syms), cmp_sym);
+	return 0;
+}
+
+int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
+{
+	struct auxcap_elf *elf;
+	GElf_Ehdr eh;
+	Elf *e;
+	int fd, r;
+
+	if (!path || !ret_elf)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EOPNOTSUPP;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = calloc(1, sizeof(*elf));
+	if (!elf) {
+		r = -ENOMEM;
+		goto err_close;
+	}
+	elf->path = strdup(path);
+	if (!elf->path) {
+		r = -ENOMEM;
+		goto err_free;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e) {
+		r = -ENOEXEC;
+		goto err_free;
+	}
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		r = -ENOEXEC;
+		goto err_end;
+	}
+	elf->dyn = eh.e_type == ET_DYN;
+	r = read_segments(e, elf);
+	if (r < 0)
+		goto err_end;
+	r = read_symbols(e, elf);
+	if (r < 0)
+		goto err_end;
+	(void)elf_end(e);
+	(void)close(fd);
+	*ret_elf = elf;
+	return 0;
+
+err_end:
+	(void)elf_end(e);
+err_free:
+	auxcap_elf_free(elf);
+err_close:
+	(void)close(fd);
+	return r;
+}
+
+void auxcap_elf_free(struct auxcap_elf *elf)
+{
+	if (!elf)
+		return;
+	free(elf->path);
+	free(elf->segs);
+	free(elf->syms);
+	free(elf->names);
+	free(elf);
+}
+
+const char *auxcap_elf_path(const struct auxcap_elf *elf)
+{
+	return elf->path;
+}
+
+bool auxcap_elf_is_dyn(const struct auxcap_elf *elf)
+{
+	return elf->dyn;
+}
+
+uint64_t auxcap_elf_link_base(const struct auxcap_elf *elf)
+{
+	uint64_t base = UINT64_MAX;
+
+	for (size_t i = 0; i < elf->nsegs; i++)
+		if (elf->segs[i].vaddr < base)
+			base = elf->segs[i].vaddr;
+	return base == UINT64_MAX ? 0 : base & ~0xfffull;
+}
+
+size_t auxcap_elf_segments(const struct auxcap_elf *elf, const struct auxcap_elf_segment **ret_segs)
+{
+	*ret_segs = elf->segs;
+	return elf->nsegs;
+}
+
+size_t auxcap_elf_nsyms(const struct auxcap_elf *elf)
+{
+	return elf->nsyms;
+}
+
+int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			 uint64_t *ret_off)
+{
+	size_t lo = 0, hi = elf->nsyms;
+	const struct elf_sym *s;
+
+	/* Find the last symbol with addr <= @addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	s = &elf->syms[lo - 1];
+	/* Among aliases at the same address the sized one sorts first. */
+	while (lo - 1 > 0 && elf->syms[lo - 2].addr == s->addr)
+		s = &elf->syms[--lo - 1];
+	if (s->size && addr - s->addr >= s->size)
+		return 0;
+	*ret_name = elf->names + s->name;
+	*ret_off = addr - s->addr;
+	return 1;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * ELF files for offline decoding: the loadable segments (to build the traced memory image)
+ * and the symbol table (to name addresses as symbol+offset).  Read with libelf.
+ */
+#ifndef AUXCAP_DECODE_ELF_H
+#define AUXCAP_DECODE_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** A PT_LOAD segment. */
+struct auxcap_elf_segment {
+	uint64_t vaddr;	 /* link-time virtual address (p_vaddr) */
+	uint64_t offset; /* file offset (bytes, p_offset) */
+	uint64_t filesz; /* bytes present in the file (p_filesz) */
+	bool exec;	 /* PF_X: contains code */
+};
+
+struct auxcap_elf;
+
+/**
+ * Open and index the ELF file @path: its PT_LOAD segments and its function symbols
+ * (.symtab, or .dynsym when stripped).
+ *
+ * The returned object is owned by the caller (auxcap_elf_free()); it does not keep the
+ * file open.  @path is copied.
+ *
+ * Returns 0 and the object in @ret_elf on success.
+ * Returns -EINVAL if @path or @ret_elf is NULL.
+ * Returns the negative errno of open() (-ENOENT, -EACCES, ...) if @path cannot be opened.
+ * Returns -ENOEXEC if @path is not an ELF file.
+ * Returns -EBADMSG if the ELF file is malformed (headers or tables cannot be read).
+ * Returns -ENOMEM if out of memory.
+ */
+int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf);
+
+/** Free @elf (NULL is a no-op). */
+void auxcap_elf_free(struct auxcap_elf *elf);
+
+/** The path @elf was opened from (borrowed, valid until auxcap_elf_free()). */
+const char *auxcap_elf_path(const struct auxcap_elf *elf);
+
+/** True for ET_DYN (PIE, shared object): the load address is chosen at run time. */
+bool auxcap_elf_is_dyn(const struct auxcap_elf *elf);
+
+/** Lowest PT_LOAD p_vaddr, rounded down to 4 KiB: the link-time load address. */
+uint64_t auxcap_elf_link_base(const struct auxcap_elf *elf);
+
+/**
+ * The PT_LOAD segments of @elf in @ret_segs (borrowed, valid until auxcap_elf_free()).
+ *
+ * Returns the number of segments.
+ */
+size_t auxcap_elf_segments(const struct auxcap_elf *elf,
+			   const struct auxcap_elf_segment **ret_segs);
+
+/** Number of function symbols indexed. */
+size_t auxcap_elf_nsyms(const struct auxcap_elf *elf);
+
+/**
+ * Name the link-time address @addr: the function symbol containing it (or, for symbols of
+ * size 0, the closest one below it in the same segment).
+ *
+ * @ret_name is borrowed (valid until auxcap_elf_free()); outputs are untouched when no
+ * symbol matches.
+ *
+ * Returns 1 if a symbol was found, 0 if none matches.
+ */
+int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			 uint64_t *ret_off);
+
+#endif
