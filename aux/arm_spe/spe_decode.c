@@ -386,39 +386,100 @@ static void sample_add(struct auxcap_spe_sample *s, const struct auxcap_spe_pack
 }
 
 /*
- * Would a record starting at @q decode cleanly?  True if the packets from @q reach an END or
- * TIMESTAMP, or the end of the data, without a bad header or size and within
- * AUXCAP_SPE_MAX_RECORD_SIZE bytes of non-PAD packets.
+ * Resynchronisation.  A candidate (the byte after an END, or after a TIMESTAMP and its payload)
+ * is accepted when the packets from it reach an END or TIMESTAMP, the end of the data (a
+ * truncated packet there included), or a point RESYNC_SPAN bytes on, without a bad header or
+ * size.  The span is twice the largest record the architecture allows, so a wrong candidate
+ * is accepted only if 4 KiB of data decode as packets.
+ *
+ * Candidates' packet chains merge (a chain is fixed by its start), so a chain that failed is
+ * remembered: a later candidate whose chain reaches one of its positions fails too.  This is
+ * exact because a later candidate's span ends later.  The memo is a bitmap of the positions
+ * [lo, lo + RESYNC_MEMO_BITS), lo being the scan position, which never decreases; every chain
+ * walked lies within it.  Each position is then walked by failing chains at most twice (walk
+ * and mark), which keeps resynchronisation linear in the bytes skipped plus RESYNC_SPAN.
  */
-static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t q)
+#define RESYNC_SPAN	 (2 * AUXCAP_SPE_MAX_RECORD_SIZE)
+#define RESYNC_MEMO_BITS (2 * RESYNC_SPAN)
+
+struct resync_memo {
+	size_t lo;				  /* position of the window's first bit */
+	unsigned char bits[RESYNC_MEMO_BITS / 8]; /* bit (p % RESYNC_MEMO_BITS): p failed */
+};
+
+static bool memo_get(const struct resync_memo *m, size_t p)
+{
+	if (p < m->lo || p - m->lo >= RESYNC_MEMO_BITS)
+		return false;
+	p %= RESYNC_MEMO_BITS;
+	return m->bits[p / 8] & (1U << (p % 8));
+}
+
+static void memo_set(struct resync_memo *m, size_t p)
+{
+	if (p < m->lo || p - m->lo >= RESYNC_MEMO_BITS)
+		return;
+	p %= RESYNC_MEMO_BITS;
+	m->bits[p / 8] |= (unsigned char)(1U << (p % 8));
+}
+
+/* Move the window to start at @lo (>= the old start), forgetting the positions left behind. */
+static void memo_advance(struct resync_memo *m, size_t lo)
+{
+	size_t p;
+
+	if (lo - m->lo >= RESYNC_MEMO_BITS) {
+		memset(m->bits, 0, sizeof(m->bits));
+	} else {
+		for (p = m->lo; p < lo; p++)
+			m->bits[(p % RESYNC_MEMO_BITS) / 8] &=
+				(unsigned char)~(1U << (p % RESYNC_MEMO_BITS % 8));
+	}
+	m->lo = lo;
+}
+
+static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t start,
+			      struct resync_memo *memo)
 {
 	struct auxcap_spe_packet pkt;
-	size_t n = 0;
+	size_t q = start;
 	int r;
 
-	while (q < dec->len) {
+	for (;;) {
+		if (q >= dec->len || q - start >= RESYNC_SPAN)
+			return true;
+		if (memo_get(memo, q))
+			break;
 		r = auxcap_spe_pkt_decode(dec->buf + q, dec->len - q, q, &pkt);
 		if (r == -ENODATA)
 			return true;
 		if (r < 0)
-			return false;
+			break;
 		q += (size_t)r;
-		if (pkt.type == AUXCAP_SPE_PKT_PAD)
-			continue;
 		if (is_terminator(&pkt))
 			return true;
-		n += (size_t)r;
-		if (n > AUXCAP_SPE_MAX_RECORD_SIZE)
-			return false;
 	}
-	return true;
+
+	/* Failed at q: remember the chain from start to q. */
+	memo_set(memo, q);
+	while (start < q) {
+		memo_set(memo, start);
+		r = auxcap_spe_pkt_decode(dec->buf + start, dec->len - start, start, &pkt);
+		if (r <= 0)
+			break; /* cannot happen: these packets decoded above */
+		start += (size_t)r;
+	}
+	return false;
 }
 
-/* The position after the next END/TIMESTAMP at or after @from that passes the check above. */
+/* The first candidate at or after @from that is accepted, or the end of the data. */
 static size_t resync(const struct auxcap_spe_decoder *dec, size_t from)
 {
+	struct resync_memo memo;
 	size_t p, cand;
 
+	memset(&memo, 0, sizeof(memo));
+	memo.lo = from;
 	for (p = from; p < dec->len; p++) {
 		if (dec->buf[p] == AUXCAP_SPE_HDR_END)
 			cand = p + 1;
@@ -426,7 +487,8 @@ static size_t resync(const struct auxcap_spe_decoder *dec, size_t from)
 			cand = p + 9;
 		else
 			continue;
-		if (record_decodes_at(dec, cand))
+		memo_advance(&memo, p);
+		if (record_decodes_at(dec, cand, &memo))
 			return cand;
 	}
 	return dec->len;

@@ -21,10 +21,10 @@
  *
  * Resynchronisation: after a bad header, an impossible size or a truncated packet at offset X,
  * the partial record is dropped and the decoder skips to the byte after the next END (0x01) or
- * TIMESTAMP (0x71 + 8 bytes) found at or after X + 1 from which the following record decodes
- * cleanly (no bad header or size up to its own END/TIMESTAMP, at most
- * AUXCAP_SPE_MAX_RECORD_SIZE bytes of packets, or up to the end of the data).  The bytes from
- * X to that point are accounted as error bytes.  Every byte of the input is accounted exactly
+ * TIMESTAMP (0x71 + 8 bytes) found at or after X + 1 from which the data decode cleanly (no bad
+ * header or size) up to an END/TIMESTAMP, the end of the data, or for 2 *
+ * AUXCAP_SPE_MAX_RECORD_SIZE bytes.  The bytes from X to that point are accounted as error
+ * bytes.  Resynchronisation takes time linear in the bytes it skips.  Every byte of the input is accounted exactly
  * once as packet, padding or error bytes (struct auxcap_spe_stats).
  *
  * Nothing here allocates; every buffer is borrowed from the caller.

@@ -395,7 +395,6 @@ int auxcap_spe_sample_print(FILE *out, const struct auxcap_spe_sample *s)
 {
 	char line[512];
 	struct strbuf sb = { .buf = line, .size = sizeof(line), .len = 0 };
-	const char *src;
 
 	if (!out || !s)
 		return -EINVAL;
@@ -426,12 +425,8 @@ int auxcap_spe_sample_print(FILE *out, const struct auxcap_spe_sample *s)
 		sb_add(&sb, " ev=");
 		sample_events(&sb, s->events);
 	}
-	if (s->present & AUXCAP_SPE_HAS_DATA_SOURCE) {
-		src = auxcap_spe_data_source_name(s->data_source);
+	if (s->present & AUXCAP_SPE_HAS_DATA_SOURCE)
 		sb_add(&sb, " src=%" PRIu64, s->data_source);
-		if (src)
-			sb_add(&sb, "(%s?)", src);
-	}
 	fprintf(out, "%s\n", line);
 	return check_out(out);
 }

@@ -85,6 +85,8 @@ static void check_accounting(const struct auxcap_spe_decoder *dec, size_t len)
 			 len);
 }
 
+static size_t naive_resync(const unsigned char *buf, size_t len, size_t from);
+
 static void test_samples(void **state)
 {
 	struct sb b = { .len = 0 };
@@ -244,6 +246,46 @@ static void test_bad_header_resync(void **state)
 	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 0);
 	assert_int_equal(dec.stats.errors, 1);
 	assert_int_equal(dec.stats.error_bytes, rec2 - bad);
+	check_accounting(&dec, b.len);
+}
+
+/*
+ * A candidate after which 4 KiB decode as packets is accepted even without a terminator; one
+ * whose packets run into a bad header is not, nor is any candidate whose packets join them.
+ */
+static void test_resync_span_and_merge(void **state)
+{
+	struct sb b = { .len = 0 };
+	struct auxcap_spe_decoder dec;
+	struct auxcap_spe_event ev;
+	size_t i, bad_end;
+
+	(void)state;
+	/* Chains of counters holding 0x01 bytes, ending in a bad header, twice. */
+	sb_pkt(&b, 0xc0, 0, 0);
+	for (i = 0; i < 300; i++)
+		sb_pkt(&b, 0x98, 0x0001, 2);
+	sb_pkt(&b, 0xff, 0, 0);
+	for (i = 0; i < 300; i++)
+		sb_pkt(&b, 0x98, 0x0001, 2);
+	sb_pkt(&b, 0xff, 0, 0);
+	bad_end = b.len;
+	/* Then 6000 bytes of counters: accepted after the first 0x01 byte. */
+	for (i = 0; i < 2000; i++)
+		sb_pkt(&b, 0x98, 0x0001, 2);
+
+	auxcap_spe_decoder_init(&dec, b.buf, b.len, 0);
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 1);
+	assert_int_equal(ev.type, AUXCAP_SPE_EVENT_ERROR);
+	assert_int_equal(ev.error.offset, 0);
+	assert_int_equal(ev.error.skipped, bad_end + 2);
+	assert_int_equal(ev.error.skipped, naive_resync(b.buf, b.len, 1));
+	/* The rest decodes as one long record that never ends. */
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 1);
+	assert_int_equal(ev.type, AUXCAP_SPE_EVENT_ERROR);
+	assert_int_equal(ev.error.kind, AUXCAP_SPE_ERR_UNTERMINATED);
+	assert_int_equal(ev.error.offset, bad_end + 3);
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 0);
 	check_accounting(&dec, b.len);
 }
 
@@ -444,6 +486,39 @@ static uint64_t rng_next(uint64_t *s)
 }
 
 /*
+ * The resynchronisation rule of spe_decode.h written plainly (no memo): the first END or
+ * TIMESTAMP at or after @from after which packets decode without a bad header or size up to a
+ * terminator, the end of the data or 4096 bytes on.
+ */
+static size_t naive_resync(const unsigned char *buf, size_t len, size_t from)
+{
+	struct auxcap_spe_packet pkt;
+	size_t p, cand, q;
+	int r;
+
+	for (p = from; p < len; p++) {
+		if (buf[p] == 0x01)
+			cand = p + 1;
+		else if (buf[p] == 0x71 && len - p >= 9)
+			cand = p + 9;
+		else
+			continue;
+		for (q = cand;; q += (size_t)r) {
+			if (q >= len || q - cand >= 4096)
+				return cand;
+			r = auxcap_spe_pkt_decode(buf + q, len - q, q, &pkt);
+			if (r == -ENODATA)
+				return cand;
+			if (r < 0)
+				break;
+			if (pkt.type == AUXCAP_SPE_PKT_END || pkt.type == AUXCAP_SPE_PKT_TIMESTAMP)
+				return cand;
+		}
+	}
+	return len;
+}
+
+/*
  * Decode @len bytes with packet events on and check the invariants: events move forward, every
  * byte is covered exactly once by a packet or an error skip, the decoder ends, and the stats
  * agree with the events.
@@ -472,6 +547,8 @@ static void fuzz_one(const unsigned char *buf, size_t len, unsigned char *cover)
 		case AUXCAP_SPE_EVENT_ERROR:
 			end = ev.error.offset + ev.error.skipped;
 			assert_true(end <= len);
+			if (ev.error.kind != AUXCAP_SPE_ERR_UNTERMINATED)
+				assert_int_equal(end, naive_resync(buf, len, ev.error.offset + 1));
 			for (i = ev.error.offset; i < end; i++)
 				cover[i]++;
 			errors++;
@@ -539,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_empty_record),
 		cmocka_unit_test(test_bad_header_resync),
 		cmocka_unit_test(test_bad_size_resync_on_timestamp),
+		cmocka_unit_test(test_resync_span_and_merge),
 		cmocka_unit_test(test_cut_every_byte),
 		cmocka_unit_test(test_dump_raw),
 		cmocka_unit_test(test_dump_raw_errors),
