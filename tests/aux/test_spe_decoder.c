@@ -19,7 +19,7 @@
 #include "spe_decode.h"
 
 struct sb {
-	unsigned char buf[8192];
+	unsigned char buf[12288];
 	size_t len;
 };
 
@@ -287,6 +287,45 @@ static void test_resync_span_and_merge(void **state)
 	assert_int_equal(ev.error.offset, bad_end + 3);
 	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 0);
 	check_accounting(&dec, b.len);
+}
+
+/*
+ * A failed candidate far behind (8 KiB) does not make a later, good candidate fail: what the
+ * decoder remembers of failed candidates follows the scan.
+ */
+static void test_resync_far(void **state)
+{
+	static struct sb b;
+	struct auxcap_spe_decoder dec;
+	struct auxcap_spe_event ev;
+	size_t good;
+
+	(void)state;
+	b.len = 0;
+	sb_pkt(&b, 0xc0, 0, 0); /* bad header */
+	sb_pkt(&b, 0x01, 0, 0); /* a candidate ... */
+	sb_pkt(&b, 0xff, 0, 0); /* ... that fails */
+	while (b.len < 8193) {
+		/* Filler, with a failing candidate now and then so that the scan moves on. */
+		if (b.len % 1024 == 0 && b.len + 2 < 8193) {
+			sb_pkt(&b, 0x01, 0, 0);
+			sb_pkt(&b, 0xff, 0, 0);
+		} else {
+			sb_pkt(&b, 0x55, 0, 0);
+		}
+	}
+	sb_pkt(&b, 0x01, 0, 0);
+	good = b.len; /* 8194 = the failed candidate + 8192 */
+	sb_branch_record(&b, 0x9000, 0x9100);
+
+	auxcap_spe_decoder_init(&dec, b.buf, b.len, 0);
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 1);
+	assert_int_equal(ev.type, AUXCAP_SPE_EVENT_ERROR);
+	assert_int_equal(ev.error.skipped, good);
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 1);
+	assert_int_equal(ev.type, AUXCAP_SPE_EVENT_SAMPLE);
+	assert_int_equal(ev.sample.offset, good);
+	assert_int_equal(auxcap_spe_decoder_next(&dec, &ev), 0);
 }
 
 /* Resynchronisation after a TIMESTAMP, and an impossible size with an extended header. */
@@ -617,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_bad_header_resync),
 		cmocka_unit_test(test_bad_size_resync_on_timestamp),
 		cmocka_unit_test(test_resync_span_and_merge),
+		cmocka_unit_test(test_resync_far),
 		cmocka_unit_test(test_cut_every_byte),
 		cmocka_unit_test(test_dump_raw),
 		cmocka_unit_test(test_dump_raw_errors),
