@@ -22,9 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "auxcap/perf_data.h"
 #include "cli.h"
 
 #if AUXCAP_HAVE_LIBIPT && AUXCAP_HAVE_BACKEND_INTEL_PT
@@ -347,9 +349,21 @@ static const char *symbolize(const struct decode_args *a, uint64_t addr, char *b
 		const char *name;
 		uint64_t off;
 
+		const struct auxcap_elf_segment *segs;
+		uint64_t link = addr - a->images[k].bias;
+		size_t nsegs;
+		bool inside = false;
+
 		if (!a->images[k].elf)
 			continue;
-		if (auxcap_elf_symbolize(a->images[k].elf, addr - a->images[k].bias, &name, &off) ==
+		/* Only the image whose code holds @addr may name it. */
+		nsegs = auxcap_elf_segments(a->images[k].elf, &segs);
+		for (size_t i = 0; i < nsegs && !inside; i++)
+			inside = segs[i].exec && link >= segs[i].vaddr &&
+				 link - segs[i].vaddr < segs[i].filesz;
+		if (!inside)
+			continue;
+		if (auxcap_elf_symbolize(a->images[k].elf, link, &name, &off) ==
 		    1) {
 			snprintf(buf, n, "%s+0x%" PRIx64, name, off);
 			return buf;
@@ -674,13 +688,34 @@ static int map_trace(const char *path, const uint8_t **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-static int decode_intel_pt(struct decode_args *a)
+/* Decode one Intel PT stream of @len bytes at @buf against @image into @o's output. */
+static int decode_stream(struct decode_args *a, const uint8_t *buf, size_t len,
+			 struct auxcap_ipt_image *image, struct out_state *o)
 {
 	struct auxcap_ipt_decoder_opts dopts = { .sz = sizeof(dopts) };
-	struct auxcap_ipt_image *image = NULL;
 	struct auxcap_ipt_decoder *dec = NULL;
-	struct out_state o = { .args = a };
 	struct auxcap_ipt_item item;
+	int r;
+
+	dopts.block = !a->want_i && !a->insn_decoder;
+	r = auxcap_ipt_decoder_new(buf, len, image, &a->params, &dopts, &dec);
+	if (r < 0) {
+		cli_err("cannot start the Intel PT decoder: %s", strerror(-r));
+		return r;
+	}
+	o->have_prev = false;
+	while ((r = auxcap_ipt_decoder_next(dec, &item)) == 1)
+		handle_item(o, &item);
+	auxcap_ipt_decoder_free(dec);
+	if (r < 0)
+		cli_err("decoding '%s' stopped: %s", a->file, strerror(-r));
+	return r < 0 ? r : 0;
+}
+
+static int decode_intel_pt(struct decode_args *a)
+{
+	struct auxcap_ipt_image *image = NULL;
+	struct out_state o = { .args = a };
 	const uint8_t *buf = NULL;
 	size_t len = 0;
 	int r, ret = CLI_ERR;
@@ -726,17 +761,200 @@ static int decode_intel_pt(struct decode_args *a)
 		cli_warn("no disassembler in this build (capstone missing); instructions are shown "
 			 "without text");
 
-	dopts.block = !a->want_i && !a->insn_decoder;
-	r = auxcap_ipt_decoder_new(buf, len, image, &a->params, &dopts, &dec);
-	if (r < 0) {
-		cli_err("cannot start the Intel PT decoder: %s", strerror(-r));
+	r = decode_stream(a, buf, len, image, &o);
+	if (r < 0)
+		goto out;
+	if (fflush(stdout) == EOF) {
+		cli_err("writing the output failed: %s", strerror(errno));
 		goto out;
 	}
-	while ((r = auxcap_ipt_decoder_next(dec, &item)) == 1)
-		handle_item(&o, &item);
+	if (o.gaps)
+		cli_warn("%" PRIu64 " decode gap%s in '%s' (see the '!! gap' lines); %" PRIu64
+			 " instructions decoded",
+			 o.gaps, o.gaps == 1 ? "" : "s", a->file, o.insns);
+	ret = CLI_OK;
+out:
+	auxcap_disasm_free(o.disasm);
+	auxcap_ipt_image_free(image);
+#if AUXCAP_HAVE_LIBELF
+	for (size_t k = 0; k < a->nimages; k++)
+		auxcap_elf_free(a->images[k].elf);
+#endif
+	if (buf)
+		(void)munmap((void *)buf, len);
+	return ret;
+}
+
+/* ---- perf.data captures ------------------------------------------------------------------ */
+
+/* One AUX stream: the AUXTRACE payloads of one queue, or one snapshot. */
+struct pd_stream {
+	uint32_t idx, cpu, tid;
+	uint8_t *buf; /* owned */
+	size_t len, cap;
+};
+
+static int stream_append(struct pd_stream *st, const void *p, size_t n)
+{
+	if (st->len + n > st->cap) {
+		size_t cap = st->cap ? st->cap : 65536;
+		uint8_t *q;
+
+		while (cap < st->len + n)
+			cap *= 2;
+		q = realloc(st->buf, cap);
+		if (!q)
+			return -ENOMEM;
+		st->buf = q;
+		st->cap = cap;
+	}
+	memcpy(st->buf + st->len, p, n);
+	st->len += n;
+	return 0;
+}
+
+/* Executable mappings of the capture become --elf images loaded where they were mapped. */
+static int add_mapping(struct decode_args *a, char **owned, const struct auxcap_record *rec)
+{
+	const char *fn = rec->u.mmap.filename;
+	uint64_t base = rec->u.mmap.addr - rec->u.mmap.pgoff;
+	struct image_file *img;
+
+	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
+		return 0;
+	if (rec->type == PERF_RECORD_MMAP && (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
+		return 0;
+	if (!fn || fn[0] != '/')
+		return 0; /* [vdso], //anon, ... */
+	for (size_t k = 0; k < a->nimages; k++)
+		if (!strcmp(a->images[k].path, fn))
+			return 0; /* the first mapping of a file gives its load base */
+	if (access(fn, R_OK) < 0) {
+		cli_warn("'%s' (mapped at 0x%" PRIx64 ") cannot be read: %s; its code is not "
+			 "decoded (copy it here or use 'auxcap archive')",
+			 fn, rec->u.mmap.addr, strerror(errno));
+		return 0;
+	}
+	if (a->nimages == MAX_IMAGES) {
+		cli_warn("more than %d binaries mapped; '%s' and later ones are not decoded",
+			 MAX_IMAGES, fn);
+		return 0;
+	}
+	owned[a->nimages] = strdup(fn);
+	if (!owned[a->nimages])
+		return -ENOMEM;
+	img = &a->images[a->nimages++];
+	memset(img, 0, sizeof(*img));
+	img->path = owned[a->nimages - 1];
+	img->addr = base;
+	img->has_addr = true;
+	return 0;
+}
+
+static int decode_perf_data(struct decode_args *a)
+{
+	struct auxcap_perf_reader_opts ro = { .sz = sizeof(ro) };
+	struct auxcap_perf_reader *rd = NULL;
+	struct auxcap_ipt_image *image = NULL;
+	struct out_state o = { .args = a };
+	struct auxcap_perf_event ev;
+	struct pd_stream *streams = NULL;
+	char *owned[MAX_IMAGES] = { 0 };
+	char errbuf[512] = "";
+	size_t nstreams = 0;
+	uint32_t aux_type = 0;
+	bool snapshot = false;
+	int r, ret = CLI_ERR;
+
+	ro.errbuf = errbuf;
+	ro.errbuf_size = sizeof(errbuf);
+	r = auxcap_perf_reader_open(a->file, &ro, &rd);
 	if (r < 0) {
-		cli_err("decoding '%s' stopped: %s", a->file, strerror(-r));
+		cli_err("cannot read '%s': %s", a->file, *errbuf ? errbuf : strerror(-r));
+		return CLI_ERR;
+	}
+	if (auxcap_perf_reader_info(rd)->recovered)
+		cli_warn("'%s' was not finalized (capture killed or disk full); decoding the "
+			 "records up to its last complete one",
+			 a->file);
+	while ((r = auxcap_perf_reader_next(rd, &ev)) == 1) {
+		switch (ev.rec.type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			r = add_mapping(a, owned, &ev.rec);
+			break;
+		case PERF_RECORD_AUX:
+			snapshot |= (ev.rec.u.aux.flags & PERF_AUX_FLAG_OVERWRITE) != 0;
+			break;
+		case AUXCAP_PERF_RECORD_AUXTRACE_INFO:
+			aux_type = ev.u.auxtrace_info.type;
+			break;
+		case AUXCAP_PERF_RECORD_AUXTRACE: {
+			struct pd_stream *st = NULL;
+
+			/* Full trace: one stream per queue.  Snapshots: one stream each. */
+			for (size_t k = 0; !snapshot && k < nstreams; k++)
+				if (streams[k].idx == ev.u.auxtrace.idx)
+					st = &streams[k];
+			if (!st) {
+				struct pd_stream *ns = realloc(streams, (nstreams + 1) * sizeof(*ns));
+
+				if (!ns) {
+					r = -ENOMEM;
+					break;
+				}
+				streams = ns;
+				st = &streams[nstreams++];
+				memset(st, 0, sizeof(*st));
+				st->idx = ev.u.auxtrace.idx;
+				st->cpu = ev.u.auxtrace.cpu;
+				st->tid = ev.u.auxtrace.tid;
+			}
+			r = stream_append(st, ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size);
+			break;
+		}
+		default:
+			break;
+		}
+		if (r < 0)
+			break;
+	}
+	if (r < 0) {
+		cli_err("reading '%s' failed: %s", a->file,
+			r == -EBADMSG ? auxcap_perf_reader_error(rd) : strerror(-r));
 		goto out;
+	}
+	if (aux_type && aux_type != 1)
+		cli_warn("'%s' holds AUX trace of type %u; this decoder reads Intel PT (type 1) "
+			 "only",
+			 a->file, aux_type);
+	if (!nstreams) {
+		cli_err("'%s' holds no AUX trace (no AUXTRACE records); record with an AUX event, "
+			"e.g. auxcap record -e intel_pt//u (or --emulate)",
+			a->file);
+		goto out;
+	}
+	r = auxcap_ipt_image_new(&image);
+	if (r == 0)
+		r = load_images(a, image);
+	if (r < 0)
+		goto out;
+	(void)auxcap_disasm_new(&o.disasm);
+	for (size_t k = 0; k < nstreams; k++) {
+		struct pd_stream *st = &streams[k];
+
+		printf("# %s %zu: idx %u cpu %d tid %d, %zu bytes\n",
+		       snapshot ? "snapshot" : "AUX stream", k, st->idx, (int)st->cpu, (int)st->tid,
+		       st->len);
+		if (a->dump) {
+			struct auxcap_ipt_dump_opts dopts = { .sz = sizeof(dopts) };
+
+			r = auxcap_ipt_dump(st->buf, st->len, &a->params, &dopts, print_line, NULL);
+		} else {
+			r = decode_stream(a, st->buf, st->len, image, &o);
+		}
+		if (r < 0)
+			goto out;
 	}
 	if (fflush(stdout) == EOF) {
 		cli_err("writing the output failed: %s", strerror(errno));
@@ -748,15 +966,18 @@ static int decode_intel_pt(struct decode_args *a)
 			 o.gaps, o.gaps == 1 ? "" : "s", a->file, o.insns);
 	ret = CLI_OK;
 out:
-	auxcap_ipt_decoder_free(dec);
 	auxcap_disasm_free(o.disasm);
 	auxcap_ipt_image_free(image);
 #if AUXCAP_HAVE_LIBELF
 	for (size_t k = 0; k < a->nimages; k++)
 		auxcap_elf_free(a->images[k].elf);
 #endif
-	if (buf)
-		(void)munmap((void *)buf, len);
+	for (size_t k = 0; k < MAX_IMAGES; k++)
+		free(owned[k]);
+	for (size_t k = 0; k < nstreams; k++)
+		free(streams[k].buf);
+	free(streams);
+	auxcap_perf_reader_close(rd);
 	return ret;
 }
 
@@ -773,9 +994,13 @@ static int cmd_decode_run(int argc, char **argv)
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	if (!a.pmu) {
-		cli_err("decoding perf.data captures is not available in this build yet; for a raw "
-			"trace use: auxcap decode --raw intel_pt FILE --elf BINARY[:LOAD_ADDR]");
-		return CLI_ERR;
+		if (!a.file) {
+			cli_err("no file given: auxcap decode FILE (a perf.data capture), or "
+				"auxcap decode --raw intel_pt FILE --elf BINARY[:LOAD_ADDR]");
+			return CLI_ERR;
+		}
+		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+		return decode_perf_data(&a);
 	}
 	if (strcmp(a.pmu, "intel_pt")) {
 		cli_err("--raw '%s': no raw decoder for this PMU in this build; supported: intel_pt",

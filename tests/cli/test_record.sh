@@ -116,5 +116,18 @@ check '[ $st -eq 0 ] && grep -q "1 snapshots" es.err' "emulated snapshot at exit
 check '$A info es.data | grep -q "idx 0 .* 16384 bytes"' "the wrapped 16 KiB AUX buffer is taken whole"
 check '$A info es.data | grep -q "OVERWRITE 1"' "overwrite-mode AUX record"
 
+# 9. Decode: the example's known call structure, exactly, from the full trace.
+$A decode e.data >dec.txt 2>dec.err; st=$?
+nw=$(grep -c "=> [0-9a-f]* work+0x0$" dec.txt); na=$(grep -c "=> [0-9a-f]* leaf_add+0x0$" dec.txt)
+nm=$(grep -c "=> [0-9a-f]* leaf_mul+0x0$" dec.txt)
+check '[ $st -eq 0 ] && [ "$nw" -eq 2000 ] && [ "$na" -eq 1000 ] && [ "$nm" -eq 1000 ]' "decode finds run->work 2000 times, leaf_add 1000, leaf_mul 1000 ($nw/$na/$nm)"
+check '! grep -q "!! gap" dec.txt' "a full trace decodes without gaps"
+$A decode e.data --itrace=c | grep -E " call +work\+0x0 \(from run\+" >calls.txt
+check '[ "$(wc -l <calls.txt)" -eq 2000 ]' "calls/returns view: work called from run 2000 times"
+$A decode es.data >ds.txt 2>&1; st=$?
+check '[ $st -eq 0 ] && grep -q "^# snapshot 0" ds.txt && grep -q "work+0x0$" ds.txt' "the snapshot decodes to the example's code"
+$A decode a.data 2>nd.err; st=$?
+check '[ $st -eq 1 ] && grep -q "no AUX trace" nd.err' "decode of a file without AUX trace: $(cat nd.err)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
