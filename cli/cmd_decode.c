@@ -39,6 +39,12 @@
 #include "elf_file.h"
 #endif
 #include "disasm.h"
+#if AUXCAP_HAVE_BACKEND_ARM_SPE
+#include "spe_decode.h"
+#endif
+#if AUXCAP_HAVE_BACKEND_INTEL_BTS
+#include "bts_decode.h"
+#endif
 
 #define MAX_IMAGES 64
 
@@ -785,6 +791,75 @@ out:
 	return ret;
 }
 
+/* ---- raw Arm SPE and Intel BTS streams ---------------------------------------------------- */
+
+/* Print an SPE or BTS stream; -EOPNOTSUPP if that backend is not built. */
+static int print_spe_bts(bool spe, const uint8_t *buf, size_t len, bool dump, uint64_t *errors)
+{
+	int r = -EOPNOTSUPP;
+
+	if (spe) {
+#if AUXCAP_HAVE_BACKEND_ARM_SPE
+		struct auxcap_spe_stats st;
+
+		r = auxcap_spe_dump_raw(buf, len, stdout,
+					(dump ? AUXCAP_SPE_DUMP_PACKETS : 0) |
+						AUXCAP_SPE_DUMP_SAMPLES | AUXCAP_SPE_DUMP_SUMMARY,
+					&st);
+		if (r == 0)
+			*errors += st.errors;
+#endif
+	} else {
+#if AUXCAP_HAVE_BACKEND_INTEL_BTS
+		struct auxcap_bts_stats st;
+
+		r = auxcap_bts_dump_raw(buf, len, stdout, AUXCAP_BTS_DUMP_SUMMARY, &st);
+		if (r == 0)
+			*errors += st.errors;
+#endif
+	}
+	(void)buf;
+	(void)len;
+	(void)dump;
+	(void)errors;
+	return r;
+}
+
+static int decode_raw_spe_bts(struct decode_args *a)
+{
+	bool spe = !strncmp(a->pmu, "arm_spe", 7);
+	const uint8_t *buf = NULL;
+	uint64_t errors = 0;
+	size_t len = 0;
+	int r;
+
+	if (!a->file) {
+		cli_err("no trace file given: auxcap decode --raw %s FILE", a->pmu);
+		return CLI_ERR;
+	}
+	r = map_trace(a->file, &buf, &len);
+	if (r < 0) {
+		cli_err("cannot read trace file '%s': %s", a->file, strerror(-r));
+		return CLI_ERR;
+	}
+	r = print_spe_bts(spe, buf, len, a->dump, &errors);
+	if (buf)
+		(void)munmap((void *)buf, len);
+	if (r == -EOPNOTSUPP) {
+		cli_err("--raw %s: this build has no %s backend (meson -D%s=enabled)", a->pmu,
+			spe ? "Arm SPE" : "Intel BTS", spe ? "arm_spe" : "intel_bts");
+		return CLI_ERR;
+	}
+	if (r < 0 || fflush(stdout) == EOF) {
+		cli_err("writing the output failed: %s", strerror(r < 0 ? -r : errno));
+		return CLI_ERR;
+	}
+	if (errors)
+		cli_warn("%" PRIu64 " decode error%s in '%s' (see the error lines)", errors,
+			 errors == 1 ? "" : "s", a->file);
+	return CLI_OK;
+}
+
 /* ---- perf.data captures ------------------------------------------------------------------ */
 
 /* One AUX stream: the AUXTRACE payloads of one queue, or one snapshot. */
@@ -862,7 +937,8 @@ static int decode_perf_data(struct decode_args *a)
 	char *owned[MAX_IMAGES] = { 0 };
 	char errbuf[512] = "";
 	size_t nstreams = 0;
-	uint32_t aux_type = 0;
+	uint32_t aux_type = 0, fmt = 1;
+	uint64_t errors = 0;
 	bool snapshot = false;
 	int r, ret = CLI_ERR;
 
@@ -924,10 +1000,23 @@ static int decode_perf_data(struct decode_args *a)
 			r == -EBADMSG ? auxcap_perf_reader_error(rd) : strerror(-r));
 		goto out;
 	}
-	if (aux_type && aux_type != 1)
-		cli_warn("'%s' holds AUX trace of type %u; this decoder reads Intel PT (type 1) "
-			 "only",
-			 a->file, aux_type);
+	/* Which trace: AUXTRACE_INFO's type, else the AUX event's name. */
+	for (size_t i = 0; auxcap_perf_reader_evsel(rd, i); i++) {
+		const char *name = auxcap_perf_reader_evsel(rd, i)->name;
+
+		if (name && !strncmp(name, "arm_spe", 7))
+			fmt = 4;
+		else if (name && !strncmp(name, "intel_bts", 9))
+			fmt = 2;
+	}
+	if (aux_type)
+		fmt = aux_type;
+	if (fmt != 1 && fmt != 2 && fmt != 4) {
+		cli_err("'%s' holds AUX trace of type %u; this build decodes Intel PT (1), Intel BTS "
+			"(2) and Arm SPE (4)",
+			a->file, fmt);
+		goto out;
+	}
 	if (!nstreams) {
 		cli_err("'%s' holds no AUX trace (no AUXTRACE records); record with an AUX event, "
 			"e.g. auxcap record -e intel_pt//u (or --emulate)",
@@ -946,7 +1035,9 @@ static int decode_perf_data(struct decode_args *a)
 		printf("# %s %zu: idx %u cpu %d tid %d, %zu bytes\n",
 		       snapshot ? "snapshot" : "AUX stream", k, st->idx, (int)st->cpu, (int)st->tid,
 		       st->len);
-		if (a->dump) {
+		if (fmt != 1) {
+			r = print_spe_bts(fmt == 4, st->buf, st->len, a->dump, &errors);
+		} else if (a->dump) {
 			struct auxcap_ipt_dump_opts dopts = { .sz = sizeof(dopts) };
 
 			r = auxcap_ipt_dump(st->buf, st->len, &a->params, &dopts, print_line, NULL);
@@ -964,6 +1055,9 @@ static int decode_perf_data(struct decode_args *a)
 		cli_warn("%" PRIu64 " decode gap%s in '%s' (see the '!! gap' lines); %" PRIu64
 			 " instructions decoded",
 			 o.gaps, o.gaps == 1 ? "" : "s", a->file, o.insns);
+	if (errors)
+		cli_warn("%" PRIu64 " decode error%s in '%s' (see the error lines)", errors,
+			 errors == 1 ? "" : "s", a->file);
 	ret = CLI_OK;
 out:
 	auxcap_disasm_free(o.disasm);
@@ -1002,8 +1096,11 @@ static int cmd_decode_run(int argc, char **argv)
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 		return decode_perf_data(&a);
 	}
+	if (!strncmp(a.pmu, "arm_spe", 7) || !strcmp(a.pmu, "intel_bts"))
+		return decode_raw_spe_bts(&a);
 	if (strcmp(a.pmu, "intel_pt")) {
-		cli_err("--raw '%s': no raw decoder for this PMU in this build; supported: intel_pt",
+		cli_err("--raw '%s': no raw decoder for this PMU in this build; supported: intel_pt, "
+			"intel_bts, arm_spe",
 			a.pmu);
 		return CLI_ERR;
 	}
