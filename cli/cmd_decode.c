@@ -372,7 +372,9 @@ struct out_state {
 	uint64_t prev_ip;	      /* address of the last instruction */
 	uint64_t prev_next;	      /* address after it (0 if its length is unknown) */
 	enum auxcap_ipt_iclass prev_class;
-	long depth; /* call depth for --itrace=c */
+	long depth;	      /* call depth for --itrace=c */
+	uint64_t len_ip[256]; /* cache of conditional jump lengths, by address hash */
+	uint8_t len_val[256]; /* their lengths (bytes; 0 = empty slot) */
 	uint64_t gaps, branches, insns;
 };
 
@@ -577,26 +579,37 @@ static void handle_gap(struct out_state *o, const struct auxcap_ipt_item *it)
 	o->gaps++;
 	o->have_prev = false;
 	put_tsc(it);
-	if (it->native)
-		printf("!! gap at trace offset 0x%" PRIx64 ": %s (libipt: %s) after ip 0x%" PRIx64
-		       "; decoding resumes at the next PSB\n",
-		       it->offset, strerror(-it->err), auxcap_ipt_strerror(it->native), it->ip);
-	else
+	if (!it->native) {
 		printf("!! gap at trace offset 0x0: bytes before the first PSB cannot be "
 		       "decoded\n");
+		return;
+	}
+	printf("!! gap at trace offset 0x%" PRIx64 ": %s", it->offset,
+	       auxcap_ipt_strerror(it->native));
+	if (it->ip)
+		printf(" (ip 0x%" PRIx64 ")", it->ip);
+	printf("; decoding resumes at the next PSB\n");
 }
 
 /* Length of the last instruction of a block, from its bytes (0 if unknown). */
 static uint64_t block_last_len(struct out_state *o, const struct auxcap_ipt_item *it)
 {
+	size_t slot = (size_t)((it->end_ip * 0x9e3779b97f4a7c15ull) >> 56);
 	char text[160];
 	int r;
 
+	/* Hot loops end blocks at the same few jumps: remember their lengths. */
+	if (o->len_val[slot] && o->len_ip[slot] == it->end_ip)
+		return o->len_val[slot];
 	if (!o->disasm || !it->size)
 		return 0;
 	r = auxcap_disasm_insn(o->disasm, it->mode ? (int)it->mode : 64, it->raw, it->size,
 			       it->end_ip, text, sizeof(text));
-	return r > 0 ? (uint64_t)r : 0;
+	if (r <= 0)
+		return 0;
+	o->len_ip[slot] = it->end_ip;
+	o->len_val[slot] = (uint8_t)r;
+	return (uint64_t)r;
 }
 
 static void handle_item(struct out_state *o, const struct auxcap_ipt_item *it)

@@ -245,11 +245,11 @@ struct auxcap_ipt_item {
 	uint64_t ip;	 /* INSN/BLOCK: first instruction; EVENT: event ip; GAP: last ip */
 	uint64_t end_ip; /* BLOCK: last instruction's address */
 	uint32_t ninsn;	 /* BLOCK: number of instructions (INSN: 1) */
-	enum auxcap_ipt_iclass iclass;	  /* INSN, BLOCK: class of the (last) instruction */
-	enum auxcap_ipt_exec_mode mode;	  /* INSN, BLOCK, EXEC_MODE event: execution mode */
-	uint8_t size;    /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
-	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK: up to 15 bytes at @end_ip, enough
-			  * to decode the last instruction */
+	enum auxcap_ipt_iclass iclass;	/* INSN, BLOCK: class of the (last) instruction */
+	enum auxcap_ipt_exec_mode mode; /* INSN, BLOCK, EXEC_MODE event: execution mode */
+	uint8_t size;	 /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
+	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump: up
+			  * to 15 bytes at @end_ip (its encoding) */
 	enum auxcap_ipt_event_type event; /* EVENT: which */
 	uint64_t at;			  /* EVENT async_branch/async_disabled: source address */
 	uint64_t payload;  /* EVENT: cr3, vmcs base, ptwrite value, mnt payload, cbr ratio */

@@ -423,8 +423,11 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	item->mode = map_mode(block.mode);
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
-	/* The bytes at end_ip, so callers can size the last instruction. */
-	if (block.truncated) {
+	/* The bytes at end_ip, so callers can tell a taken conditional jump from a
+	 * fall-through (the only case where the last instruction's length matters). */
+	if (block.iclass != ptic_cond_jump) {
+		item->size = 0;
+	} else if (block.truncated) {
 		item->size = block.size;
 		memcpy(item->raw, block.raw, block.size);
 	} else if (block.isid > 0) {

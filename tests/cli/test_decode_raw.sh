@@ -51,6 +51,13 @@ t=pip-pip_mov_cr3-fail
 if [ $? -eq 0 ] && grep -q '^.*!! gap at trace offset 0x2b: .*no memory mapped' "$TMP/out" &&
    grep -q 'decode gap' "$TMP/err"; then ok "gap reported"; else bad "gap reported"; fi
 
+# 4b. Time: instructions after a TSC packet carry its value (0xa00 = 2560).
+t=ovf-timing-fup
+"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --raw-bin "$SRC/$t/$t.bin:$(org $t)" \
+	--itrace=ib >"$TMP/out" 2>"$TMP/err"
+if grep -Eq '^ +2560 0000000000001001 ' "$TMP/out" && grep -q 'overflow' "$TMP/out"; then
+	ok "tsc"; else bad "tsc"; cat "$TMP/out"; fi
+
 # 5. Symbols from an ELF: wrap a vector's code into an ELF function at its org address.
 if command -v cc >/dev/null && command -v ld >/dev/null; then
 	t=call_direct-ret_compressed
