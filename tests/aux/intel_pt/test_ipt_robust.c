@@ -240,6 +240,36 @@ static void test_ipt_robust_leading_garbage_is_a_gap(void **state)
 	free(buf);
 }
 
+static void test_ipt_robust_bad_psb_plus_skips_to_next_psb(void **state)
+{
+	const struct fixture *f = *state;
+	struct ptt_text a = { 0 }, b = { 0 };
+	uint8_t *buf = malloc(3 * 18 + f->one_len);
+	uint64_t max_off;
+	size_t n = 0;
+
+	assert_non_null(buf);
+	/* Three PSBs whose PSB+ holds an unknown opcode (02 ff), then an intact copy: each
+	 * broken PSB+ is one gap, and decoding goes on at the following PSB. */
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 8; i++) {
+			buf[n++] = 0x02;
+			buf[n++] = 0x82;
+		}
+		buf[n++] = 0x02;
+		buf[n++] = 0xff;
+	}
+	memcpy(buf + n, f->one, f->one_len);
+	assert_int_equal(decode_text(f, buf, n + f->one_len, false, &a, &max_off), 3);
+	assert_int_equal(decode_text(f, f->one, f->one_len, false, &b, &max_off), 0);
+	/* Each gap is reported at the PSB whose PSB+ failed (libipt's bad opcode code 4). */
+	assert_true(!strncmp(a.s, "gap 0 4\ngap 12 4\ngap 24 4\n", 26));
+	assert_string_equal(a.s + 26, b.s);
+	ptt_text_free(&a);
+	ptt_text_free(&b);
+	free(buf);
+}
+
 static void test_ipt_robust_no_psb_at_all(void **state)
 {
 	const struct fixture *f = *state;
@@ -298,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_ipt_robust_truncated_keeps_prefix),
 		cmocka_unit_test(test_ipt_robust_garbage_resumes_at_next_psb),
 		cmocka_unit_test(test_ipt_robust_leading_garbage_is_a_gap),
+		cmocka_unit_test(test_ipt_robust_bad_psb_plus_skips_to_next_psb),
 		cmocka_unit_test(test_ipt_robust_no_psb_at_all),
 		cmocka_unit_test(test_ipt_robust_dump_survives_damage),
 	};
