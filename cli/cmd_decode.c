@@ -61,7 +61,10 @@ static void usage(FILE *f)
 		"                         c: calls and returns with call depth\n"
 		"  --insn-decoder         decode per instruction even when only branches are asked\n"
 		"                         (default for b/c: libipt's faster block decoder)\n"
-		"  --dump                 list the trace packets instead (ptdump's format)\n"
+		"  --dump                 list the trace packets instead (ptdump's format), with\n"
+		"                         --no-offset, --raw-bytes (packet bytes in hex), --lastip\n"
+		"                         (full IP after IP packets), --exec-mode, --no-sync (start\n"
+		"                         at offset 0, not at the first PSB)\n"
 		"  -h, --help             this text\n",
 		HAVE_IPT ? "intel_pt" : "none (built without libipt)");
 }
@@ -86,7 +89,8 @@ struct decode_args {
 	size_t nimages;
 	struct auxcap_ipt_params params;
 	bool dump;
-	bool want_b, want_i, want_c; /* --itrace letters */
+	struct auxcap_ipt_dump_opts dump_opts; /* --no-offset, --lastip, ... (with --dump) */
+	bool want_b, want_i, want_c;	       /* --itrace letters */
 	bool insn_decoder;
 };
 
@@ -162,6 +166,16 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			exit(CLI_OK);
 		} else if (!strcmp(arg, "--dump")) {
 			a->dump = true;
+		} else if (!strcmp(arg, "--no-offset")) {
+			a->dump_opts.no_offset = true;
+		} else if (!strcmp(arg, "--raw-bytes")) {
+			a->dump_opts.raw = true;
+		} else if (!strcmp(arg, "--lastip")) {
+			a->dump_opts.lastip = true;
+		} else if (!strcmp(arg, "--exec-mode")) {
+			a->dump_opts.exec_mode = true;
+		} else if (!strcmp(arg, "--no-sync")) {
+			a->dump_opts.no_sync = true;
 		} else if (!strcmp(arg, "--insn-decoder")) {
 			a->insn_decoder = true;
 		} else if (is_opt(arg, "--raw-bin")) {
@@ -272,6 +286,12 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	}
 	if (!a->want_b && !a->want_i && !a->want_c)
 		a->want_b = true;
+	if (!a->dump && (a->dump_opts.no_offset || a->dump_opts.raw || a->dump_opts.lastip ||
+			 a->dump_opts.exec_mode || a->dump_opts.no_sync)) {
+		cli_err("--no-offset, --raw-bytes, --lastip, --exec-mode and --no-sync only apply "
+			"to --dump; add --dump");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -709,9 +729,7 @@ static int decode_intel_pt(struct decode_args *a)
 			 a->params.cpu_family, a->params.cpu_model);
 
 	if (a->dump) {
-		struct auxcap_ipt_dump_opts opts = { .sz = sizeof(opts) };
-
-		r = auxcap_ipt_dump(buf, len, &a->params, &opts, print_line, NULL);
+		r = auxcap_ipt_dump(buf, len, &a->params, &a->dump_opts, print_line, NULL);
 		if (r < 0) {
 			cli_err("dumping '%s' failed: %s", a->file, strerror(-r));
 			goto out;
@@ -783,6 +801,7 @@ static int cmd_decode_run(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.params.sz = sizeof(a.params);
+	a.dump_opts.sz = sizeof(a.dump_opts);
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	if (!a.pmu) {

@@ -27,6 +27,16 @@ for t in loop-tnt ptdump-bad_opc-resync tnt-tip_pgd_noip-sysret mwait-pwre-exsto
 	if diff -b "$exp" "$TMP/out" >/dev/null; then ok "dump $t"; else bad "dump $t"; fi
 done
 
+# The ptdump options of the vectors that use them.
+for spec in "ptdump-no-offset:--no-offset" "ptdump-no-offset-raw:--no-offset --raw-bytes" \
+	    "ptdump-last-ip:--lastip" "ptdump-exec-mode:--exec-mode" "dump-all-packets:--no-sync"; do
+	t=${spec%%:*}
+	# shellcheck disable=SC2086
+	"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --dump ${spec#*:} >"$TMP/out" 2>"$TMP/err"
+	if diff -b "$SRC/$t/$t-ptdump.exp" "$TMP/out" >/dev/null; then ok "dump $t"; else
+		bad "dump $t"; fi
+done
+
 # 2. --itrace=i visits exactly the instruction addresses ptxed expects.
 for t in loop-tnt call_direct-ret_compressed call_indirect-ret_uncompressed tip-eos \
 	 fup-tip_pgd-tip_pge psb-tnt-psb; do
@@ -111,6 +121,10 @@ expect_err "bad --cpu" "bad --cpu" --raw intel_pt "$SRC/$t/$t.pt" --cpu 6
 expect_err "bad --raw-bin" "bad --raw-bin" --raw intel_pt "$SRC/$t/$t.pt" --raw-bin x.bin
 expect_err "other pmu" "supported: intel_pt" --raw intel_bts "$SRC/$t/$t.pt"
 expect_err "bad itrace" "bad --itrace" --raw intel_pt "$SRC/$t/$t.pt" --itrace=z
+expect_err "dump option alone" "only apply to --dump" --raw intel_pt "$SRC/$t/$t.pt" --lastip
+expect_err "no file" "no trace file" --raw intel_pt
+expect_err "perf.data" "perf.data captures is not available" "$SRC/$t/$t.pt"
+expect_err "unknown option" "unknown option" --raw intel_pt "$SRC/$t/$t.pt" --frobnicate
 
 echo "$pass passed, $fails failed"
 [ $fails -eq 0 ]
