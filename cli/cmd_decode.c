@@ -757,7 +757,8 @@ static int decode_intel_pt(struct decode_args *a)
 		cli_warn("no disassembler in this build (capstone missing); instructions are shown "
 			 "without text");
 
-	dopts.block = !a->want_i && !a->insn_decoder;
+	/* Blocks need the disassembler to tell taken conditional jumps from fall-through. */
+	dopts.block = !a->want_i && !a->insn_decoder && o.disasm;
 	r = auxcap_ipt_decoder_new(buf, len, image, &a->params, &dopts, &dec);
 	if (r < 0) {
 		cli_err("cannot start the Intel PT decoder: %s", strerror(-r));

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # End to end: `auxcap decode --raw intel_pt` on libipt test vectors, compared with the
 # vectors' expected ptdump/ptxed outputs, plus the CLI's error handling.
-# Usage: test_decode_raw.sh AUXCAP_BINARY   (env AUXCAP_SHARED_FIXTURES)
+# Usage: test_decode_raw.sh AUXCAP_BINARY HAVE_LIBELF(0|1)   (env AUXCAP_SHARED_FIXTURES)
 set -u
 AUXCAP=$1
+HAVE_LIBELF=${2:-1}
 SRC=${AUXCAP_SHARED_FIXTURES:-}/libipt-ptt/generated-by-pttc/test/src
 if [ ! -d "$SRC" ]; then
 	echo "SKIP: libipt test vectors not found (AUXCAP_SHARED_FIXTURES)"
@@ -69,7 +70,7 @@ if grep -Eq '^ +2560 0000000000001001 ' "$TMP/out" && grep -q 'overflow' "$TMP/o
 	ok "tsc"; else bad "tsc"; cat "$TMP/out"; fi
 
 # 5. Symbols from an ELF: wrap a vector's code into an ELF function at its org address.
-if command -v cc >/dev/null && command -v ld >/dev/null; then
+if [ "$HAVE_LIBELF" = 1 ] && command -v cc >/dev/null && command -v ld >/dev/null; then
 	t=call_direct-ret_compressed
 	cp "$SRC/$t/$t.bin" "$TMP/code.bin"
 	printf '\t.text\n\t.globl f\n\t.type f,@function\nf:\n\t.incbin "%s"\n\t.size f, .-f\n' \
@@ -112,10 +113,14 @@ expect_err() { # name, pattern, args...
 }
 echo "not an elf" >"$TMP/text"
 expect_err "missing trace" "cannot read trace file.*No such file" --raw intel_pt "$TMP/nope.pt"
-expect_err "unreadable elf" "cannot read ELF.*not an ELF" --raw intel_pt "$SRC/$t/$t.pt" \
-	--elf "$TMP/text"
-expect_err "missing elf" "cannot read ELF.*No such file" --raw intel_pt "$SRC/$t/$t.pt" \
-	--elf "$TMP/nope"
+if [ "$HAVE_LIBELF" = 1 ]; then
+	expect_err "unreadable elf" "cannot read ELF.*not an ELF" --raw intel_pt "$SRC/$t/$t.pt" \
+		--elf "$TMP/text"
+	expect_err "missing elf" "cannot read ELF.*No such file" --raw intel_pt "$SRC/$t/$t.pt" \
+		--elf "$TMP/nope"
+else
+	expect_err "elf without libelf" "no libelf" --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/text"
+fi
 expect_err "bad --elf" "bad --elf" --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/text:zz"
 expect_err "bad --cpu" "bad --cpu" --raw intel_pt "$SRC/$t/$t.pt" --cpu 6
 expect_err "bad --raw-bin" "bad --raw-bin" --raw intel_pt "$SRC/$t/$t.pt" --raw-bin x.bin
