@@ -86,6 +86,17 @@ if [ "$HAVE_LIBELF" = 1 ] && command -v cc >/dev/null && command -v ld >/dev/nul
 		else
 			bad "elf symbols"; cat "$TMP/out" "$TMP/err"
 		fi
+		# Instructions with symbol and disassembly; calls and returns paired by depth.
+		"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/f.elf" --itrace=ic \
+			>"$TMP/outi" 2>"$TMP/err"
+		if grep -Eq ' 0000000000100000 f\+0x0 +call 0x100008$' "$TMP/outi" &&
+		   grep -Eq ' 0000000000100008 f\+0x8 +ret$' "$TMP/outi" &&
+		   grep -Eq '^ +- +0 call +f\+0x8 \(from f\+0x0\)$' "$TMP/outi" &&
+		   grep -Eq '^ +- +0 return f\+0x5 \(from f\+0x8\)$' "$TMP/outi"; then
+			ok "insns+calls"
+		else
+			bad "insns+calls"; cat "$TMP/outi"
+		fi
 		# The same ELF given with its load address (that of its first PT_LOAD) decodes
 		# the same; shifted by 0x1000 it decodes nothing of the trace.
 		base=$(readelf -lW "$TMP/f.elf" | awk '$1 == "LOAD" { print $3; exit }')
