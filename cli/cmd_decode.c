@@ -69,7 +69,10 @@ static void usage(FILE *f)
 		"                         c: calls and returns with call depth\n"
 		"  --insn-decoder         decode per instruction even when only branches are asked\n"
 		"                         (default for b/c: libipt's faster block decoder)\n"
-		"  --dump                 list the trace packets instead (ptdump's format)\n"
+		"  --dump                 list the trace packets instead (ptdump's format), with\n"
+		"                         --no-offset, --raw-bytes (packet bytes in hex), --lastip\n"
+		"                         (full IP after IP packets), --exec-mode, --no-sync (start\n"
+		"                         at offset 0, not at the first PSB)\n"
 		"  -h, --help             this text\n",
 		HAVE_IPT ? "intel_pt" : "none (built without libipt)");
 }
@@ -94,7 +97,8 @@ struct decode_args {
 	size_t nimages;
 	struct auxcap_ipt_params params;
 	bool dump;
-	bool want_b, want_i, want_c; /* --itrace letters */
+	struct auxcap_ipt_dump_opts dump_opts; /* --no-offset, --lastip, ... (with --dump) */
+	bool want_b, want_i, want_c;	       /* --itrace letters */
 	bool insn_decoder;
 };
 
@@ -170,6 +174,16 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			exit(CLI_OK);
 		} else if (!strcmp(arg, "--dump")) {
 			a->dump = true;
+		} else if (!strcmp(arg, "--no-offset")) {
+			a->dump_opts.no_offset = true;
+		} else if (!strcmp(arg, "--raw-bytes")) {
+			a->dump_opts.raw = true;
+		} else if (!strcmp(arg, "--lastip")) {
+			a->dump_opts.lastip = true;
+		} else if (!strcmp(arg, "--exec-mode")) {
+			a->dump_opts.exec_mode = true;
+		} else if (!strcmp(arg, "--no-sync")) {
+			a->dump_opts.no_sync = true;
 		} else if (!strcmp(arg, "--insn-decoder")) {
 			a->insn_decoder = true;
 		} else if (is_opt(arg, "--raw-bin")) {
@@ -280,6 +294,12 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	}
 	if (!a->want_b && !a->want_i && !a->want_c)
 		a->want_b = true;
+	if (!a->dump && (a->dump_opts.no_offset || a->dump_opts.raw || a->dump_opts.lastip ||
+			 a->dump_opts.exec_mode || a->dump_opts.no_sync)) {
+		cli_err("--no-offset, --raw-bytes, --lastip, --exec-mode and --no-sync only apply "
+			"to --dump; add --dump");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -392,7 +412,9 @@ struct out_state {
 	uint64_t prev_ip;	      /* address of the last instruction */
 	uint64_t prev_next;	      /* address after it (0 if its length is unknown) */
 	enum auxcap_ipt_iclass prev_class;
-	long depth; /* call depth for --itrace=c */
+	long depth;	      /* call depth for --itrace=c */
+	uint64_t len_ip[256]; /* cache of conditional jump lengths, by address hash */
+	uint8_t len_val[256]; /* their lengths (bytes; 0 = empty slot) */
 	uint64_t gaps, branches, insns;
 };
 
@@ -597,26 +619,37 @@ static void handle_gap(struct out_state *o, const struct auxcap_ipt_item *it)
 	o->gaps++;
 	o->have_prev = false;
 	put_tsc(it);
-	if (it->native)
-		printf("!! gap at trace offset 0x%" PRIx64 ": %s (libipt: %s) after ip 0x%" PRIx64
-		       "; decoding resumes at the next PSB\n",
-		       it->offset, strerror(-it->err), auxcap_ipt_strerror(it->native), it->ip);
-	else
+	if (!it->native) {
 		printf("!! gap at trace offset 0x0: bytes before the first PSB cannot be "
 		       "decoded\n");
+		return;
+	}
+	printf("!! gap at trace offset 0x%" PRIx64 ": %s", it->offset,
+	       auxcap_ipt_strerror(it->native));
+	if (it->ip)
+		printf(" (ip 0x%" PRIx64 ")", it->ip);
+	printf("; decoding resumes at the next PSB\n");
 }
 
 /* Length of the last instruction of a block, from its bytes (0 if unknown). */
 static uint64_t block_last_len(struct out_state *o, const struct auxcap_ipt_item *it)
 {
+	size_t slot = (size_t)((it->end_ip * 0x9e3779b97f4a7c15ull) >> 56);
 	char text[160];
 	int r;
 
+	/* Hot loops end blocks at the same few jumps: remember their lengths. */
+	if (o->len_val[slot] && o->len_ip[slot] == it->end_ip)
+		return o->len_val[slot];
 	if (!o->disasm || !it->size)
 		return 0;
 	r = auxcap_disasm_insn(o->disasm, it->mode ? (int)it->mode : 64, it->raw, it->size,
 			       it->end_ip, text, sizeof(text));
-	return r > 0 ? (uint64_t)r : 0;
+	if (r <= 0)
+		return 0;
+	o->len_ip[slot] = it->end_ip;
+	o->len_val[slot] = (uint8_t)r;
+	return (uint64_t)r;
 }
 
 static void handle_item(struct out_state *o, const struct auxcap_ipt_item *it)
@@ -703,7 +736,8 @@ static int decode_stream(struct decode_args *a, const uint8_t *buf, size_t len,
 	struct auxcap_ipt_item item;
 	int r;
 
-	dopts.block = !a->want_i && !a->insn_decoder;
+	/* Blocks need the disassembler to tell taken conditional jumps from fall-through. */
+	dopts.block = !a->want_i && !a->insn_decoder && o->disasm;
 	r = auxcap_ipt_decoder_new(buf, len, image, &a->params, &dopts, &dec);
 	if (r < 0) {
 		cli_err("cannot start the Intel PT decoder: %s", strerror(-r));
@@ -737,9 +771,7 @@ static int decode_intel_pt(struct decode_args *a)
 			 a->params.cpu_family, a->params.cpu_model);
 
 	if (a->dump) {
-		struct auxcap_ipt_dump_opts opts = { .sz = sizeof(opts) };
-
-		r = auxcap_ipt_dump(buf, len, &a->params, &opts, print_line, NULL);
+		r = auxcap_ipt_dump(buf, len, &a->params, &a->dump_opts, print_line, NULL);
 		if (r < 0) {
 			cli_err("dumping '%s' failed: %s", a->file, strerror(-r));
 			goto out;
@@ -1085,6 +1117,7 @@ static int cmd_decode_run(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.params.sz = sizeof(a.params);
+	a.dump_opts.sz = sizeof(a.dump_opts);
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	if (!a.pmu) {

@@ -242,14 +242,15 @@ struct auxcap_ipt_item {
 	uint32_t flags;	 /* AUXCAP_IPT_F_* */
 	uint64_t offset; /* trace offset (bytes) of the decoder when this item was made */
 	uint64_t tsc;	 /* TSC ticks at the last timing packet; valid with F_HAS_TSC */
-	uint64_t ip;	 /* INSN/BLOCK: first instruction; EVENT: event ip; GAP: last ip */
-	uint64_t end_ip; /* BLOCK: last instruction's address */
-	uint32_t ninsn;	 /* BLOCK: number of instructions (INSN: 1) */
-	enum auxcap_ipt_iclass iclass;	  /* INSN, BLOCK: class of the (last) instruction */
-	enum auxcap_ipt_exec_mode mode;	  /* INSN, BLOCK, EXEC_MODE event: execution mode */
-	uint8_t size;    /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
-	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK: up to 15 bytes at @end_ip, enough
-			  * to decode the last instruction */
+	uint64_t
+		ip; /* INSN/BLOCK: first instruction; EVENT: event ip; GAP: ip at the error (0: unknown) */
+	uint64_t end_ip;		/* BLOCK: last instruction's address */
+	uint32_t ninsn;			/* BLOCK: number of instructions (INSN: 1) */
+	enum auxcap_ipt_iclass iclass;	/* INSN, BLOCK: class of the (last) instruction */
+	enum auxcap_ipt_exec_mode mode; /* INSN, BLOCK, EXEC_MODE event: execution mode */
+	uint8_t size;	 /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
+	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump: up
+			  * to 15 bytes at @end_ip (its encoding) */
 	enum auxcap_ipt_event_type event; /* EVENT: which */
 	uint64_t at;			  /* EVENT async_branch/async_disabled: source address */
 	uint64_t payload;  /* EVENT: cr3, vmcs base, ptwrite value, mnt payload, cbr ratio */
@@ -291,11 +292,14 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * Produce the next item of the flow into @item.
  *
  * The decoder synchronizes at the first PSB.  Every decoding error (bad packet, memory
- * not in the image, inconsistent trace) is returned as one GAP item with the trace offset,
- * the libipt code and the last known ip; the decoder then resumes at the next PSB, and the
- * GAP covers the trace in between.  Bytes before the first PSB cannot be decoded (no sync
- * point); when there are any they are reported as a GAP with err -ENODATA, native 0 and
- * offset 0.
+ * not in the image, inconsistent trace) is returned as one GAP item with the trace offset
+ * where decoding stopped (for a PSB+ that does not decode: that PSB's offset), the libipt
+ * code and the ip libipt was at (0 if none); the decoder then resumes at the next PSB, and
+ * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
+ * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
+ * be decoded (no sync point); when there are any they are reported as a GAP with err
+ * -ENODATA, native 0 and offset 0.  Items are produced in trace order; an item's @offset is
+ * the decoder's position when it was produced.
  *
  * Returns 1 when @item was filled, 0 at the end of the trace, a negative errno otherwise.
  * Returns -EINVAL if @dec or @item is NULL.

@@ -36,13 +36,15 @@ struct auxcap_ipt_decoder {
 	struct pt_block_decoder *blk;	     /* owned; NULL in instruction mode */
 	struct auxcap_ipt_image *image;	     /* borrowed */
 	enum dec_state state;
-	int status;		   /* last non-negative libipt status (pts_* bits) */
-	bool synced_once;	   /* the first sync happened (leading bytes were reported) */
-	bool have_last_fail;	   /* last_fail_offset is valid */
-	uint64_t last_fail_offset; /* offset of the last failed sync, to detect no progress */
-	uint64_t last_ip;	   /* ip of the last instruction or block produced */
-	uint64_t err_ip;	   /* ip libipt reported with the last failed next() */
-	uint64_t gaps;		   /* GAP items produced */
+	int status;	    /* last non-negative libipt status (pts_* bits) */
+	bool synced_once;   /* the first sync happened (leading bytes were reported) */
+	const uint8_t *buf; /* the trace (borrowed) */
+	size_t len;	    /* its size (bytes) */
+	bool have_resync;   /* resync_at is valid: sync there instead of sync_forward */
+	uint64_t resync_at; /* offset of the PSB to try after a failed sync */
+	uint64_t last_ip;   /* ip of the last instruction or block produced */
+	uint64_t err_ip;    /* ip libipt reported with the last failed next() */
+	uint64_t gaps;	    /* GAP items produced */
 };
 
 static int dec_sync_forward(struct auxcap_ipt_decoder *dec)
@@ -143,6 +145,8 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 	if (!dec)
 		return -ENOMEM;
 	dec->image = image;
+	dec->buf = buf;
+	dec->len = len;
 	if (opts)
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
@@ -335,27 +339,48 @@ static void fill_event(struct auxcap_ipt_item *item, const struct pt_event *ev)
 	}
 }
 
+/* Offset of the first PSB (02 82 repeated 8 times) at or after @from, or @len if none. */
+static uint64_t find_psb(const uint8_t *buf, size_t len, uint64_t from)
+{
+	for (uint64_t i = from; i + 16 <= len; i++) {
+		size_t k = 0;
+
+		while (k < 16 && buf[i + k] == (k & 1 ? 0x82 : 0x02))
+			k++;
+		if (k == 16)
+			return i;
+	}
+	return len;
+}
+
 /* Synchronize at the next PSB; returns 1 with a GAP item, 0 synced, or -1 when done. */
 static int do_sync(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 {
 	uint64_t offset = 0;
 	int r;
 
-	r = dec_sync_forward(dec);
+	if (dec->have_resync) {
+		dec->have_resync = false;
+		r = dec->insn ? pt_insn_sync_set(dec->insn, dec->resync_at)
+			      : pt_blk_sync_set(dec->blk, dec->resync_at);
+	} else {
+		r = dec_sync_forward(dec);
+	}
 	if (r == -pte_eos) {
 		dec->state = STATE_DONE;
 		return -1;
 	}
 	if (r < 0) {
-		/* A PSB was found but its PSB+ does not decode.  The next sync_forward
-		 * searches beyond it; stop if it does not move. */
+		/* A PSB was found but its PSB+ does not decode.  Report it, and try the next
+		 * PSB after the failure next time: found by scanning, so that progress does not
+		 * depend on where libipt left its position. */
 		(void)dec_get_offset(dec, &offset);
-		if (dec->have_last_fail && offset == dec->last_fail_offset) {
+		dec->synced_once = true;
+		dec->resync_at = find_psb(dec->buf, dec->len, offset + 1);
+		if (dec->resync_at < dec->len)
+			dec->have_resync = true;
+		else
 			dec->state = STATE_DONE;
-			return -1;
-		}
-		dec->have_last_fail = true;
-		dec->last_fail_offset = offset;
 		return make_gap(dec, item, r, dec->last_ip);
 	}
 	dec->status = r;
@@ -423,8 +448,11 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	item->mode = map_mode(block.mode);
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
-	/* The bytes at end_ip, so callers can size the last instruction. */
-	if (block.truncated) {
+	/* The bytes at end_ip, so callers can tell a taken conditional jump from a
+	 * fall-through (the only case where the last instruction's length matters). */
+	if (block.iclass != ptic_cond_jump) {
+		item->size = 0;
+	} else if (block.truncated) {
 		item->size = block.size;
 		memcpy(item->raw, block.raw, block.size);
 	} else if (block.isid > 0) {

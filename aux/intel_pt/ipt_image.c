@@ -18,8 +18,8 @@
 #include "ipt_internal.h"
 
 struct auxcap_ipt_image {
-	struct pt_image *pt;                   /* owned */
-	struct pt_image_section_cache *cache;  /* owned; sections are added through it so
+	struct pt_image *pt;		      /* owned */
+	struct pt_image_section_cache *cache; /* owned; sections are added through it so
 						* block items can read their last bytes */
 };
 

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # End to end: `auxcap decode --raw intel_pt` on libipt test vectors, compared with the
 # vectors' expected ptdump/ptxed outputs, plus the CLI's error handling.
-# Usage: test_decode_raw.sh AUXCAP_BINARY   (env AUXCAP_SHARED_FIXTURES)
+# Usage: test_decode_raw.sh AUXCAP_BINARY HAVE_LIBELF(0|1)   (env AUXCAP_SHARED_FIXTURES)
 set -u
 AUXCAP=$1
+HAVE_LIBELF=${2:-1}
 SRC=${AUXCAP_SHARED_FIXTURES:-}/libipt-ptt/generated-by-pttc/test/src
 if [ ! -d "$SRC" ]; then
 	echo "SKIP: libipt test vectors not found (AUXCAP_SHARED_FIXTURES)"
@@ -25,6 +26,16 @@ for t in loop-tnt ptdump-bad_opc-resync tnt-tip_pgd_noip-sysret mwait-pwre-exsto
 	exp=$SRC/$t/$t-ptdump.exp
 	"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --dump >"$TMP/out" 2>"$TMP/err"
 	if diff -b "$exp" "$TMP/out" >/dev/null; then ok "dump $t"; else bad "dump $t"; fi
+done
+
+# The ptdump options of the vectors that use them.
+for spec in "ptdump-no-offset:--no-offset" "ptdump-no-offset-raw:--no-offset --raw-bytes" \
+	    "ptdump-last-ip:--lastip" "ptdump-exec-mode:--exec-mode" "dump-all-packets:--no-sync"; do
+	t=${spec%%:*}
+	# shellcheck disable=SC2086
+	"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --dump ${spec#*:} >"$TMP/out" 2>"$TMP/err"
+	if diff -b "$SRC/$t/$t-ptdump.exp" "$TMP/out" >/dev/null; then ok "dump $t"; else
+		bad "dump $t"; fi
 done
 
 # 2. --itrace=i visits exactly the instruction addresses ptxed expects.
@@ -51,8 +62,15 @@ t=pip-pip_mov_cr3-fail
 if [ $? -eq 0 ] && grep -q '^.*!! gap at trace offset 0x2b: .*no memory mapped' "$TMP/out" &&
    grep -q 'decode gap' "$TMP/err"; then ok "gap reported"; else bad "gap reported"; fi
 
+# 4b. Time: instructions after a TSC packet carry its value (0xa00 = 2560).
+t=ovf-timing-fup
+"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --raw-bin "$SRC/$t/$t.bin:$(org $t)" \
+	--itrace=ib >"$TMP/out" 2>"$TMP/err"
+if grep -Eq '^ +2560 0000000000001001 ' "$TMP/out" && grep -q 'overflow' "$TMP/out"; then
+	ok "tsc"; else bad "tsc"; cat "$TMP/out"; fi
+
 # 5. Symbols from an ELF: wrap a vector's code into an ELF function at its org address.
-if command -v cc >/dev/null && command -v ld >/dev/null; then
+if [ "$HAVE_LIBELF" = 1 ] && command -v cc >/dev/null && command -v ld >/dev/null; then
 	t=call_direct-ret_compressed
 	cp "$SRC/$t/$t.bin" "$TMP/code.bin"
 	printf '\t.text\n\t.globl f\n\t.type f,@function\nf:\n\t.incbin "%s"\n\t.size f, .-f\n' \
@@ -67,6 +85,17 @@ if command -v cc >/dev/null && command -v ld >/dev/null; then
 			ok "elf symbols"
 		else
 			bad "elf symbols"; cat "$TMP/out" "$TMP/err"
+		fi
+		# Instructions with symbol and disassembly; calls and returns paired by depth.
+		"$AUXCAP" decode --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/f.elf" --itrace=ic \
+			>"$TMP/outi" 2>"$TMP/err"
+		if grep -Eq ' 0000000000100000 f\+0x0 +call 0x100008$' "$TMP/outi" &&
+		   grep -Eq ' 0000000000100008 f\+0x8 +ret$' "$TMP/outi" &&
+		   grep -Eq '^ +- +0 call +f\+0x8 \(from f\+0x0\)$' "$TMP/outi" &&
+		   grep -Eq '^ +- +0 return f\+0x5 \(from f\+0x8\)$' "$TMP/outi"; then
+			ok "insns+calls"
+		else
+			bad "insns+calls"; cat "$TMP/outi"
 		fi
 		# The same ELF given with its load address (that of its first PT_LOAD) decodes
 		# the same; shifted by 0x1000 it decodes nothing of the trace.
@@ -95,15 +124,23 @@ expect_err() { # name, pattern, args...
 }
 echo "not an elf" >"$TMP/text"
 expect_err "missing trace" "cannot read trace file.*No such file" --raw intel_pt "$TMP/nope.pt"
-expect_err "unreadable elf" "cannot read ELF.*not an ELF" --raw intel_pt "$SRC/$t/$t.pt" \
-	--elf "$TMP/text"
-expect_err "missing elf" "cannot read ELF.*No such file" --raw intel_pt "$SRC/$t/$t.pt" \
-	--elf "$TMP/nope"
+if [ "$HAVE_LIBELF" = 1 ]; then
+	expect_err "unreadable elf" "cannot read ELF.*not an ELF" --raw intel_pt "$SRC/$t/$t.pt" \
+		--elf "$TMP/text"
+	expect_err "missing elf" "cannot read ELF.*No such file" --raw intel_pt "$SRC/$t/$t.pt" \
+		--elf "$TMP/nope"
+else
+	expect_err "elf without libelf" "no libelf" --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/text"
+fi
 expect_err "bad --elf" "bad --elf" --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/text:zz"
 expect_err "bad --cpu" "bad --cpu" --raw intel_pt "$SRC/$t/$t.pt" --cpu 6
 expect_err "bad --raw-bin" "bad --raw-bin" --raw intel_pt "$SRC/$t/$t.pt" --raw-bin x.bin
 expect_err "other pmu" "supported: intel_pt" --raw intel_bts "$SRC/$t/$t.pt"
 expect_err "bad itrace" "bad --itrace" --raw intel_pt "$SRC/$t/$t.pt" --itrace=z
+expect_err "dump option alone" "only apply to --dump" --raw intel_pt "$SRC/$t/$t.pt" --lastip
+expect_err "no file" "no trace file" --raw intel_pt
+expect_err "perf.data" "perf.data captures is not available" "$SRC/$t/$t.pt"
+expect_err "unknown option" "unknown option" --raw intel_pt "$SRC/$t/$t.pt" --frobnicate
 
 echo "$pass passed, $fails failed"
 [ $fails -eq 0 ]
