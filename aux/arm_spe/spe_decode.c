@@ -399,8 +399,8 @@ static void sample_add(struct auxcap_spe_sample *s, const struct auxcap_spe_pack
  * walked lies within it.  Each position is then walked by failing chains at most twice (walk
  * and mark), which keeps resynchronisation linear in the bytes skipped plus RESYNC_SPAN.
  */
-#define RESYNC_SPAN	 (2 * AUXCAP_SPE_MAX_RECORD_SIZE)
-#define RESYNC_MEMO_BITS (2 * RESYNC_SPAN)
+#define RESYNC_SPAN	 ((size_t)2 * AUXCAP_SPE_MAX_RECORD_SIZE)
+#define RESYNC_MEMO_BITS ((size_t)2 * RESYNC_SPAN)
 
 struct resync_memo {
 	size_t lo;				  /* position of the window's first bit */
@@ -441,7 +441,7 @@ static void memo_advance(struct resync_memo *m, size_t lo)
 static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t start,
 			      struct resync_memo *memo)
 {
-	struct auxcap_spe_packet pkt;
+	struct auxcap_spe_packet pkt = { .type = AUXCAP_SPE_PKT_PAD };
 	size_t q = start;
 	int r;
 

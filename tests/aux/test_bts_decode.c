@@ -101,7 +101,7 @@ static void test_partial_record(void **state)
 	add_rec(&b, 0x2004, 0x3000, 0);
 	add_rec(&b, 0x3004, 0x4000, 0);
 	for (extra = 1; extra < 24; extra++) {
-		size_t len = 2 * 24 + extra;
+		size_t len = (size_t)2 * 24 + extra;
 		int branches = 0;
 
 		auxcap_bts_decoder_init(&dec, b.buf, len);

@@ -369,7 +369,7 @@ static void test_bad_size_resync_on_timestamp(void **state)
 static void test_cut_every_byte(void **state)
 {
 	struct sb b = { .len = 0 };
-	size_t ends[3], starts[3], cut;
+	size_t ends[3] = { 0 }, starts[3] = { 0 }, cut;
 	struct auxcap_spe_packet pkt;
 
 	(void)state;
@@ -386,7 +386,7 @@ static void test_cut_every_byte(void **state)
 	for (cut = 0; cut <= b.len; cut++) {
 		struct auxcap_spe_decoder dec;
 		struct auxcap_spe_event ev;
-		uint64_t samples = 0, errors = 0, want = 0, p;
+		uint64_t samples = 0, errors = 0, want = 0, p = 0;
 		int i, inside = -1;
 		bool at_packet_boundary = false;
 
