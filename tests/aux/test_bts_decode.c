@@ -252,6 +252,24 @@ static void test_dump_raw(void **state)
 	assert_int_equal(st.errors, 1);
 	free(text);
 
+	/* The perf report -D layout: 24 raw bytes, from -> to, pred or miss. */
+	text = NULL;
+	f = open_memstream(&text, &size);
+	assert_non_null(f);
+	assert_int_equal(auxcap_bts_dump_raw(b.buf, b.len, f, AUXCAP_BTS_DUMP_RAW, &st), 0);
+	fclose(f);
+	assert_non_null(strstr(text,
+			       ".  00000018:  10 10 40 00 00 00 00 00 00 11 40 00 00 00 00 00 "
+			       "10 00 00 00 00 00 00 00 401010 -> 401100 pred\n"));
+	assert_non_null(strstr(text,
+			       ".  00000030:  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "
+			       "00 00 00 00 00 00 00 00 0 -> 0 miss\n"));
+	assert_non_null(strstr(text, ".  00000078:  00 00 00 00 00"));
+	assert_non_null(strstr(text, "    Bad record!\n"));
+	assert_int_equal(st.branches, 1);
+	assert_int_equal(st.padding, 2);
+	free(text);
+
 	assert_int_equal(auxcap_bts_dump_raw(NULL, 24, stdout, 0, &st), -EINVAL);
 	assert_int_equal(auxcap_bts_dump_raw(b.buf, 24, NULL, 0, &st), -EINVAL);
 	f = fopen("/dev/null", "r");
