@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Cross-check the SPE and BTS raw dumps against perf report -D.
+"""Cross-check the SPE and BTS decoders against perf 6.1 (perf report -D and perf script).
 
 Random valid SPE streams (every packet class, short and extended headers, every payload size,
 padding runs, records ending with END or TIMESTAMP) and BTS record arrays are wrapped in a
@@ -9,7 +9,9 @@ minimal pipe-mode perf.data (HEADER_ATTR, AUXTRACE_INFO, AUXTRACE) and fed to
 offset and the raw bytes (the packet boundaries); the descriptions must agree up to the
 differences listed in normalise_spe() (perf prints 64-bit values signed, knows fewer op-type and
 event bits, names two events differently, keeps the VA tag in the address).  BTS lines must be
-identical.
+identical.  Random plausible SPE records are also run through perf script: for each event
+perf synthesises (l1d-miss, tlb-access, branch-miss, ...) the (ip, addr) sequence must equal
+that of auxcap's samples carrying the same event bit.
 
 usage: perf_crosscheck.py RAWDUMP [SEEDS]; exits 77 (skip) without perf.
 """
@@ -174,6 +176,78 @@ def check_bts(rawdump, seeds):
     print(f'intel_bts: {lines} record lines agree with perf over seeds {seeds[0]}..{seeds[-1]}')
 
 
+# perf's synthesized SPE events and the event bit each is made from (perf 6.1 arm-spe.c).
+PERF_SPE_EVENTS = {'l1d-miss': 3, 'l1d-access': 2, 'llc-miss': 9, 'llc-access': 8,
+                   'tlb-miss': 5, 'tlb-access': 4, 'branch-miss': 7, 'remote-access': 10}
+OUR_EVENT_NAMES = {'L1D-REFILL': 3, 'L1D-ACCESS': 2, 'LLC-MISS': 9, 'LLC-ACCESS': 8,
+                   'TLB-WALK': 5, 'TLB-ACCESS': 4, 'MISPRED': 7, 'REMOTE-ACCESS': 10}
+
+
+def gen_records(rnd, nrec):
+    """Plausible records: PCs and VAs whose top byte perf and auxcap both rebuild the same."""
+    def pkt(h, v, n):
+        return bytes([h]) + v.to_bytes(n, 'little')
+
+    out = bytearray()
+    for _ in range(nrec):
+        kernel = rnd.randrange(4) == 0
+        pc = (0xff8000000000 | rnd.getrandbits(40)) << 8 if kernel else rnd.getrandbits(47) & ~3
+        pc &= (1 << 56) - 1
+        el = rnd.choice([1, 2]) if kernel else 0
+        out += pkt(0xb0, 1 << 63 | el << 61 | pc, 8)
+        if rnd.randrange(3):
+            out += pkt(0x64, rnd.getrandbits(32), 4)
+        branch = rnd.randrange(3) == 0
+        out += pkt(0x4a if branch else 0x49, rnd.getrandbits(2) if branch else rnd.randrange(2), 1)
+        out += pkt(0x52, rnd.getrandbits(11), 2)
+        if branch:
+            out += bytes([0x20, 0xb1]) + (1 << 63 | (rnd.getrandbits(47) & ~3)).to_bytes(8, 'little')
+        else:
+            va = rnd.getrandbits(47) if rnd.randrange(2) else 0xffff000000000000 | rnd.getrandbits(44)
+            out += pkt(0xb2, va & ((1 << 56) - 1) | rnd.getrandbits(8) << 56, 8)
+            out += pkt(0x9a, rnd.getrandbits(16), 2)
+        out += pkt(0x98, rnd.getrandbits(16), 2)
+        out += bytes(rnd.randrange(3))
+        out += pkt(0x71, rnd.getrandbits(40), 8) if rnd.randrange(2) else b'\x01'
+    return bytes(out)
+
+
+def perf_spe_events(data, field):
+    res = subprocess.run(['perf', 'script', '-i', '-', '-F', 'event,' + field],
+                         input=pipe_perf_data(4, [100, 0], data), capture_output=True,
+                         check=False)
+    out = {}
+    for line in res.stdout.decode(errors='replace').splitlines():
+        m = re.match(r'^\s*([a-z0-9-]+):\s+([0-9a-f]+)\s*$', line)
+        if m:
+            out.setdefault(m[1], []).append(int(m[2], 16))
+    return out
+
+
+def check_spe_samples(rawdump, seeds):
+    total = 0
+    for seed in seeds:
+        data = gen_records(random.Random(seed), 300)
+        ips, addrs = perf_spe_events(data, 'ip'), perf_spe_events(data, 'addr')
+        ours = {name: ([], []) for name in PERF_SPE_EVENTS}
+        for line in our_dump(rawdump, 'arm_spe', data, 'samples'):
+            if not line.startswith('sample '):
+                continue
+            f = dict(w.split('=', 1) for w in line.split() if '=' in w)
+            bits = {OUR_EVENT_NAMES[e] for e in f.get('ev', '').split(',') if e in OUR_EVENT_NAMES}
+            for name, bit in PERF_SPE_EVENTS.items():
+                if bit in bits:
+                    addr = f.get('tgt', '0') if name == 'branch-miss' else f.get('va', '0')
+                    ours[name][0].append(int(f['pc'], 16))
+                    ours[name][1].append(int(addr, 16))
+        for name in PERF_SPE_EVENTS:
+            if ips.get(name, []) != ours[name][0] or addrs.get(name, []) != ours[name][1]:
+                sys.exit(f'seed {seed}: perf script "{name}" samples differ from auxcap\'s '
+                         f'({len(ips.get(name, []))} vs {len(ours[name][0])})')
+            total += len(ours[name][0])
+    print(f'arm_spe: {total} perf script samples (ip, addr) agree with auxcap samples')
+
+
 def main():
     if not shutil.which('perf'):
         print('perf not found: cannot cross-check against perf report -D')
@@ -187,6 +261,7 @@ def main():
     first = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     seeds = list(range(first, first + 20))
     check_spe(rawdump, seeds)
+    check_spe_samples(rawdump, seeds[:5])
     check_bts(rawdump, seeds)
     return 0
 
