@@ -24,8 +24,17 @@
  * TIMESTAMP (0x71 + 8 bytes) found at or after X + 1 from which the data decode cleanly (no bad
  * header or size) up to an END/TIMESTAMP, the end of the data, or for 2 *
  * AUXCAP_SPE_MAX_RECORD_SIZE bytes.  The bytes from X to that point are accounted as error
- * bytes.  Resynchronisation takes time linear in the bytes it skips.  Every byte of the input is accounted exactly
- * once as packet, padding or error bytes (struct auxcap_spe_stats).
+ * bytes.  Resynchronisation takes time linear in the bytes it skips.  Every byte of the input
+ * is accounted exactly once as packet, padding or error bytes (struct auxcap_spe_stats).
+ *
+ * What is malformed: a header byte outside the encodings below (0b11xxxxxx, 0b01ss0000,
+ * 0b01ss11xx, operation class 3, a 0b00xxxxxx byte other than PAD, END and the extended
+ * prefix, an extended prefix not followed by an address or counter header) is a bad header;
+ * a timestamp, context, operation type, address or counter header whose size field is not
+ * the one the architecture fixes for it (8, 4, 1, 8, 2 bytes) is an impossible size.  An
+ * extended prefix followed by 0x00, which perf reads as an "alignment" packet, is not in the
+ * architecture and is a bad header here.  Unknown address, counter and context indices and
+ * unknown event bits are not errors: they are decoded and shown raw.
  *
  * Nothing here allocates; every buffer is borrowed from the caller.
  */
@@ -155,7 +164,7 @@ struct auxcap_spe_packet {
 	enum auxcap_spe_pkt_type type;
 	uint64_t offset;	   /* bytes from the start of the stream to the first header byte */
 	unsigned int size;	   /* bytes: header(s) + payload; PAD: the length of the run */
-	unsigned int header_size;  /* bytes: 1 short form, 2 extended form (0 for PAD runs > 1) */
+	unsigned int header_size;  /* bytes: 1 short form (and PAD), 2 extended form */
 	unsigned int payload_size; /* bytes: 0, 1, 2, 4 or 8 */
 	unsigned int index;	   /* ADDRESS/COUNTER index (0..31), CONTEXT index, OP_TYPE class */
 	uint64_t payload;	   /* raw payload, little-endian decoded, zero-extended */
