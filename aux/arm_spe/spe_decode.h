@@ -230,7 +230,7 @@ struct auxcap_spe_sample {
 	uint64_t data_source;	 /* implementation-defined (see auxcap_spe_data_source_name()) */
 	uint64_t timestamp;	 /* generic timer ticks (CNTVCT/CNTPCT), not ns */
 	uint32_t context_id;	 /* CONTEXTIDR_EL1 or _EL2 (pid with CONFIG_PID_IN_CONTEXTIDR) */
-	unsigned int context_el; /* 1 or 2: which CONTEXTIDR @context_id comes from */
+	unsigned int context_el; /* index + 1: 1 CONTEXTIDR_EL1, 2 _EL2 (3, 4 reserved) */
 	bool by_timestamp;	 /* the record ended with TIMESTAMP (else END) */
 };
 
