@@ -280,6 +280,50 @@ static void test_dump_raw(void **state)
 	fclose(f);
 }
 
+/* Random bytes of random lengths: every byte is accounted for, offsets move forward. */
+static void test_fuzz(void **state)
+{
+	static unsigned char buf[24 * 64 + 23];
+	uint64_t s = 0x6274735eedULL;
+	unsigned int iter;
+	size_t i;
+
+	(void)state;
+	print_message("fuzz seed 0x%llx\n", (unsigned long long)s);
+	for (iter = 0; iter < 2000; iter++) {
+		struct auxcap_bts_decoder dec;
+		struct auxcap_bts_event ev;
+		size_t len;
+		uint64_t next = 0;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		len = (size_t)(s % sizeof(buf));
+		for (i = 0; i < len; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			/* Mostly zeros so that padding, begin and end records occur. */
+			buf[i] = (s & 3) ? 0 : (unsigned char)(s >> 8);
+		}
+		auxcap_bts_decoder_init(&dec, buf, len);
+		while (auxcap_bts_decoder_next(&dec, &ev) == 1) {
+			uint64_t off = ev.type == AUXCAP_BTS_EVENT_BRANCH ? ev.branch.offset
+									  : ev.error.offset;
+
+			assert_true(off >= next && off % 24 == 0);
+			next = off + 24;
+		}
+		assert_int_equal((dec.stats.records + dec.stats.padding) * 24 +
+					 dec.stats.partial_bytes,
+				 len);
+		assert_int_equal(dec.stats.records,
+				 dec.stats.branches + dec.stats.begins + dec.stats.ends);
+		assert_int_equal(dec.stats.errors, len % 24 ? 1 : 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_overlap_then_decode),
 		cmocka_unit_test(test_dump_raw),
+		cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

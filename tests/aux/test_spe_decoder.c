@@ -602,6 +602,27 @@ static void fuzz_one(const unsigned char *buf, size_t len, unsigned char *cover)
 	assert_int_equal(dec.stats.errors, errors);
 }
 
+/* The text dump of the same bytes writes every line and accounts like the decoder. */
+static void fuzz_dump(const unsigned char *buf, size_t len)
+{
+	struct auxcap_spe_decoder dec;
+	struct auxcap_spe_event ev;
+	struct auxcap_spe_stats st;
+	FILE *null = fopen("/dev/null", "w");
+
+	assert_non_null(null);
+	assert_int_equal(auxcap_spe_dump_raw(buf, len, null,
+					     AUXCAP_SPE_DUMP_PACKETS | AUXCAP_SPE_DUMP_SAMPLES |
+						     AUXCAP_SPE_DUMP_SUMMARY,
+					     &st),
+			 0);
+	fclose(null);
+	auxcap_spe_decoder_init(&dec, buf, len, 0);
+	while (auxcap_spe_decoder_next(&dec, &ev) == 1)
+		;
+	assert_memory_equal(&st, &dec.stats, sizeof(st));
+}
+
 static void test_fuzz(void **state)
 {
 	static unsigned char buf[4096], cover[4096];
@@ -644,6 +665,8 @@ static void test_fuzz(void **state)
 				buf[rng_next(&s) % len] = (unsigned char)rng_next(&s);
 		}
 		fuzz_one(buf, len, cover);
+		if (iter % 10 == 0)
+			fuzz_dump(buf, len);
 	}
 }
 
