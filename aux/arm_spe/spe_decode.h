@@ -13,8 +13,9 @@
  * header; the prefix carries bits [4:3] of the index), then a little-endian payload of 0, 1,
  * 2, 4 or 8 bytes whose size is header bits [5:4] (0b00 1, 0b01 2, 0b10 4, 0b11 8 bytes).
  *
- * Three layers, each usable alone:
+ * Layers, each usable alone:
  *   auxcap_spe_pkt_decode()        one packet at a given position
+ *   struct auxcap_spe_pkt_iter     packet iterator (1/0/<0), with an explicit resync call
  *   struct auxcap_spe_decoder      iterator over packets, records (samples) and errors, with
  *                                  resynchronisation after malformed input
  *   auxcap_spe_*_print/dump()      text writers to a caller-provided FILE*
@@ -313,6 +314,39 @@ struct auxcap_spe_decoder {
  */
 int auxcap_spe_pkt_decode(const void *buf, size_t len, uint64_t offset,
 			  struct auxcap_spe_packet *ret);
+
+/**
+ * A bare packet iterator: packets only, no records, and it stops at malformed input instead
+ * of reporting it as an event.  Initialise with auxcap_spe_pkt_iter_init().  Fields private.
+ */
+struct auxcap_spe_pkt_iter {
+	const unsigned char *buf; /* borrowed trace bytes */
+	size_t len;		  /* bytes in @buf */
+	size_t pos;		  /* bytes: next packet */
+};
+
+/** Iterate over the @len bytes at @buf (borrowed; must stay valid while @it is used). */
+void auxcap_spe_pkt_iter_init(struct auxcap_spe_pkt_iter *it, const void *buf, size_t len);
+
+/**
+ * The next packet; @ret->offset is its position.  On an error the iterator stays at the bad
+ * packet (auxcap_spe_pkt_iter_offset() names it); auxcap_spe_pkt_iter_resync() moves on.
+ *
+ * Returns 1 and fills @ret on a packet; 0 at the end of the data (@ret untouched).
+ * Returns -EINVAL if @it or @ret is NULL.
+ * Returns -EBADMSG, -EMSGSIZE or -ENODATA as auxcap_spe_pkt_decode() does (@ret untouched).
+ */
+int auxcap_spe_pkt_next(struct auxcap_spe_pkt_iter *it, struct auxcap_spe_packet *ret);
+
+/** Position of the next packet (after an error: of the bad one), in bytes from the start. */
+uint64_t auxcap_spe_pkt_iter_offset(const struct auxcap_spe_pkt_iter *it);
+
+/**
+ * Skip from the current position to the next resynchronisation point (the rule at the top of
+ * this file, searching from the byte after the current one).  Returns the bytes skipped (0 at
+ * the end of the data).
+ */
+uint64_t auxcap_spe_pkt_iter_resync(struct auxcap_spe_pkt_iter *it);
 
 /** The fields of ADDRESS packet @pkt (its index decides which apply). */
 void auxcap_spe_addr_decode(const struct auxcap_spe_packet *pkt, struct auxcap_spe_addr *ret);
