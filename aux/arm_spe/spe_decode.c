@@ -399,8 +399,8 @@ static void sample_add(struct auxcap_spe_sample *s, const struct auxcap_spe_pack
  * walked lies within it.  Each position is then walked by failing chains at most twice (walk
  * and mark), which keeps resynchronisation linear in the bytes skipped plus RESYNC_SPAN.
  */
-#define RESYNC_SPAN	 (2 * AUXCAP_SPE_MAX_RECORD_SIZE)
-#define RESYNC_MEMO_BITS (2 * RESYNC_SPAN)
+#define RESYNC_SPAN	 ((size_t)2 * AUXCAP_SPE_MAX_RECORD_SIZE)
+#define RESYNC_MEMO_BITS ((size_t)2 * RESYNC_SPAN)
 
 struct resync_memo {
 	size_t lo;				  /* position of the window's first bit */
@@ -438,19 +438,19 @@ static void memo_advance(struct resync_memo *m, size_t lo)
 	m->lo = lo;
 }
 
-static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t start,
+static bool record_decodes_at(const unsigned char *buf, size_t len, size_t start,
 			      struct resync_memo *memo)
 {
-	struct auxcap_spe_packet pkt;
+	struct auxcap_spe_packet pkt = { .type = AUXCAP_SPE_PKT_PAD };
 	size_t q = start;
 	int r;
 
 	for (;;) {
-		if (q >= dec->len || q - start >= RESYNC_SPAN)
+		if (q >= len || q - start >= RESYNC_SPAN)
 			return true;
 		if (memo_get(memo, q))
 			break;
-		r = auxcap_spe_pkt_decode(dec->buf + q, dec->len - q, q, &pkt);
+		r = auxcap_spe_pkt_decode(buf + q, len - q, q, &pkt);
 		if (r == -ENODATA)
 			return true;
 		if (r < 0)
@@ -464,7 +464,7 @@ static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t start
 	memo_set(memo, q);
 	while (start < q) {
 		memo_set(memo, start);
-		r = auxcap_spe_pkt_decode(dec->buf + start, dec->len - start, start, &pkt);
+		r = auxcap_spe_pkt_decode(buf + start, len - start, start, &pkt);
 		if (r <= 0)
 			break; /* cannot happen: these packets decoded above */
 		start += (size_t)r;
@@ -473,25 +473,25 @@ static bool record_decodes_at(const struct auxcap_spe_decoder *dec, size_t start
 }
 
 /* The first candidate at or after @from that is accepted, or the end of the data. */
-static size_t resync(const struct auxcap_spe_decoder *dec, size_t from)
+static size_t resync(const unsigned char *buf, size_t len, size_t from)
 {
 	struct resync_memo memo;
 	size_t p, cand;
 
 	memset(&memo, 0, sizeof(memo));
 	memo.lo = from;
-	for (p = from; p < dec->len; p++) {
-		if (dec->buf[p] == AUXCAP_SPE_HDR_END)
+	for (p = from; p < len; p++) {
+		if (buf[p] == AUXCAP_SPE_HDR_END)
 			cand = p + 1;
-		else if (dec->buf[p] == AUXCAP_SPE_HDR_TIMESTAMP && dec->len - p >= 9)
+		else if (buf[p] == AUXCAP_SPE_HDR_TIMESTAMP && len - p >= 9)
 			cand = p + 9;
 		else
 			continue;
 		memo_advance(&memo, p);
-		if (record_decodes_at(dec, cand, &memo))
+		if (record_decodes_at(buf, len, cand, &memo))
 			return cand;
 	}
-	return dec->len;
+	return len;
 }
 
 static void make_error(struct auxcap_spe_decoder *dec, int code, struct auxcap_spe_event *ret)
@@ -518,7 +518,7 @@ static void make_error(struct auxcap_spe_decoder *dec, int code, struct auxcap_s
 		e->header_len = 2;
 	}
 
-	next = resync(dec, dec->pos + 1);
+	next = resync(dec->buf, dec->len, dec->pos + 1);
 	e->skipped = next - dec->pos;
 	dec->stats.error_bytes += e->skipped;
 	dec->stats.errors++;
@@ -610,4 +610,41 @@ int auxcap_spe_decoder_next(struct auxcap_spe_decoder *dec, struct auxcap_spe_ev
 			return 1;
 		}
 	}
+}
+
+void auxcap_spe_pkt_iter_init(struct auxcap_spe_pkt_iter *it, const void *buf, size_t len)
+{
+	memset(it, 0, sizeof(*it));
+	it->buf = buf;
+	it->len = buf ? len : 0;
+}
+
+int auxcap_spe_pkt_next(struct auxcap_spe_pkt_iter *it, struct auxcap_spe_packet *ret)
+{
+	int r;
+
+	if (!it || !ret)
+		return -EINVAL;
+	if (it->pos >= it->len)
+		return 0;
+	r = auxcap_spe_pkt_decode(it->buf + it->pos, it->len - it->pos, it->pos, ret);
+	if (r < 0)
+		return r;
+	it->pos += (size_t)r;
+	return 1;
+}
+
+uint64_t auxcap_spe_pkt_iter_offset(const struct auxcap_spe_pkt_iter *it)
+{
+	return it->pos;
+}
+
+uint64_t auxcap_spe_pkt_iter_resync(struct auxcap_spe_pkt_iter *it)
+{
+	size_t from = it->pos;
+
+	if (from >= it->len)
+		return 0;
+	it->pos = resync(it->buf, it->len, from + 1);
+	return it->pos - from;
 }

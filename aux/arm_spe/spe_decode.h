@@ -13,8 +13,9 @@
  * header; the prefix carries bits [4:3] of the index), then a little-endian payload of 0, 1,
  * 2, 4 or 8 bytes whose size is header bits [5:4] (0b00 1, 0b01 2, 0b10 4, 0b11 8 bytes).
  *
- * Three layers, each usable alone:
+ * Layers, each usable alone:
  *   auxcap_spe_pkt_decode()        one packet at a given position
+ *   struct auxcap_spe_pkt_iter     packet iterator (1/0/<0), with an explicit resync call
  *   struct auxcap_spe_decoder      iterator over packets, records (samples) and errors, with
  *                                  resynchronisation after malformed input
  *   auxcap_spe_*_print/dump()      text writers to a caller-provided FILE*
@@ -24,8 +25,17 @@
  * TIMESTAMP (0x71 + 8 bytes) found at or after X + 1 from which the data decode cleanly (no bad
  * header or size) up to an END/TIMESTAMP, the end of the data, or for 2 *
  * AUXCAP_SPE_MAX_RECORD_SIZE bytes.  The bytes from X to that point are accounted as error
- * bytes.  Resynchronisation takes time linear in the bytes it skips.  Every byte of the input is accounted exactly
- * once as packet, padding or error bytes (struct auxcap_spe_stats).
+ * bytes.  Resynchronisation takes time linear in the bytes it skips.  Every byte of the input
+ * is accounted exactly once as packet, padding or error bytes (struct auxcap_spe_stats).
+ *
+ * What is malformed: a header byte outside the encodings below (0b11xxxxxx, 0b01ss0000,
+ * 0b01ss11xx, operation class 3, a 0b00xxxxxx byte other than PAD, END and the extended
+ * prefix, an extended prefix not followed by an address or counter header) is a bad header;
+ * a timestamp, context, operation type, address or counter header whose size field is not
+ * the one the architecture fixes for it (8, 4, 1, 8, 2 bytes) is an impossible size.  An
+ * extended prefix followed by 0x00, which perf reads as an "alignment" packet, is not in the
+ * architecture and is a bad header here.  Unknown address, counter and context indices and
+ * unknown event bits are not errors: they are decoded and shown raw.
  *
  * Nothing here allocates; every buffer is borrowed from the caller.
  */
@@ -155,7 +165,7 @@ struct auxcap_spe_packet {
 	enum auxcap_spe_pkt_type type;
 	uint64_t offset;	   /* bytes from the start of the stream to the first header byte */
 	unsigned int size;	   /* bytes: header(s) + payload; PAD: the length of the run */
-	unsigned int header_size;  /* bytes: 1 short form, 2 extended form (0 for PAD runs > 1) */
+	unsigned int header_size;  /* bytes: 1 short form (and PAD), 2 extended form */
 	unsigned int payload_size; /* bytes: 0, 1, 2, 4 or 8 */
 	unsigned int index;	   /* ADDRESS/COUNTER index (0..31), CONTEXT index, OP_TYPE class */
 	uint64_t payload;	   /* raw payload, little-endian decoded, zero-extended */
@@ -221,7 +231,7 @@ struct auxcap_spe_sample {
 	uint64_t data_source;	 /* implementation-defined (see auxcap_spe_data_source_name()) */
 	uint64_t timestamp;	 /* generic timer ticks (CNTVCT/CNTPCT), not ns */
 	uint32_t context_id;	 /* CONTEXTIDR_EL1 or _EL2 (pid with CONFIG_PID_IN_CONTEXTIDR) */
-	unsigned int context_el; /* 1 or 2: which CONTEXTIDR @context_id comes from */
+	unsigned int context_el; /* index + 1: 1 CONTEXTIDR_EL1, 2 _EL2 (3, 4 reserved) */
 	bool by_timestamp;	 /* the record ended with TIMESTAMP (else END) */
 };
 
@@ -304,6 +314,39 @@ struct auxcap_spe_decoder {
  */
 int auxcap_spe_pkt_decode(const void *buf, size_t len, uint64_t offset,
 			  struct auxcap_spe_packet *ret);
+
+/**
+ * A bare packet iterator: packets only, no records, and it stops at malformed input instead
+ * of reporting it as an event.  Initialise with auxcap_spe_pkt_iter_init().  Fields private.
+ */
+struct auxcap_spe_pkt_iter {
+	const unsigned char *buf; /* borrowed trace bytes */
+	size_t len;		  /* bytes in @buf */
+	size_t pos;		  /* bytes: next packet */
+};
+
+/** Iterate over the @len bytes at @buf (borrowed; must stay valid while @it is used). */
+void auxcap_spe_pkt_iter_init(struct auxcap_spe_pkt_iter *it, const void *buf, size_t len);
+
+/**
+ * The next packet; @ret->offset is its position.  On an error the iterator stays at the bad
+ * packet (auxcap_spe_pkt_iter_offset() names it); auxcap_spe_pkt_iter_resync() moves on.
+ *
+ * Returns 1 and fills @ret on a packet; 0 at the end of the data (@ret untouched).
+ * Returns -EINVAL if @it or @ret is NULL.
+ * Returns -EBADMSG, -EMSGSIZE or -ENODATA as auxcap_spe_pkt_decode() does (@ret untouched).
+ */
+int auxcap_spe_pkt_next(struct auxcap_spe_pkt_iter *it, struct auxcap_spe_packet *ret);
+
+/** Position of the next packet (after an error: of the bad one), in bytes from the start. */
+uint64_t auxcap_spe_pkt_iter_offset(const struct auxcap_spe_pkt_iter *it);
+
+/**
+ * Skip from the current position to the next resynchronisation point (the rule at the top of
+ * this file, searching from the byte after the current one).  Returns the bytes skipped (0 at
+ * the end of the data).
+ */
+uint64_t auxcap_spe_pkt_iter_resync(struct auxcap_spe_pkt_iter *it);
 
 /** The fields of ADDRESS packet @pkt (its index decides which apply). */
 void auxcap_spe_addr_decode(const struct auxcap_spe_packet *pkt, struct auxcap_spe_addr *ret);

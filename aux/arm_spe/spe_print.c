@@ -17,20 +17,15 @@ struct strbuf {
 	size_t len; /* characters the full text needs so far */
 };
 
-static void sb_add(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_add(struct strbuf *sb, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void sb_add(struct strbuf *sb, const char *fmt, ...)
 {
+	char *dst = sb->len < sb->size ? sb->buf + sb->len : NULL;
+	size_t room = dst ? sb->size - sb->len : 0;
 	va_list ap;
-	char *dst = NULL;
-	size_t room = 0;
 	int n;
 
-	if (sb->len < sb->size) {
-		dst = sb->buf + sb->len;
-		room = sb->size - sb->len;
-	}
 	va_start(ap, fmt);
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): false positive, va_start above */
 	n = vsnprintf(dst, room, fmt, ap);
 	va_end(ap);
 	if (n > 0)

@@ -122,6 +122,23 @@ int auxcap_bts_branch_print(FILE *out, const struct auxcap_bts_branch *br)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* perf report -D style: raw bytes in 24 columns, then from -> to and pred/miss. */
+static void raw_record_line(FILE *out, const unsigned char *p, size_t off, size_t n)
+{
+	size_t i;
+
+	fprintf(out, ".  %08zx: ", off);
+	for (i = 0; i < n; i++)
+		fprintf(out, " %02x", p[i]);
+	for (; i < AUXCAP_BTS_RECORD_SIZE; i++)
+		fputs("   ", out);
+	if (n < AUXCAP_BTS_RECORD_SIZE)
+		fputs(" Bad record!\n", out);
+	else
+		fprintf(out, " %" PRIx64 " -> %" PRIx64 " %s\n", get_le64(p), get_le64(p + 8),
+			get_le64(p + 16) & AUXCAP_BTS_FLAG_PREDICTED ? "pred" : "miss");
+}
+
 int auxcap_bts_dump_raw(const void *buf, size_t len, FILE *out, unsigned int flags,
 			struct auxcap_bts_stats *ret)
 {
@@ -135,7 +152,20 @@ int auxcap_bts_dump_raw(const void *buf, size_t len, FILE *out, unsigned int fla
 
 	auxcap_bts_decoder_init(&dec, buf, len);
 	fprintf(out, ". ... Intel BTS data: size %zu bytes\n", len);
-	while (!err && auxcap_bts_decoder_next(&dec, &ev) == 1) {
+	if (flags & AUXCAP_BTS_DUMP_RAW) {
+		const unsigned char *p = buf;
+		size_t off;
+
+		for (off = 0; off < len; off += AUXCAP_BTS_RECORD_SIZE)
+			raw_record_line(out, p + off, off,
+					len - off < AUXCAP_BTS_RECORD_SIZE
+						? len - off
+						: AUXCAP_BTS_RECORD_SIZE);
+		while (auxcap_bts_decoder_next(&dec, &ev) == 1)
+			; /* the accounting only */
+		flags &= ~(unsigned int)AUXCAP_BTS_DUMP_PADDING;
+	}
+	while (!err && !(flags & AUXCAP_BTS_DUMP_RAW) && auxcap_bts_decoder_next(&dec, &ev) == 1) {
 		/* Padding records are skipped by the decoder; show them from the count. */
 		if ((flags & AUXCAP_BTS_DUMP_PADDING) && dec.stats.padding != padding) {
 			uint64_t first = (ev.type == AUXCAP_BTS_EVENT_BRANCH ? ev.branch.offset

@@ -119,7 +119,13 @@ int auxcap_bts_branch_print(FILE *out, const struct auxcap_bts_branch *br);
 
 /* auxcap_bts_dump_raw() flags. */
 #define AUXCAP_BTS_DUMP_SUMMARY (1U << 0) /* a closing accounting line */
-#define AUXCAP_BTS_DUMP_PADDING (1U << 1) /* also a line per padding record */
+#define AUXCAP_BTS_DUMP_PADDING (1U << 1) /* also a line per run of padding records */
+/*
+ * Instead of decoded lines, one line per 24 bytes as perf report -D prints BTS data:
+ * ".  %08x:  <24 raw bytes> <from> -> <to> pred|miss", "Bad record!" for a partial one;
+ * padding records included.
+ */
+#define AUXCAP_BTS_DUMP_RAW (1U << 2)
 
 /**
  * Decode the raw BTS byte stream @buf (@len bytes, borrowed) and write one line per record to

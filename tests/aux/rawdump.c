@@ -4,7 +4,7 @@
  * decoders on byte streams dumped by other tools until `auxcap decode --raw` is wired up.
  *
  *	auxcap-rawdump arm_spe FILE [packets|samples|both]
- *	auxcap-rawdump intel_bts FILE [padding]
+ *	auxcap-rawdump intel_bts FILE [padding|raw]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,8 +53,9 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	int err;
 
-	if (argc < 3 || (strcmp(argv[1], "arm_spe") && strcmp(argv[1], "intel_bts"))) {
-		fprintf(stderr, "usage: %s arm_spe|intel_bts FILE [packets|samples|both|padding]\n",
+	if (argc < 3 || (strcmp(argv[1], "arm_spe") != 0 && strcmp(argv[1], "intel_bts") != 0)) {
+		fprintf(stderr,
+			"usage: %s arm_spe|intel_bts FILE [packets|samples|both|padding|raw]\n",
 			argv[0]);
 		return 1;
 	}
@@ -63,20 +64,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot read %s: %s\n", argv[0], argv[2], strerror(errno));
 		return 1;
 	}
-	if (!strcmp(argv[1], "arm_spe")) {
+	if (strcmp(argv[1], "arm_spe") == 0) {
 		unsigned int flags = AUXCAP_SPE_DUMP_SUMMARY;
 
-		if (strcmp(mode, "samples"))
+		if (strcmp(mode, "samples") != 0)
 			flags |= AUXCAP_SPE_DUMP_PACKETS;
-		if (strcmp(mode, "packets"))
+		if (strcmp(mode, "packets") != 0)
 			flags |= AUXCAP_SPE_DUMP_SAMPLES;
 		err = auxcap_spe_dump_raw(buf, len, stdout, flags, NULL);
 	} else {
-		err = auxcap_bts_dump_raw(
-			buf, len, stdout,
-			AUXCAP_BTS_DUMP_SUMMARY |
-				(!strcmp(mode, "padding") ? AUXCAP_BTS_DUMP_PADDING : 0),
-			NULL);
+		unsigned int flags = AUXCAP_BTS_DUMP_SUMMARY;
+
+		if (strcmp(mode, "padding") == 0)
+			flags |= AUXCAP_BTS_DUMP_PADDING;
+		if (strcmp(mode, "raw") == 0)
+			flags |= AUXCAP_BTS_DUMP_RAW;
+		err = auxcap_bts_dump_raw(buf, len, stdout, flags, NULL);
 	}
 	free(buf);
 	if (err) {

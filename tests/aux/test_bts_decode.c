@@ -101,7 +101,7 @@ static void test_partial_record(void **state)
 	add_rec(&b, 0x2004, 0x3000, 0);
 	add_rec(&b, 0x3004, 0x4000, 0);
 	for (extra = 1; extra < 24; extra++) {
-		size_t len = 2 * 24 + extra;
+		size_t len = (size_t)2 * 24 + extra;
 		int branches = 0;
 
 		auxcap_bts_decoder_init(&dec, b.buf, len);
@@ -252,6 +252,24 @@ static void test_dump_raw(void **state)
 	assert_int_equal(st.errors, 1);
 	free(text);
 
+	/* The perf report -D layout: 24 raw bytes, from -> to, pred or miss. */
+	text = NULL;
+	f = open_memstream(&text, &size);
+	assert_non_null(f);
+	assert_int_equal(auxcap_bts_dump_raw(b.buf, b.len, f, AUXCAP_BTS_DUMP_RAW, &st), 0);
+	fclose(f);
+	assert_non_null(strstr(text,
+			       ".  00000018:  10 10 40 00 00 00 00 00 00 11 40 00 00 00 00 00 "
+			       "10 00 00 00 00 00 00 00 401010 -> 401100 pred\n"));
+	assert_non_null(strstr(text,
+			       ".  00000030:  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 "
+			       "00 00 00 00 00 00 00 00 0 -> 0 miss\n"));
+	assert_non_null(strstr(text, ".  00000078:  00 00 00 00 00"));
+	assert_non_null(strstr(text, "    Bad record!\n"));
+	assert_int_equal(st.branches, 1);
+	assert_int_equal(st.padding, 2);
+	free(text);
+
 	assert_int_equal(auxcap_bts_dump_raw(NULL, 24, stdout, 0, &st), -EINVAL);
 	assert_int_equal(auxcap_bts_dump_raw(b.buf, 24, NULL, 0, &st), -EINVAL);
 	f = fopen("/dev/null", "r");
@@ -260,6 +278,50 @@ static void test_dump_raw(void **state)
 	assert_int_equal(auxcap_bts_dump_raw(b.buf, 48, f, 0, &st), -EIO);
 	assert_int_equal(st.branches, 0xcdcdcdcdcdcdcdcdULL);
 	fclose(f);
+}
+
+/* Random bytes of random lengths: every byte is accounted for, offsets move forward. */
+static void test_fuzz(void **state)
+{
+	static unsigned char buf[24 * 64 + 23];
+	uint64_t s = 0x6274735eedULL;
+	unsigned int iter;
+	size_t i;
+
+	(void)state;
+	print_message("fuzz seed 0x%llx\n", (unsigned long long)s);
+	for (iter = 0; iter < 2000; iter++) {
+		struct auxcap_bts_decoder dec;
+		struct auxcap_bts_event ev;
+		size_t len;
+		uint64_t next = 0;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		len = (size_t)(s % sizeof(buf));
+		for (i = 0; i < len; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			/* Mostly zeros so that padding, begin and end records occur. */
+			buf[i] = (s & 3) ? 0 : (unsigned char)(s >> 8);
+		}
+		auxcap_bts_decoder_init(&dec, buf, len);
+		while (auxcap_bts_decoder_next(&dec, &ev) == 1) {
+			uint64_t off = ev.type == AUXCAP_BTS_EVENT_BRANCH ? ev.branch.offset
+									  : ev.error.offset;
+
+			assert_true(off >= next && off % 24 == 0);
+			next = off + 24;
+		}
+		assert_int_equal((dec.stats.records + dec.stats.padding) * 24 +
+					 dec.stats.partial_bytes,
+				 len);
+		assert_int_equal(dec.stats.records,
+				 dec.stats.branches + dec.stats.begins + dec.stats.ends);
+		assert_int_equal(dec.stats.errors, len % 24 ? 1 : 0);
+	}
 }
 
 int main(void)
@@ -271,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_overlap_then_decode),
 		cmocka_unit_test(test_dump_raw),
+		cmocka_unit_test(test_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -369,7 +369,7 @@ static void test_bad_size_resync_on_timestamp(void **state)
 static void test_cut_every_byte(void **state)
 {
 	struct sb b = { .len = 0 };
-	size_t ends[3], starts[3], cut;
+	size_t ends[3] = { 0 }, starts[3] = { 0 }, cut;
 	struct auxcap_spe_packet pkt;
 
 	(void)state;
@@ -386,7 +386,7 @@ static void test_cut_every_byte(void **state)
 	for (cut = 0; cut <= b.len; cut++) {
 		struct auxcap_spe_decoder dec;
 		struct auxcap_spe_event ev;
-		uint64_t samples = 0, errors = 0, want = 0, p;
+		uint64_t samples = 0, errors = 0, want = 0, p = 0;
 		int i, inside = -1;
 		bool at_packet_boundary = false;
 
@@ -602,6 +602,27 @@ static void fuzz_one(const unsigned char *buf, size_t len, unsigned char *cover)
 	assert_int_equal(dec.stats.errors, errors);
 }
 
+/* The text dump of the same bytes writes every line and accounts like the decoder. */
+static void fuzz_dump(const unsigned char *buf, size_t len)
+{
+	struct auxcap_spe_decoder dec;
+	struct auxcap_spe_event ev;
+	struct auxcap_spe_stats st;
+	FILE *null = fopen("/dev/null", "w");
+
+	assert_non_null(null);
+	assert_int_equal(auxcap_spe_dump_raw(buf, len, null,
+					     AUXCAP_SPE_DUMP_PACKETS | AUXCAP_SPE_DUMP_SAMPLES |
+						     AUXCAP_SPE_DUMP_SUMMARY,
+					     &st),
+			 0);
+	fclose(null);
+	auxcap_spe_decoder_init(&dec, buf, len, 0);
+	while (auxcap_spe_decoder_next(&dec, &ev) == 1)
+		;
+	assert_memory_equal(&st, &dec.stats, sizeof(st));
+}
+
 static void test_fuzz(void **state)
 {
 	static unsigned char buf[4096], cover[4096];
@@ -644,6 +665,8 @@ static void test_fuzz(void **state)
 				buf[rng_next(&s) % len] = (unsigned char)rng_next(&s);
 		}
 		fuzz_one(buf, len, cover);
+		if (iter % 10 == 0)
+			fuzz_dump(buf, len);
 	}
 }
 

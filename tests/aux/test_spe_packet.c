@@ -452,6 +452,53 @@ static void test_desc_small_buffer(void **state)
 	assert_int_equal(auxcap_spe_pkt_desc(&pkt, NULL, 0), 28);
 }
 
+/* The bare iterator: offsets, an error that does not move it, resync, the end. */
+static void test_pkt_iter(void **state)
+{
+	static const unsigned char buf[] = {
+		0xb0, 1,    2,	  3, 4, 5, 6, 7, 0x80, /* PC at 0 */
+		0x00, 0x00,			       /* PAD run at 9 */
+		0x49, 0x01,			       /* ST at 11 */
+		0xe0,				       /* bad header at 13 */
+		0x98, 0x05, 0x00,		       /* skipped */
+		0x01,				       /* END: resync point after it */
+		0x71, 1,    0,	  0, 0, 0, 0, 0, 0,    /* TS at 18 */
+		0x42,				       /* truncated EV at 27 */
+	};
+	struct auxcap_spe_pkt_iter it;
+	struct auxcap_spe_packet pkt, poison;
+
+	(void)state;
+	memset(&poison, 0xcd, sizeof(poison));
+	auxcap_spe_pkt_iter_init(&it, buf, sizeof(buf));
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), 1);
+	assert_int_equal(pkt.offset, 0);
+	assert_int_equal(pkt.type, AUXCAP_SPE_PKT_ADDRESS);
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), 1);
+	assert_int_equal(pkt.offset, 9);
+	assert_int_equal(pkt.type, AUXCAP_SPE_PKT_PAD);
+	assert_int_equal(pkt.size, 2);
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), 1);
+	assert_int_equal(pkt.offset, 11);
+	pkt = poison;
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), -EBADMSG);
+	assert_memory_equal(&pkt, &poison, sizeof(pkt));
+	assert_int_equal(auxcap_spe_pkt_iter_offset(&it), 13);
+	/* Still stuck on it until told to move on. */
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), -EBADMSG);
+	assert_int_equal(auxcap_spe_pkt_iter_resync(&it), 5);
+	assert_int_equal(auxcap_spe_pkt_iter_offset(&it), 18);
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), 1);
+	assert_int_equal(pkt.type, AUXCAP_SPE_PKT_TIMESTAMP);
+	assert_int_equal(pkt.payload, 1);
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), -ENODATA);
+	assert_int_equal(auxcap_spe_pkt_iter_offset(&it), 27);
+	assert_int_equal(auxcap_spe_pkt_iter_resync(&it), 1);
+	assert_int_equal(auxcap_spe_pkt_next(&it, &pkt), 0);
+	assert_int_equal(auxcap_spe_pkt_iter_resync(&it), 0);
+	assert_int_equal(auxcap_spe_pkt_next(NULL, &pkt), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -468,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_op_type_fields),
 		cmocka_unit_test(test_descriptions),
 		cmocka_unit_test(test_desc_small_buffer),
+		cmocka_unit_test(test_pkt_iter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
