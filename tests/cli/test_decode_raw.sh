@@ -135,11 +135,11 @@ fi
 expect_err "bad --elf" "bad --elf" --raw intel_pt "$SRC/$t/$t.pt" --elf "$TMP/text:zz"
 expect_err "bad --cpu" "bad --cpu" --raw intel_pt "$SRC/$t/$t.pt" --cpu 6
 expect_err "bad --raw-bin" "bad --raw-bin" --raw intel_pt "$SRC/$t/$t.pt" --raw-bin x.bin
-expect_err "other pmu" "supported: intel_pt" --raw intel_bts "$SRC/$t/$t.pt"
+expect_err "other pmu" "supported: intel_pt, intel_bts, arm_spe" --raw cs_etm "$SRC/$t/$t.pt"
 expect_err "bad itrace" "bad --itrace" --raw intel_pt "$SRC/$t/$t.pt" --itrace=z
 expect_err "dump option alone" "only apply to --dump" --raw intel_pt "$SRC/$t/$t.pt" --lastip
 expect_err "no file" "no trace file" --raw intel_pt
-expect_err "perf.data" "perf.data captures is not available" "$SRC/$t/$t.pt"
+expect_err "raw trace without --raw" "not a perf.data file" "$SRC/$t/$t.pt"
 expect_err "unknown option" "unknown option" --raw intel_pt "$SRC/$t/$t.pt" --frobnicate
 
 echo "$pass passed, $fails failed"
