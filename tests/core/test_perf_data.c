@@ -970,6 +970,108 @@ static void test_other_endian_and_empty_inputs(void **state)
 	assert_non_null(strstr(err, "/nonexistent/x.data"));
 }
 
+/* AUXTRACE record offsets in stream order. */
+static size_t stream_aux_offsets(struct auxcap_perf_reader *r, uint64_t *off, size_t max)
+{
+	struct auxcap_perf_event ev;
+	size_t n = 0;
+
+	while (auxcap_perf_reader_next(r, &ev) > 0)
+		if (ev.rec.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+			assert_true(n < max);
+			off[n++] = ev.offset;
+		}
+	return n;
+}
+
+static void check_index_matches(const char *path, bool want_feature)
+{
+	const struct auxcap_perf_auxtrace_index_entry *e;
+	struct auxcap_perf_reader *r = open_ok(path);
+	uint64_t off[NR_ITEMS];
+	size_t nr, n;
+
+	assert_int_equal(auxcap_perf_reader_features(r)->nr_auxtrace_index > 0, want_feature);
+	assert_int_equal(auxcap_perf_reader_auxtrace_index(r, &e, &nr), 0);
+	n = stream_aux_offsets(r, off, NR_ITEMS);
+	assert_int_equal(nr, n);
+	assert_true(n > 10);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(e[i].offset, off[i]);
+		assert_int_equal(e[i].size, AUXCAP_PERF_AUXTRACE_SIZE);
+	}
+	auxcap_perf_reader_close(r);
+}
+
+static void test_auxtrace_index_from_feature_or_scan(void **state)
+{
+	struct auxcap_perf_writer_opts wo;
+	struct auxcap_perf_writer *w;
+	const struct auxcap_perf_auxtrace_index_entry *e;
+	struct auxcap_perf_reader *r;
+	struct blob b;
+	char path[128];
+	uint64_t h[13], first;
+	size_t nr, n;
+	int fd, err;
+
+	(void)state;
+	/* From the feature. */
+	tmp_path(path, sizeof(path), "idx.data");
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	check_index_matches(path, true);
+
+	/* Scanned: a pipe-format file has no index feature. */
+	memset(&wo, 0, sizeof(wo));
+	wo.sz = sizeof(wo);
+	wo.pipe = true;
+	tmp_path(path, sizeof(path), "idx.pipe");
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	check_index_matches(path, false);
+
+	/* Read from a real pipe: no random access. */
+	{
+		pid_t pid;
+		int pfd = pipe_from_file(path, &pid), st;
+
+		assert_int_equal(auxcap_perf_reader_open_fd(pfd, NULL, &r), 0);
+		assert_int_equal(auxcap_perf_reader_auxtrace_index(r, &e, &nr), -ESPIPE);
+		auxcap_perf_reader_close(r);
+		close(pfd);
+		waitpid(pid, &st, 0);
+	}
+
+	/* An index entry that points at another record is refused. */
+	standard_blob(&b, "idx2.data");
+	memcpy(h, b.p, sizeof(h));
+	fd = memfd_create("idx", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	{
+		/* The AUXTRACE feature is bit 18: find its descriptor in the table. */
+		uint64_t table = h[5] + h[6], d[2];
+		unsigned int k = 0;
+
+		for (unsigned int f = 1; f < AUXCAP_PERF_FEAT_AUXTRACE; f++)
+			k += (h[9] >> f) & 1;
+		memcpy(d, b.p + table + k * 16, 16);
+		memcpy(&first, b.p + d[0] + 8, 8); /* entry 0 offset */
+		first -= 8;			   /* now inside the previous record */
+		memcpy(b.p + d[0] + 8, &first, 8);
+	}
+	assert_int_equal(write(fd, b.p, b.len), (ssize_t)b.len);
+	assert_int_equal(auxcap_perf_reader_open_fd(fd, NULL, &r), 0);
+	err = auxcap_perf_reader_auxtrace_index(r, &e, &n);
+	assert_int_equal(err, -EBADMSG);
+	assert_non_null(strstr(auxcap_perf_reader_error(r), "AUXTRACE index entry 0"));
+	auxcap_perf_reader_close(r);
+	close(fd);
+	free(b.p);
+}
+
 static void test_sample_id_encode_round_trips(void **state)
 {
 	struct perf_event_attr a;
@@ -1024,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(test_fuzzed_files_do_not_crash),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
+		cmocka_unit_test(test_auxtrace_index_from_feature_or_scan),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -492,6 +492,21 @@ const struct auxcap_perf_evsel *auxcap_perf_reader_find_id(const struct auxcap_p
 int auxcap_perf_reader_feature_raw(const struct auxcap_perf_reader *r, unsigned int feat,
 				   const void **ret_data, size_t *ret_size);
 
+/**
+ * The file offsets of all AUXTRACE records (file mode), for decoders that queue AUX buffers
+ * before walking the stream.  Taken from the AUXTRACE feature when present (each entry is
+ * checked to point at an AUXTRACE record inside the data section), built by scanning the
+ * record headers otherwise (pipe-format files, recovered files, writers without the index).
+ * The array is owned by the reader, valid until close.
+ *
+ * Returns 0 and sets *@ret_entries, *@ret_nr.
+ * Returns -ESPIPE in pipe mode (read from a pipe), -EBADMSG for a bad index entry or record
+ * header (message in auxcap_perf_reader_error()), -ENOMEM.
+ */
+int auxcap_perf_reader_auxtrace_index(struct auxcap_perf_reader *r,
+				      const struct auxcap_perf_auxtrace_index_entry **ret_entries,
+				      size_t *ret_nr);
+
 /** The last error message ("" if none), with the file offset; borrowed. */
 const char *auxcap_perf_reader_error(const struct auxcap_perf_reader *r);
 
