@@ -329,12 +329,25 @@ static int read_file_header(struct auxcap_perf_reader *r)
 	r->start = r->pos = h[5];
 	no_feats = !(h[9] | h[10] | h[11] | h[12]);
 	data_end = h[5] + h[6];
+	if (h[6] == 0 && !no_feats) {
+		/*
+		 * A final header of an empty capture, or a provisional one of a writer that sets
+		 * feature bits early: it is final only if a sound feature table follows.
+		 */
+		r->end = data_end;
+		ret = read_features(r, &h[9], data_end);
+		if (ret == 0 && !r->info.features_lost)
+			return 0;
+		pd_feat_store_fini(&r->fs);
+		memset(r->feat_sec, 0, sizeof(r->feat_sec));
+		r->err[0] = '\0';
+	}
 	if (h[6] == 0 || h[6] > fsize - h[5] || (no_feats && fsize > data_end)) {
 		/* Not finalized: read what is there. */
 		r->info.recovered = true;
 		r->tolerate_trunc = true;
 		r->end = fsize;
-		r->info.features_lost = !no_feats || h[6] == 0 || h[6] > fsize - h[5];
+		r->info.features_lost = !no_feats || h[6] > fsize - h[5];
 		return 0;
 	}
 	r->end = data_end;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "auxcap/log.h"
 #include "auxcap/perf_data.h"
 #include "perf_data_int.h"
 
@@ -326,6 +327,80 @@ int auxcap_perf_writer_set_host_features(struct auxcap_perf_writer *w)
 	return 0;
 }
 
+static const char *find_tracefs(void)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/header_page", roots[i]);
+		if (access(path, R_OK) == 0)
+			return roots[i];
+	}
+	return NULL;
+}
+
+int auxcap_perf_writer_set_tracing_data(struct auxcap_perf_writer *w, const char *tracefs,
+					const char *const *events, size_t nr)
+{
+	struct pd_buf b = { 0 };
+	int r;
+
+	if (!w || (!events && nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++)
+		if (!events[i])
+			return -EINVAL;
+	if (!tracefs)
+		tracefs = find_tracefs();
+	if (!tracefs)
+		return -ENOENT;
+	r = pd_feat_tracing_data(&b, tracefs, events, nr);
+	if (r < 0) {
+		pd_buf_free(&b);
+		return r;
+	}
+	pd_buf_free(&w->feat[AUXCAP_PERF_FEAT_TRACING_DATA]);
+	w->feat[AUXCAP_PERF_FEAT_TRACING_DATA] = b;
+	w->feat_set[AUXCAP_PERF_FEAT_TRACING_DATA] = true;
+	return 0;
+}
+
+/* TRACING_DATA for the tracepoint attrs, unless the caller set it; failures are logged. */
+static void auto_tracing_data(struct auxcap_perf_writer *w)
+{
+	const char **names;
+	size_t nr = 0;
+	int r;
+
+	if (w->feat_set[AUXCAP_PERF_FEAT_TRACING_DATA])
+		return;
+	names = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*names));
+	if (!names)
+		return;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		if (w->attrs[i].attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		if (!w->attrs[i].name || !strchr(w->attrs[i].name, ':')) {
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "tracepoint event %zu has no \"sys:name\" name; perf will not "
+				   "open the file without its format",
+				   i);
+			continue;
+		}
+		names[nr++] = w->attrs[i].name;
+	}
+	if (nr) {
+		r = auxcap_perf_writer_set_tracing_data(w, NULL, names, nr);
+		if (r < 0)
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "cannot read tracepoint formats from tracefs (%s); perf will "
+				   "not open the file",
+				   strerror(-r));
+	}
+	free(names);
+}
+
 int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,
 				    const uint8_t *build_id, size_t size, const char *filename)
 {
@@ -376,6 +451,7 @@ static int start_pipe(struct auxcap_perf_writer *w)
 	struct perf_event_header h;
 	int r;
 
+	auto_tracing_data(w);
 	r = pd_buf_put(&w->buf, ph, sizeof(ph));
 	for (size_t i = 0; i < w->nr_attrs && r == 0; i++) {
 		const struct wattr *a = &w->attrs[i];
@@ -906,6 +982,7 @@ static int close_file(struct auxcap_perf_writer *w)
 		return w->err ? w->err : -ENODATA;
 	}
 	if (!w->err) {
+		auto_tracing_data(w);
 		r = write_features(w, feats, &end);
 		if (r == 0 && is_regular(w->fd))
 			r = w->io->truncate(w->io->ctx, w->fd, end);

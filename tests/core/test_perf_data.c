@@ -1072,6 +1072,30 @@ static void test_auxtrace_index_from_feature_or_scan(void **state)
 	free(b.p);
 }
 
+static void test_empty_capture_reads_as_final(void **state)
+{
+	struct auxcap_perf_writer *w;
+	struct auxcap_perf_reader *r;
+	struct auxcap_perf_event ev;
+	struct perf_event_attr a;
+	char path[128];
+
+	(void)state;
+	tmp_path(path, sizeof(path), "empty.data");
+	make_attr(&a, 0);
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_set_string(w, AUXCAP_PERF_FEAT_HOSTNAME, "h"), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	r = open_ok(path);
+	assert_int_equal(auxcap_perf_reader_info(r)->data_size, 0);
+	assert_false(auxcap_perf_reader_info(r)->recovered);
+	assert_string_equal(auxcap_perf_reader_features(r)->hostname, "h");
+	assert_string_equal(auxcap_perf_reader_evsel(r, 0)->name, "alpha");
+	assert_int_equal(auxcap_perf_reader_next(r, &ev), 0);
+	auxcap_perf_reader_close(r);
+}
+
 static void test_sample_id_encode_round_trips(void **state)
 {
 	struct perf_event_attr a;
@@ -1126,6 +1150,7 @@ int main(void)
 		cmocka_unit_test(test_fuzzed_files_do_not_crash),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
+		cmocka_unit_test(test_empty_capture_reads_as_final),
 		cmocka_unit_test(test_auxtrace_index_from_feature_or_scan),
 	};
 

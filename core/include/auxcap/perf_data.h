@@ -206,6 +206,19 @@ int auxcap_perf_writer_set_cmdline(struct auxcap_perf_writer *w, int argc, const
 int auxcap_perf_writer_set_host_features(struct auxcap_perf_writer *w);
 
 /**
+ * Set TRACING_DATA, the tracepoint formats perf needs to open a file that has tracepoint
+ * events (it refuses the file without them), from the tracefs mounted at @tracefs (NULL:
+ * /sys/kernel/tracing, then /sys/kernel/debug/tracing), for the @nr tracepoints @events
+ * ("sys:name").  Without this call the writer does the same at close (pipe mode: at the first
+ * record) for its PERF_TYPE_TRACEPOINT attrs whose names are "sys:name", and logs a warning
+ * if it cannot.
+ * Returns -EINVAL for a NULL argument or a name without ':'.
+ * Returns -ENOENT if tracefs or a format file is missing, -EACCES, -ENOMEM.
+ */
+int auxcap_perf_writer_set_tracing_data(struct auxcap_perf_writer *w, const char *tracefs,
+					const char *const *events, size_t nr);
+
+/**
  * Add a BUILD_ID entry: @cpumode (PERF_RECORD_MISC_USER or _KERNEL), @pid (-1 for the host),
  * @build_id of @size bytes (at most 20), @filename (copied).
  * Returns -EINVAL if @size > 20 or a pointer is NULL, -ENOMEM.
