@@ -504,8 +504,11 @@ static int start_pipe(struct auxcap_perf_writer *w)
 		r = 0;
 		size = one.len;
 		if (sizeof(h) + 8 + pd_align8(size) > UINT16_MAX) {
-			r = -E2BIG;
-			break;
+			auxcap_log(
+				AUXCAP_LOG_WARN,
+				"feature %s (%zu bytes) does not fit a pipe-mode record; left out",
+				auxcap_perf_feat_name(f) ? auxcap_perf_feat_name(f) : "?", size);
+			continue;
 		}
 		h.type = AUXCAP_PERF_RECORD_HEADER_FEATURE;
 		h.misc = 0;
@@ -613,8 +616,11 @@ int auxcap_perf_writer_write(struct auxcap_perf_writer *w, const void *rec)
 	if (!w || !rec)
 		return -EINVAL;
 	memcpy(&h, rec, sizeof(h));
-	if (h.size < sizeof(h) || (h.size & 7) || h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
-	    h.type == AUXCAP_PERF_RECORD_HEADER_ATTR || h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE)
+	if (h.size < sizeof(h) || (h.size & 7) || h.type == 0 ||
+	    h.type >= AUXCAP_PERF_RECORD_HEADER_MAX || h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_ATTR ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA)
 		return -EINVAL;
 	return append(w, rec, h.size);
 }

@@ -504,6 +504,12 @@ static void test_writer_rejects_bad_use(void **state)
 	h = (struct perf_event_header){ AUXCAP_PERF_RECORD_AUXTRACE, 0, 48 };
 	memcpy(rec, &h, 8);
 	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
+	h = (struct perf_event_header){ AUXCAP_PERF_RECORD_HEADER_MAX, 0, 16 };
+	memcpy(rec, &h, 8);
+	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
+	h = (struct perf_event_header){ 0, 0, 16 };
+	memcpy(rec, &h, 8);
+	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
 	assert_int_equal(auxcap_perf_writer_write_auxtrace(w, &at, NULL, 0, NULL, 0), -EINVAL);
 	assert_int_equal(auxcap_perf_writer_write_auxtrace(w, &at, NULL, 8, NULL, 0), -EINVAL);
 
@@ -941,6 +947,89 @@ static void test_fuzzed_files_do_not_crash(void **state)
 	free(b.p);
 }
 
+/* Feed @len bytes through a real pipe to the streaming reader; returns records or an error. */
+static int read_through_pipe(const unsigned char *p, size_t len, size_t *ret_n, bool *ret_rec)
+{
+	struct auxcap_perf_reader_opts o;
+	struct auxcap_perf_reader *r;
+	struct auxcap_perf_event ev;
+	char err[256];
+	int fd[2], ret;
+	size_t n = 0;
+
+	assert_int_equal(pipe(fd), 0);
+	assert_true(fcntl(fd[1], F_SETPIPE_SZ, 1 << 20) >= (int)len);
+	assert_int_equal(write(fd[1], p, len), (ssize_t)len);
+	close(fd[1]);
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.errbuf = err;
+	o.errbuf_size = sizeof(err);
+	o.max_payload = 1 << 16;
+	ret = auxcap_perf_reader_open_fd(fd[0], &o, &r);
+	if (ret < 0) {
+		close(fd[0]);
+		return ret;
+	}
+	while ((ret = auxcap_perf_reader_next(r, &ev)) > 0)
+		n++;
+	*ret_n = n;
+	*ret_rec = auxcap_perf_reader_info(r)->recovered;
+	if (ret < 0)
+		assert_non_null(strstr(auxcap_perf_reader_error(r), "offset"));
+	auxcap_perf_reader_close(r);
+	close(fd[0]);
+	return ret;
+}
+
+static void test_fuzzed_and_cut_pipe_streams(void **state)
+{
+	struct auxcap_perf_writer_opts wo;
+	struct auxcap_perf_writer *w;
+	struct blob b;
+	char path[128];
+	size_t full, n;
+	bool rec;
+	int errors = 0;
+
+	(void)state;
+	memset(&wo, 0, sizeof(wo));
+	wo.sz = sizeof(wo);
+	wo.pipe = true;
+	tmp_path(path, sizeof(path), "fuzz.pipe");
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	load(path, &b);
+	assert_int_equal(read_through_pipe(b.p, b.len, &full, &rec), 0);
+	assert_false(rec);
+
+	srand(7);
+	for (int i = 0; i < 400; i++) {
+		size_t cut = 16 + (size_t)rand() % (b.len - 16);
+		int ret = read_through_pipe(b.p, cut, &n, &rec);
+
+		/* A cut stream ends early, flagged unless it fell between two records. */
+		assert_true(ret == 0 || ret == -EBADMSG);
+		assert_true(n <= full);
+	}
+	for (int i = 0; i < 1500; i++) {
+		unsigned char *p = malloc(b.len);
+		int flips = 1 + rand() % 6, ret;
+
+		memcpy(p, b.p, b.len);
+		for (int k = 0; k < flips; k++)
+			p[(size_t)rand() % (k % 2 ? b.len : 2048)] ^=
+				(unsigned char)(1 + rand() % 255);
+		ret = read_through_pipe(p, b.len, &n, &rec);
+		assert_true(ret == 0 || ret == -EBADMSG);
+		errors += ret < 0;
+		free(p);
+	}
+	assert_true(errors > 50);
+	free(b.p);
+}
+
 static void test_other_endian_and_empty_inputs(void **state)
 {
 	unsigned char buf[128];
@@ -1148,6 +1237,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_files_never_read_as_complete),
 		cmocka_unit_test(test_corrupt_header_fields),
 		cmocka_unit_test(test_fuzzed_files_do_not_crash),
+		cmocka_unit_test(test_fuzzed_and_cut_pipe_streams),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
 		cmocka_unit_test(test_empty_capture_reads_as_final),

@@ -229,8 +229,10 @@ int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumo
 /**
  * Write one complete record (kernel record bytes as read from the ring, or a user record
  * without trailing payload), header.size bytes at @rec.
- * Returns -EINVAL if the header size is < 8 or not a multiple of 8, or the type is AUXTRACE
- * (use auxcap_perf_writer_write_auxtrace()) or HEADER_ATTR/HEADER_FEATURE.
+ * Returns -EINVAL if the header size is < 8 or not a multiple of 8, or the type is 0, one perf
+ * 6.1 aborts on (>= AUXCAP_PERF_RECORD_HEADER_MAX), AUXTRACE (use
+ * auxcap_perf_writer_write_auxtrace()), HEADER_ATTR, HEADER_FEATURE or HEADER_TRACING_DATA
+ * (the writer makes those).
  * Returns -ENODATA if no attr was added.
  * Returns the sticky error of an earlier failed write, or the I/O error (-ENOSPC, -EIO, ...).
  */
