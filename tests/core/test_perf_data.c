@@ -523,9 +523,10 @@ static void test_writer_rejects_bad_use(void **state)
 
 /* --- I/O faults ------------------------------------------------------------------------- */
 
+/* A disk that fills up: only bytes that grow the file use up the budget. */
 struct fault {
-	uint64_t budget;    /* bytes accepted before -ENOSPC */
-	uint64_t written;   /* bytes accepted so far */
+	uint64_t budget;    /* file size at which the disk is full, bytes */
+	uint64_t written;   /* the file's high mark so far, bytes */
 	unsigned int calls; /* writev calls */
 	bool chop;	    /* return short writes and EINTR along the way */
 };
@@ -540,21 +541,28 @@ static ssize_t fault_writev(void *ctx, int fd, const struct iovec *iov, int iovc
 	f->calls++;
 	if (f->chop && f->calls % 3 == 0)
 		return -EINTR;
-	if (f->written >= f->budget)
-		return -ENOSPC;
 	/* Write only (part of) the first buffer: a short write. */
 	want = iov[0].iov_len;
 	if (f->chop && want > 5)
 		want = want / 2 + 1;
-	if (want > f->budget - f->written)
-		want = (size_t)(f->budget - f->written);
+	/* Overwriting what exists needs no space; growing the file does. */
+	if (off >= 0 && (uint64_t)off + want > f->written) {
+		uint64_t end = (uint64_t)off + want;
+
+		if (end > f->budget)
+			end = f->budget > (uint64_t)off ? f->budget : (uint64_t)off;
+		want = (size_t)(end - (uint64_t)off);
+	}
+	if (want == 0)
+		return -ENOSPC;
 	one.iov_base = iov[0].iov_base;
 	one.iov_len = want;
 	(void)iovcnt;
 	n = off < 0 ? writev(fd, &one, 1) : pwritev(fd, &one, 1, (off_t)off);
 	if (n < 0)
 		return -errno;
-	f->written += (uint64_t)n;
+	if (off >= 0 && (uint64_t)off + (uint64_t)n > f->written)
+		f->written = (uint64_t)off + (uint64_t)n;
 	return n;
 }
 
@@ -631,6 +639,12 @@ static void test_enospc_leaves_readable_file(void **state)
 		wo.header_update_bytes = 1000;
 		assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
 		ret = write_standard(w, NULL, &samples);
+		if (ret == 0) {
+			/* The records fit: the feature-section case is tested below. */
+			assert_int_equal(samples, NR_ITEMS);
+			(void)auxcap_perf_writer_close(w);
+			break;
+		}
 		assert_int_equal(ret, -ENOSPC);
 		/* The error sticks. */
 		make_sample(rec, 0);
@@ -809,6 +823,42 @@ static void standard_blob(struct blob *b, const char *name)
 	assert_int_equal(write_standard(w, NULL, NULL), 0);
 	assert_int_equal(auxcap_perf_writer_close(w), 0);
 	load(path, b);
+}
+
+static void test_enospc_while_writing_features_keeps_all_records(void **state)
+{
+	struct blob b;
+	uint64_t h[13];
+	char path[128];
+
+	(void)state;
+	standard_blob(&b, "feat-full.data");
+	memcpy(h, b.p, sizeof(h));
+	free(b.p);
+	tmp_path(path, sizeof(path), "feat-enospc.data");
+	/* Room for the records and a little more, not for the feature sections. */
+	for (uint64_t extra = 0; extra < 200; extra += 37) {
+		struct fault f = { h[5] + h[6] + extra, 0, 0, false };
+		struct auxcap_perf_io io = { &f, fault_writev, fault_truncate };
+		struct auxcap_perf_writer_opts wo;
+		struct auxcap_perf_writer *w;
+		struct auxcap_perf_reader *r;
+		struct stat st;
+
+		memset(&wo, 0, sizeof(wo));
+		wo.sz = sizeof(wo);
+		wo.io = &io;
+		assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+		assert_int_equal(write_standard(w, NULL, NULL), 0);
+		assert_int_equal(auxcap_perf_writer_close(w), -ENOSPC);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal((uint64_t)st.st_size, h[5] + h[6]); /* cut after the last record */
+		assert_int_equal(count_prefix_samples(path), NR_ITEMS);
+		r = open_ok(path);
+		assert_int_equal(auxcap_perf_reader_info(r)->data_size, h[6]);
+		assert_int_equal(auxcap_perf_reader_features(r)->present[0], 0);
+		auxcap_perf_reader_close(r);
+	}
 }
 
 static void test_truncated_files_never_read_as_complete(void **state)
@@ -1232,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(test_writer_rejects_bad_use),
 		cmocka_unit_test(test_short_writes_and_eintr_give_same_file),
 		cmocka_unit_test(test_enospc_leaves_readable_file),
+		cmocka_unit_test(test_enospc_while_writing_features_keeps_all_records),
 		cmocka_unit_test(test_sigkill_mid_capture_recovers_with_header_updates),
 		cmocka_unit_test(test_sigkill_mid_capture_recovers_without_header_updates),
 		cmocka_unit_test(test_truncated_files_never_read_as_complete),
