@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -399,6 +400,30 @@ static void auto_tracing_data(struct auxcap_perf_writer *w)
 				   strerror(-r));
 	}
 	free(names);
+}
+
+int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid)
+{
+	struct timespec res, tod, clk;
+	uint64_t v[3];
+	uint32_t head[2] = { 1, (uint32_t)clockid }; /* version 1 */
+	unsigned char data[24];
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (clock_getres(clockid, &res) < 0 || clock_gettime(CLOCK_REALTIME, &tod) < 0 ||
+	    clock_gettime(clockid, &clk) < 0)
+		return -EINVAL;
+	v[0] = (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec;
+	v[1] = (uint64_t)tod.tv_sec * 1000000000ULL + (uint64_t)tod.tv_nsec;
+	v[2] = (uint64_t)clk.tv_sec * 1000000000ULL + (uint64_t)clk.tv_nsec;
+	r = auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_CLOCKID, &v[0], 8);
+	if (r < 0)
+		return r;
+	memcpy(data, head, 8);
+	memcpy(data + 8, &v[1], 16);
+	return auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_CLOCK_DATA, data, sizeof(data));
 }
 
 int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,

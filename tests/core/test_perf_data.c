@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -1235,6 +1236,36 @@ static void test_empty_capture_reads_as_final(void **state)
 	auxcap_perf_reader_close(r);
 }
 
+static void test_clock_features(void **state)
+{
+	const struct auxcap_perf_features *f;
+	struct auxcap_perf_writer *w;
+	struct auxcap_perf_reader *r;
+	struct perf_event_attr a;
+	struct timespec now;
+	char path[128];
+
+	(void)state;
+	tmp_path(path, sizeof(path), "clock.data");
+	make_attr(&a, 0);
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC_RAW;
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_set_clock(w, -12345), -EINVAL);
+	assert_int_equal(auxcap_perf_writer_set_clock(w, CLOCK_MONOTONIC_RAW), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	r = open_ok(path);
+	f = auxcap_perf_reader_features(r);
+	assert_true(f->has_clock_data);
+	assert_int_equal(f->clockid, CLOCK_MONOTONIC_RAW);
+	assert_true(f->clockid_res_ns > 0 && f->clockid_res_ns < 1000000);
+	assert_true(f->clock_clockid_ns <= (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec);
+	assert_true(f->clock_tod_ns > 1500000000ULL * 1000000000ULL); /* after 2017 */
+	auxcap_perf_reader_close(r);
+}
+
 static void test_sample_id_encode_round_trips(void **state)
 {
 	struct perf_event_attr a;
@@ -1291,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_fuzzed_and_cut_pipe_streams),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
+		cmocka_unit_test(test_clock_features),
 		cmocka_unit_test(test_empty_capture_reads_as_final),
 		cmocka_unit_test(test_auxtrace_index_from_feature_or_scan),
 	};

@@ -219,6 +219,13 @@ int auxcap_perf_writer_set_tracing_data(struct auxcap_perf_writer *w, const char
 					const char *const *events, size_t nr);
 
 /**
+ * Set CLOCKID (the resolution of @clockid) and CLOCK_DATA (a CLOCK_REALTIME / @clockid pair
+ * read now), as perf record -k does, for captures whose events use attr.use_clockid.
+ * Returns -EINVAL if @clockid cannot be read, -ENOMEM.
+ */
+int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid);
+
+/**
  * Add a BUILD_ID entry: @cpumode (PERF_RECORD_MISC_USER or _KERNEL), @pid (-1 for the host),
  * @build_id of @size bytes (at most 20), @filename (copied).
  * Returns -EINVAL if @size > 20 or a pointer is NULL, -ENOMEM.
