@@ -29,6 +29,12 @@ struct info_stats {
 	uint64_t lost_samples_sum; /* sum of LOST_SAMPLES.lost */
 	uint64_t aux_flags[4];	   /* TRUNCATED, OVERWRITE, PARTIAL, COLLISION */
 	uint64_t aux_bytes;	   /* bytes the kernel reported in AUX records */
+	bool have_auxtrace_info;   /* an AUXTRACE_INFO record was seen (the last one below) */
+	uint32_t auxtrace_type;	   /* its auxtrace type */
+	size_t auxtrace_priv;	   /* its number of u64 words */
+	bool have_time_conv;	   /* a TIME_CONV record was seen (the last one below) */
+	struct auxcap_perf_time_conv time_conv;
+	uint64_t first_time, last_time; /* sample time span, ns (0: no timed sample) */
 	struct aux_queue *queues;
 	size_t nr_queues;
 };
@@ -78,6 +84,25 @@ static int account(struct info_stats *s, const struct auxcap_perf_event *ev)
 		for (unsigned int b = 0; b < 4; b++)
 			if (ev->rec.u.aux.flags & (1u << b))
 				s->aux_flags[b]++;
+		break;
+	case PERF_RECORD_SAMPLE:
+		if (ev->evsel && (ev->evsel->attr->sample_type & PERF_SAMPLE_TIME)) {
+			uint64_t ts = ev->rec.u.sample.time;
+
+			if (!s->first_time || ts < s->first_time)
+				s->first_time = ts;
+			if (ts > s->last_time)
+				s->last_time = ts;
+		}
+		break;
+	case AUXCAP_PERF_RECORD_AUXTRACE_INFO:
+		s->have_auxtrace_info = true;
+		s->auxtrace_type = ev->u.auxtrace_info.type;
+		s->auxtrace_priv = ev->u.auxtrace_info.nr;
+		break;
+	case AUXCAP_PERF_RECORD_TIME_CONV:
+		s->have_time_conv = true;
+		s->time_conv = ev->u.time_conv;
 		break;
 	case AUXCAP_PERF_RECORD_AUXTRACE:
 		return add_aux(s, ev);
@@ -149,8 +174,9 @@ static void print_events(const struct auxcap_perf_reader *r)
 	}
 }
 
-static void print_features(const struct auxcap_perf_features *f)
+static void print_features(const struct auxcap_perf_reader *r)
 {
+	const struct auxcap_perf_features *f = auxcap_perf_reader_features(r);
 	const char *strs[][2] = {
 		{ "hostname", f->hostname }, { "osrelease", f->osrelease },
 		{ "version", f->version },   { "arch", f->arch },
@@ -197,11 +223,46 @@ static void print_features(const struct auxcap_perf_features *f)
 	}
 	if (f->nr_auxtrace_index)
 		printf("  %-10s %zu AUXTRACE records indexed\n", "auxtrace", f->nr_auxtrace_index);
+	for (unsigned int b = 0; b < AUXCAP_PERF_FEAT_BITS; b++) {
+		static const unsigned int shown[] = {
+			AUXCAP_PERF_FEAT_HOSTNAME,   AUXCAP_PERF_FEAT_OSRELEASE,
+			AUXCAP_PERF_FEAT_VERSION,    AUXCAP_PERF_FEAT_ARCH,
+			AUXCAP_PERF_FEAT_CPUDESC,    AUXCAP_PERF_FEAT_CPUID,
+			AUXCAP_PERF_FEAT_NRCPUS,     AUXCAP_PERF_FEAT_TOTAL_MEM,
+			AUXCAP_PERF_FEAT_CMDLINE,    AUXCAP_PERF_FEAT_BUILD_ID,
+			AUXCAP_PERF_FEAT_AUXTRACE,   AUXCAP_PERF_FEAT_CLOCKID,
+			AUXCAP_PERF_FEAT_CLOCK_DATA, AUXCAP_PERF_FEAT_SAMPLE_TIME,
+		};
+		const char *name = auxcap_perf_feat_name(b);
+		const void *p;
+		size_t len;
+		bool done = false;
+
+		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+			done = done || shown[i] == b;
+		if (done || auxcap_perf_reader_feature_raw(r, b, &p, &len) < 0)
+			continue;
+		if (name)
+			printf("  %-10s %zu bytes\n", name, len);
+		else
+			printf("  bit%-7u %zu bytes\n", b, len);
+	}
+	if (f->present[0] & (1ULL << AUXCAP_PERF_FEAT_SAMPLE_TIME))
+		printf("  %-10s %" PRIu64 " to %" PRIu64 " ns\n", "sample_time",
+		       f->sample_time_first, f->sample_time_last);
 	if (f->clockid_res_ns)
 		printf("  %-10s resolution %" PRIu64 " ns\n", "clockid", f->clockid_res_ns);
 	if (f->has_clock_data)
 		printf("  %-10s clockid %u, tod %" PRIu64 " ns = clock %" PRIu64 " ns\n",
 		       "clock_data", f->clockid, f->clock_tod_ns, f->clock_clockid_ns);
+}
+
+static const char *auxtrace_type_name(uint32_t t)
+{
+	static const char *const names[] = { "unknown", "intel_pt",    "intel_bts", "cs_etm",
+					     "arm_spe", "s390_cpumsf", "hisi_ptt" };
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 
 static void print_stats(const struct info_stats *s)
@@ -226,6 +287,20 @@ static void print_stats(const struct info_stats *s)
 	if (s->unknown)
 		printf("  %-18s %" PRIu64 "\n", "(type >= 128)", s->unknown);
 
+	if (s->last_time)
+		printf("samples: time %" PRIu64 ".%09" PRIu64 " to %" PRIu64 ".%09" PRIu64
+		       " (%.6f s)\n",
+		       s->first_time / 1000000000, s->first_time % 1000000000,
+		       s->last_time / 1000000000, s->last_time % 1000000000,
+		       (double)(s->last_time - s->first_time) / 1e9);
+	if (s->have_auxtrace_info)
+		printf("AUXTRACE_INFO: type %u (%s), %zu u64 of backend data\n", s->auxtrace_type,
+		       auxtrace_type_name(s->auxtrace_type), s->auxtrace_priv);
+	if (s->have_time_conv)
+		printf("TIME_CONV: shift %" PRIu64 " mult %" PRIu64 " zero %" PRIu64
+		       " cap_user_time_zero %d\n",
+		       s->time_conv.time_shift, s->time_conv.time_mult, s->time_conv.time_zero,
+		       s->time_conv.cap_user_time_zero);
 	printf("AUX buffers: %zu\n", s->nr_queues);
 	for (size_t i = 0; i < s->nr_queues; i++) {
 		const struct aux_queue *q = &s->queues[i];
@@ -310,7 +385,7 @@ static int cmd_info_run(int argc, char **argv)
 	}
 	/* Events and features last: pipe streams bring them inside the stream. */
 	print_events(r);
-	print_features(auxcap_perf_reader_features(r));
+	print_features(r);
 	print_stats(&st);
 	if (ret < 0) {
 		cli_err("%s: %s; the counts above stop there", path,

@@ -4,6 +4,7 @@
  * this machine.  Divisions: the byte buffer, encoders, host values, decoders.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,154 @@ int pd_feat_host(struct pd_host_feats *h)
 		for (unsigned int i = 0; i < AUXCAP_PERF_FEAT_LAST; i++)
 			pd_buf_free(&h->feat[i]);
 	}
+	return r;
+}
+
+/* --- tracing data ----------------------------------------------------------------------- */
+
+/* Append the whole of @path (tracefs files report size 0: read to EOF) into @b. */
+static int put_file(struct pd_buf *b, const char *path, size_t *ret_len)
+{
+	char chunk[4096];
+	size_t start = b->len;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		r = pd_buf_put(b, chunk, (size_t)n);
+		if (r < 0)
+			break;
+	}
+	close(fd);
+	if (r < 0) {
+		b->len = start;
+		return r;
+	}
+	*ret_len = b->len - start;
+	return 0;
+}
+
+/* ["label\0"] + u64 (or u32) size + the file; nothing is appended on failure. */
+static int put_sized_file(struct pd_buf *b, const char *label, const char *path, bool u64_size)
+{
+	size_t start = b->len, at, len = 0;
+	uint64_t size;
+	uint32_t size32;
+	int r = 0;
+
+	if (label)
+		r = pd_buf_put(b, label, strlen(label) + 1);
+	at = b->len;
+	if (r == 0)
+		r = pd_buf_put_zeros(b, u64_size ? 8 : 4);
+	if (r == 0)
+		r = put_file(b, path, &len);
+	if (r < 0) {
+		b->len = start;
+		return r;
+	}
+	size = len;
+	size32 = (uint32_t)len;
+	if (u64_size)
+		memcpy(b->p + at, &size, 8);
+	else
+		memcpy(b->p + at, &size32, 4);
+	return 0;
+}
+
+static bool same_system(const char *a, const char *b)
+{
+	size_t la = strcspn(a, ":"), lb = strcspn(b, ":");
+
+	return la == lb && !strncmp(a, b, la);
+}
+
+int pd_feat_tracing_data(struct pd_buf *b, const char *tracefs, const char *const *events,
+			 size_t nr)
+{
+	static const unsigned char magic[] = {
+		0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'
+	};
+	char path[512];
+	uint32_t nr_sys = 0, page = (uint32_t)sysconf(_SC_PAGESIZE);
+	unsigned char endian_long[2] = { 0, sizeof(long) };
+	size_t nr_sys_at;
+	int r;
+
+	for (size_t i = 0; i < nr; i++)
+		if (!strchr(events[i], ':') || strchr(events[i], '/') || strstr(events[i], ".."))
+			return -EINVAL;
+	r = pd_buf_put(b, magic, sizeof(magic));
+	if (r == 0)
+		r = pd_buf_put(b, "0.6", 4);
+	if (r == 0)
+		r = pd_buf_put(b, endian_long, 2);
+	if (r == 0)
+		r = pd_buf_put_u32(b, page);
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	if (r == 0)
+		r = put_sized_file(b, "header_page", path, true);
+	snprintf(path, sizeof(path), "%s/events/header_event", tracefs);
+	if (r == 0)
+		r = put_sized_file(b, "header_event", path, true);
+	if (r == 0)
+		r = pd_buf_put_u32(b, 0); /* ftrace's own events: none */
+	nr_sys_at = b->len;
+	if (r == 0)
+		r = pd_buf_put_u32(b, 0); /* systems, fixed up below */
+	/* One block per system, in first-seen order, with all its events. */
+	for (size_t i = 0; i < nr && r == 0; i++) {
+		size_t sys_len = strcspn(events[i], ":");
+		uint32_t count = 0;
+		size_t count_at;
+		bool seen = false;
+
+		for (size_t j = 0; j < i; j++)
+			seen = seen || same_system(events[i], events[j]);
+		if (seen)
+			continue;
+		r = pd_buf_put(b, events[i], sys_len);
+		if (r == 0)
+			r = pd_buf_put_zeros(b, 1);
+		count_at = b->len;
+		if (r == 0)
+			r = pd_buf_put_u32(b, 0);
+		for (size_t j = i; j < nr && r == 0; j++) {
+			bool dup = false;
+
+			if (!same_system(events[i], events[j]))
+				continue;
+			for (size_t k = i; k < j; k++)
+				dup = dup || !strcmp(events[k], events[j]);
+			if (dup)
+				continue;
+			snprintf(path, sizeof(path), "%s/events/%.*s/%s/format", tracefs,
+				 (int)sys_len, events[j], events[j] + sys_len + 1);
+			r = put_sized_file(b, NULL, path, true);
+			count++;
+		}
+		if (r == 0)
+			memcpy(b->p + count_at, &count, 4);
+		nr_sys++;
+	}
+	if (r == 0)
+		memcpy(b->p + nr_sys_at, &nr_sys, 4);
+	if (r == 0)
+		r = pd_buf_put_u32(b, 0); /* kallsyms: none */
+	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
+	if (r == 0 && put_sized_file(b, NULL, path, false) < 0)
+		r = pd_buf_put_u32(b, 0); /* printk formats are optional */
+	if (r == 0)
+		r = pd_buf_put_u64(b, 0); /* saved cmdlines: none */
 	return r;
 }
 

@@ -58,6 +58,14 @@ struct pd_host_feats {
 };
 int pd_feat_host(struct pd_host_feats *h);
 
+/**
+ * Encode TRACING_DATA (perf's "0.6" tracing-data layout) for the @nr tracepoints @events
+ * ("sys:name") from the tracefs mounted at @tracefs.
+ * Returns 0, -EINVAL for a malformed name, the errno of a missing format file, -ENOMEM.
+ */
+int pd_feat_tracing_data(struct pd_buf *b, const char *tracefs, const char *const *events,
+			 size_t nr);
+
 /** Owned storage behind a reader's struct auxcap_perf_features. */
 struct pd_feat_store {
 	struct auxcap_perf_features f;	      /* what users see; points into the fields below */

@@ -61,6 +61,7 @@ struct auxcap_perf_reader {
 	uint64_t end;		  /* end of the record stream in the mapping */
 	bool tolerate_trunc;	  /* a cut last record ends the stream (recovery, pipes) */
 	bool done;		  /* the stream ended */
+	bool index_ready;	  /* the AUXTRACE index was checked or built */
 	struct rsel **sels;	  /* owned array of owned evsels */
 	size_t nr_sels;
 	struct idmap_ent *idmap; /* owned, sorted by id */
@@ -328,12 +329,25 @@ static int read_file_header(struct auxcap_perf_reader *r)
 	r->start = r->pos = h[5];
 	no_feats = !(h[9] | h[10] | h[11] | h[12]);
 	data_end = h[5] + h[6];
+	if (h[6] == 0 && !no_feats) {
+		/*
+		 * A final header of an empty capture, or a provisional one of a writer that sets
+		 * feature bits early: it is final only if a sound feature table follows.
+		 */
+		r->end = data_end;
+		ret = read_features(r, &h[9], data_end);
+		if (ret == 0 && !r->info.features_lost)
+			return 0;
+		pd_feat_store_fini(&r->fs);
+		memset(r->feat_sec, 0, sizeof(r->feat_sec));
+		r->err[0] = '\0';
+	}
 	if (h[6] == 0 || h[6] > fsize - h[5] || (no_feats && fsize > data_end)) {
 		/* Not finalized: read what is there. */
 		r->info.recovered = true;
 		r->tolerate_trunc = true;
 		r->end = fsize;
-		r->info.features_lost = !no_feats || h[6] == 0 || h[6] > fsize - h[5];
+		r->info.features_lost = !no_feats || h[6] > fsize - h[5];
 		return 0;
 	}
 	r->end = data_end;
@@ -951,6 +965,98 @@ int auxcap_perf_reader_feature_raw(const struct auxcap_perf_reader *r, unsigned 
 		return -ENOENT;
 	*ret_data = r->map + r->feat_sec[feat].offset;
 	*ret_size = (size_t)r->feat_sec[feat].size;
+	return 0;
+}
+
+/* Check the AUXTRACE feature's entries against the data section. */
+static int check_index(struct auxcap_perf_reader *r)
+{
+	for (size_t i = 0; i < r->fs.nr_auxtrace_index; i++) {
+		const struct auxcap_perf_auxtrace_index_entry *e = &r->fs.auxtrace_index[i];
+		struct perf_event_header h;
+		uint64_t size;
+
+		if (e->offset < r->start || e->offset > r->end ||
+		    r->end - e->offset < AUXCAP_PERF_AUXTRACE_SIZE)
+			return bad(r, e->offset,
+				   "AUXTRACE index entry %zu outside the data section", i);
+		memcpy(&h, r->map + e->offset, sizeof(h));
+		memcpy(&size, r->map + e->offset + 8, 8);
+		if (h.type != AUXCAP_PERF_RECORD_AUXTRACE || h.size != e->size ||
+		    h.size < AUXCAP_PERF_AUXTRACE_SIZE || size > r->end - e->offset - h.size)
+			return bad(r, e->offset,
+				   "AUXTRACE index entry %zu is not an AUXTRACE record", i);
+	}
+	return 0;
+}
+
+/* Collect the AUXTRACE records by walking the record headers of the data section. */
+static int scan_index(struct auxcap_perf_reader *r)
+{
+	struct auxcap_perf_auxtrace_index_entry *v = NULL, *nv;
+	size_t nr = 0, cap = 0;
+	uint64_t pos = r->start;
+
+	while (r->end - pos >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		uint64_t extra = 0;
+
+		memcpy(&h, r->map + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.type == 0 || h.size > r->end - pos)
+			break;
+		if (trailing_payload(r, r->map + pos, h.size, pos, h.type, &extra) < 0 ||
+		    extra > r->end - pos - h.size)
+			break;
+		if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+			if (nr == cap) {
+				cap = cap ? cap * 2 : 64;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[nr].offset = pos;
+			v[nr].size = h.size;
+			nr++;
+		}
+		pos += h.size + extra;
+	}
+	/* A cut record ends a recovered stream; anywhere else it is corruption. */
+	if (pos != r->end && !r->tolerate_trunc) {
+		free(v);
+		return bad(r, pos, "bad record header while scanning for AUXTRACE records");
+	}
+	free(r->fs.auxtrace_index);
+	r->fs.auxtrace_index = v;
+	r->fs.nr_auxtrace_index = nr;
+	r->fs.f.auxtrace_index = v;
+	r->fs.f.nr_auxtrace_index = nr;
+	return 0;
+}
+
+int auxcap_perf_reader_auxtrace_index(struct auxcap_perf_reader *r,
+				      const struct auxcap_perf_auxtrace_index_entry **ret_entries,
+				      size_t *ret_nr)
+{
+	int err;
+
+	if (!r || !ret_entries || !ret_nr)
+		return -EINVAL;
+	if (!r->map)
+		return -ESPIPE;
+	if (!r->index_ready) {
+		if (r->fs.nr_auxtrace_index)
+			err = check_index(r);
+		else
+			err = scan_index(r);
+		if (err < 0)
+			return err;
+		r->index_ready = true;
+	}
+	*ret_entries = r->fs.auxtrace_index;
+	*ret_nr = r->fs.nr_auxtrace_index;
 	return 0;
 }
 

@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "auxcap/log.h"
 #include "auxcap/perf_data.h"
 #include "perf_data_int.h"
 
@@ -326,6 +328,104 @@ int auxcap_perf_writer_set_host_features(struct auxcap_perf_writer *w)
 	return 0;
 }
 
+static const char *find_tracefs(void)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/header_page", roots[i]);
+		if (access(path, R_OK) == 0)
+			return roots[i];
+	}
+	return NULL;
+}
+
+int auxcap_perf_writer_set_tracing_data(struct auxcap_perf_writer *w, const char *tracefs,
+					const char *const *events, size_t nr)
+{
+	struct pd_buf b = { 0 };
+	int r;
+
+	if (!w || (!events && nr))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++)
+		if (!events[i])
+			return -EINVAL;
+	if (!tracefs)
+		tracefs = find_tracefs();
+	if (!tracefs)
+		return -ENOENT;
+	r = pd_feat_tracing_data(&b, tracefs, events, nr);
+	if (r < 0) {
+		pd_buf_free(&b);
+		return r;
+	}
+	pd_buf_free(&w->feat[AUXCAP_PERF_FEAT_TRACING_DATA]);
+	w->feat[AUXCAP_PERF_FEAT_TRACING_DATA] = b;
+	w->feat_set[AUXCAP_PERF_FEAT_TRACING_DATA] = true;
+	return 0;
+}
+
+/* TRACING_DATA for the tracepoint attrs, unless the caller set it; failures are logged. */
+static void auto_tracing_data(struct auxcap_perf_writer *w)
+{
+	const char **names;
+	size_t nr = 0;
+	int r;
+
+	if (w->feat_set[AUXCAP_PERF_FEAT_TRACING_DATA])
+		return;
+	names = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*names));
+	if (!names)
+		return;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		if (w->attrs[i].attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		if (!w->attrs[i].name || !strchr(w->attrs[i].name, ':')) {
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "tracepoint event %zu has no \"sys:name\" name; perf will not "
+				   "open the file without its format",
+				   i);
+			continue;
+		}
+		names[nr++] = w->attrs[i].name;
+	}
+	if (nr) {
+		r = auxcap_perf_writer_set_tracing_data(w, NULL, names, nr);
+		if (r < 0)
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "cannot read tracepoint formats from tracefs (%s); perf will "
+				   "not open the file",
+				   strerror(-r));
+	}
+	free(names);
+}
+
+int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid)
+{
+	struct timespec res, tod, clk;
+	uint64_t v[3];
+	uint32_t head[2] = { 1, (uint32_t)clockid }; /* version 1 */
+	unsigned char data[24];
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (clock_getres(clockid, &res) < 0 || clock_gettime(CLOCK_REALTIME, &tod) < 0 ||
+	    clock_gettime(clockid, &clk) < 0)
+		return -EINVAL;
+	v[0] = (uint64_t)res.tv_sec * 1000000000ULL + (uint64_t)res.tv_nsec;
+	v[1] = (uint64_t)tod.tv_sec * 1000000000ULL + (uint64_t)tod.tv_nsec;
+	v[2] = (uint64_t)clk.tv_sec * 1000000000ULL + (uint64_t)clk.tv_nsec;
+	r = auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_CLOCKID, &v[0], 8);
+	if (r < 0)
+		return r;
+	memcpy(data, head, 8);
+	memcpy(data + 8, &v[1], 16);
+	return auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_CLOCK_DATA, data, sizeof(data));
+}
+
 int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,
 				    const uint8_t *build_id, size_t size, const char *filename)
 {
@@ -376,6 +476,7 @@ static int start_pipe(struct auxcap_perf_writer *w)
 	struct perf_event_header h;
 	int r;
 
+	auto_tracing_data(w);
 	r = pd_buf_put(&w->buf, ph, sizeof(ph));
 	for (size_t i = 0; i < w->nr_attrs && r == 0; i++) {
 		const struct wattr *a = &w->attrs[i];
@@ -428,8 +529,11 @@ static int start_pipe(struct auxcap_perf_writer *w)
 		r = 0;
 		size = one.len;
 		if (sizeof(h) + 8 + pd_align8(size) > UINT16_MAX) {
-			r = -E2BIG;
-			break;
+			auxcap_log(
+				AUXCAP_LOG_WARN,
+				"feature %s (%zu bytes) does not fit a pipe-mode record; left out",
+				auxcap_perf_feat_name(f) ? auxcap_perf_feat_name(f) : "?", size);
+			continue;
 		}
 		h.type = AUXCAP_PERF_RECORD_HEADER_FEATURE;
 		h.misc = 0;
@@ -537,8 +641,11 @@ int auxcap_perf_writer_write(struct auxcap_perf_writer *w, const void *rec)
 	if (!w || !rec)
 		return -EINVAL;
 	memcpy(&h, rec, sizeof(h));
-	if (h.size < sizeof(h) || (h.size & 7) || h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
-	    h.type == AUXCAP_PERF_RECORD_HEADER_ATTR || h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE)
+	if (h.size < sizeof(h) || (h.size & 7) || h.type == 0 ||
+	    h.type >= AUXCAP_PERF_RECORD_HEADER_MAX || h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_ATTR ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE ||
+	    h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA)
 		return -EINVAL;
 	return append(w, rec, h.size);
 }
@@ -939,6 +1046,7 @@ static int close_file(struct auxcap_perf_writer *w)
 		return w->err ? w->err : -ENODATA;
 	}
 	if (!w->err) {
+		auto_tracing_data(w);
 		r = write_features(w, feats, &end);
 		if (r == 0 && is_regular(w->fd))
 			r = w->io->truncate(w->io->ctx, w->fd, end);

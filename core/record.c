@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "auxcap/record.h"
@@ -453,6 +454,24 @@ static void parse_other(struct cur *c, struct auxcap_record *rec, size_t tail)
 	}
 }
 
+/* SAMPLE fields of one u64 each (TID and CPU are two u32); WEIGHT_STRUCT shares WEIGHT's. */
+#define SAMPLE_FIXED_BITS                                                                  \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |       \
+	 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |         \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT |                 \
+	 PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_PHYS_ADDR |              \
+	 PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE)
+
+/* Bytes a SAMPLE of only SAMPLE_FIXED_BITS fields takes after its header. */
+static size_t sample_fixed_size(uint64_t t)
+{
+	uint64_t one_word = t & ~(uint64_t)PERF_SAMPLE_WEIGHT_STRUCT;
+
+	if ((t & PERF_SAMPLE_WEIGHT_STRUCT) && !(t & PERF_SAMPLE_WEIGHT))
+		one_word |= PERF_SAMPLE_WEIGHT;
+	return 8 * (size_t)__builtin_popcountll(one_word);
+}
+
 int auxcap_record_parse(const struct auxcap_sample_layout *l, const void *buf, size_t len,
 			struct auxcap_record *ret)
 {
@@ -469,6 +488,25 @@ int auxcap_record_parse(const struct auxcap_sample_layout *l, const void *buf, s
 	memcpy(&h, buf, sizeof(h));
 	if (h.size < sizeof(h) || h.size > len || (h.size & 7))
 		return -EBADMSG;
+
+	if (h.type == PERF_RECORD_SAMPLE && !(l->sample_type & ~SAMPLE_FIXED_BITS) &&
+	    h.size - sizeof(h) >= sample_fixed_size(l->sample_type)) {
+		/*
+		 * Only fixed-size fields, and all of them fit: parsing cannot fail, so decode
+		 * straight into @ret and save building the record aside and copying it.
+		 */
+		memset(ret, 0, offsetof(struct auxcap_record, u) + sizeof(ret->u.sample));
+		ret->has_sample_id = false;
+		memset(&ret->sid, 0, sizeof(ret->sid));
+		ret->type = h.type;
+		ret->misc = h.misc;
+		ret->size = h.size;
+		ret->data = buf;
+		c.p = (const unsigned char *)buf + sizeof(h);
+		c.left = h.size - sizeof(h);
+		c.err = 0;
+		return parse_sample(l, &c, &ret->u.sample);
+	}
 
 	memset(&rec, 0, sizeof(rec));
 	rec.type = h.type;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -504,6 +505,12 @@ static void test_writer_rejects_bad_use(void **state)
 	h = (struct perf_event_header){ AUXCAP_PERF_RECORD_AUXTRACE, 0, 48 };
 	memcpy(rec, &h, 8);
 	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
+	h = (struct perf_event_header){ AUXCAP_PERF_RECORD_HEADER_MAX, 0, 16 };
+	memcpy(rec, &h, 8);
+	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
+	h = (struct perf_event_header){ 0, 0, 16 };
+	memcpy(rec, &h, 8);
+	assert_int_equal(auxcap_perf_writer_write(w, rec), -EINVAL);
 	assert_int_equal(auxcap_perf_writer_write_auxtrace(w, &at, NULL, 0, NULL, 0), -EINVAL);
 	assert_int_equal(auxcap_perf_writer_write_auxtrace(w, &at, NULL, 8, NULL, 0), -EINVAL);
 
@@ -517,9 +524,10 @@ static void test_writer_rejects_bad_use(void **state)
 
 /* --- I/O faults ------------------------------------------------------------------------- */
 
+/* A disk that fills up: only bytes that grow the file use up the budget. */
 struct fault {
-	uint64_t budget;    /* bytes accepted before -ENOSPC */
-	uint64_t written;   /* bytes accepted so far */
+	uint64_t budget;    /* file size at which the disk is full, bytes */
+	uint64_t written;   /* the file's high mark so far, bytes */
 	unsigned int calls; /* writev calls */
 	bool chop;	    /* return short writes and EINTR along the way */
 };
@@ -534,21 +542,28 @@ static ssize_t fault_writev(void *ctx, int fd, const struct iovec *iov, int iovc
 	f->calls++;
 	if (f->chop && f->calls % 3 == 0)
 		return -EINTR;
-	if (f->written >= f->budget)
-		return -ENOSPC;
 	/* Write only (part of) the first buffer: a short write. */
 	want = iov[0].iov_len;
 	if (f->chop && want > 5)
 		want = want / 2 + 1;
-	if (want > f->budget - f->written)
-		want = (size_t)(f->budget - f->written);
+	/* Overwriting what exists needs no space; growing the file does. */
+	if (off >= 0 && (uint64_t)off + want > f->written) {
+		uint64_t end = (uint64_t)off + want;
+
+		if (end > f->budget)
+			end = f->budget > (uint64_t)off ? f->budget : (uint64_t)off;
+		want = (size_t)(end - (uint64_t)off);
+	}
+	if (want == 0)
+		return -ENOSPC;
 	one.iov_base = iov[0].iov_base;
 	one.iov_len = want;
 	(void)iovcnt;
 	n = off < 0 ? writev(fd, &one, 1) : pwritev(fd, &one, 1, (off_t)off);
 	if (n < 0)
 		return -errno;
-	f->written += (uint64_t)n;
+	if (off >= 0 && (uint64_t)off + (uint64_t)n > f->written)
+		f->written = (uint64_t)off + (uint64_t)n;
 	return n;
 }
 
@@ -625,6 +640,12 @@ static void test_enospc_leaves_readable_file(void **state)
 		wo.header_update_bytes = 1000;
 		assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
 		ret = write_standard(w, NULL, &samples);
+		if (ret == 0) {
+			/* The records fit: the feature-section case is tested below. */
+			assert_int_equal(samples, NR_ITEMS);
+			(void)auxcap_perf_writer_close(w);
+			break;
+		}
 		assert_int_equal(ret, -ENOSPC);
 		/* The error sticks. */
 		make_sample(rec, 0);
@@ -805,6 +826,42 @@ static void standard_blob(struct blob *b, const char *name)
 	load(path, b);
 }
 
+static void test_enospc_while_writing_features_keeps_all_records(void **state)
+{
+	struct blob b;
+	uint64_t h[13];
+	char path[128];
+
+	(void)state;
+	standard_blob(&b, "feat-full.data");
+	memcpy(h, b.p, sizeof(h));
+	free(b.p);
+	tmp_path(path, sizeof(path), "feat-enospc.data");
+	/* Room for the records and a little more, not for the feature sections. */
+	for (uint64_t extra = 0; extra < 200; extra += 37) {
+		struct fault f = { h[5] + h[6] + extra, 0, 0, false };
+		struct auxcap_perf_io io = { &f, fault_writev, fault_truncate };
+		struct auxcap_perf_writer_opts wo;
+		struct auxcap_perf_writer *w;
+		struct auxcap_perf_reader *r;
+		struct stat st;
+
+		memset(&wo, 0, sizeof(wo));
+		wo.sz = sizeof(wo);
+		wo.io = &io;
+		assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+		assert_int_equal(write_standard(w, NULL, NULL), 0);
+		assert_int_equal(auxcap_perf_writer_close(w), -ENOSPC);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal((uint64_t)st.st_size, h[5] + h[6]); /* cut after the last record */
+		assert_int_equal(count_prefix_samples(path), NR_ITEMS);
+		r = open_ok(path);
+		assert_int_equal(auxcap_perf_reader_info(r)->data_size, h[6]);
+		assert_int_equal(auxcap_perf_reader_features(r)->present[0], 0);
+		auxcap_perf_reader_close(r);
+	}
+}
+
 static void test_truncated_files_never_read_as_complete(void **state)
 {
 	struct blob b;
@@ -941,6 +998,89 @@ static void test_fuzzed_files_do_not_crash(void **state)
 	free(b.p);
 }
 
+/* Feed @len bytes through a real pipe to the streaming reader; returns records or an error. */
+static int read_through_pipe(const unsigned char *p, size_t len, size_t *ret_n, bool *ret_rec)
+{
+	struct auxcap_perf_reader_opts o;
+	struct auxcap_perf_reader *r;
+	struct auxcap_perf_event ev;
+	char err[256];
+	int fd[2], ret;
+	size_t n = 0;
+
+	assert_int_equal(pipe(fd), 0);
+	assert_true(fcntl(fd[1], F_SETPIPE_SZ, 1 << 20) >= (int)len);
+	assert_int_equal(write(fd[1], p, len), (ssize_t)len);
+	close(fd[1]);
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.errbuf = err;
+	o.errbuf_size = sizeof(err);
+	o.max_payload = 1 << 16;
+	ret = auxcap_perf_reader_open_fd(fd[0], &o, &r);
+	if (ret < 0) {
+		close(fd[0]);
+		return ret;
+	}
+	while ((ret = auxcap_perf_reader_next(r, &ev)) > 0)
+		n++;
+	*ret_n = n;
+	*ret_rec = auxcap_perf_reader_info(r)->recovered;
+	if (ret < 0)
+		assert_non_null(strstr(auxcap_perf_reader_error(r), "offset"));
+	auxcap_perf_reader_close(r);
+	close(fd[0]);
+	return ret;
+}
+
+static void test_fuzzed_and_cut_pipe_streams(void **state)
+{
+	struct auxcap_perf_writer_opts wo;
+	struct auxcap_perf_writer *w;
+	struct blob b;
+	char path[128];
+	size_t full, n;
+	bool rec;
+	int errors = 0;
+
+	(void)state;
+	memset(&wo, 0, sizeof(wo));
+	wo.sz = sizeof(wo);
+	wo.pipe = true;
+	tmp_path(path, sizeof(path), "fuzz.pipe");
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	load(path, &b);
+	assert_int_equal(read_through_pipe(b.p, b.len, &full, &rec), 0);
+	assert_false(rec);
+
+	srand(7);
+	for (int i = 0; i < 400; i++) {
+		size_t cut = 16 + (size_t)rand() % (b.len - 16);
+		int ret = read_through_pipe(b.p, cut, &n, &rec);
+
+		/* A cut stream ends early, flagged unless it fell between two records. */
+		assert_true(ret == 0 || ret == -EBADMSG);
+		assert_true(n <= full);
+	}
+	for (int i = 0; i < 1500; i++) {
+		unsigned char *p = malloc(b.len);
+		int flips = 1 + rand() % 6, ret;
+
+		memcpy(p, b.p, b.len);
+		for (int k = 0; k < flips; k++)
+			p[(size_t)rand() % (k % 2 ? b.len : 2048)] ^=
+				(unsigned char)(1 + rand() % 255);
+		ret = read_through_pipe(p, b.len, &n, &rec);
+		assert_true(ret == 0 || ret == -EBADMSG);
+		errors += ret < 0;
+		free(p);
+	}
+	assert_true(errors > 50);
+	free(b.p);
+}
+
 static void test_other_endian_and_empty_inputs(void **state)
 {
 	unsigned char buf[128];
@@ -968,6 +1108,162 @@ static void test_other_endian_and_empty_inputs(void **state)
 	o.errbuf_size = sizeof(err);
 	assert_int_equal(auxcap_perf_reader_open("/nonexistent/x.data", &o, &r), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/x.data"));
+}
+
+/* AUXTRACE record offsets in stream order. */
+static size_t stream_aux_offsets(struct auxcap_perf_reader *r, uint64_t *off, size_t max)
+{
+	struct auxcap_perf_event ev;
+	size_t n = 0;
+
+	while (auxcap_perf_reader_next(r, &ev) > 0)
+		if (ev.rec.type == AUXCAP_PERF_RECORD_AUXTRACE) {
+			assert_true(n < max);
+			off[n++] = ev.offset;
+		}
+	return n;
+}
+
+static void check_index_matches(const char *path, bool want_feature)
+{
+	const struct auxcap_perf_auxtrace_index_entry *e;
+	struct auxcap_perf_reader *r = open_ok(path);
+	uint64_t off[NR_ITEMS];
+	size_t nr, n;
+
+	assert_int_equal(auxcap_perf_reader_features(r)->nr_auxtrace_index > 0, want_feature);
+	assert_int_equal(auxcap_perf_reader_auxtrace_index(r, &e, &nr), 0);
+	n = stream_aux_offsets(r, off, NR_ITEMS);
+	assert_int_equal(nr, n);
+	assert_true(n > 10);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(e[i].offset, off[i]);
+		assert_int_equal(e[i].size, AUXCAP_PERF_AUXTRACE_SIZE);
+	}
+	auxcap_perf_reader_close(r);
+}
+
+static void test_auxtrace_index_from_feature_or_scan(void **state)
+{
+	struct auxcap_perf_writer_opts wo;
+	struct auxcap_perf_writer *w;
+	const struct auxcap_perf_auxtrace_index_entry *e;
+	struct auxcap_perf_reader *r;
+	struct blob b;
+	char path[128];
+	uint64_t h[13], first;
+	size_t nr, n;
+	int fd, err;
+
+	(void)state;
+	/* From the feature. */
+	tmp_path(path, sizeof(path), "idx.data");
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	check_index_matches(path, true);
+
+	/* Scanned: a pipe-format file has no index feature. */
+	memset(&wo, 0, sizeof(wo));
+	wo.sz = sizeof(wo);
+	wo.pipe = true;
+	tmp_path(path, sizeof(path), "idx.pipe");
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(write_standard(w, NULL, NULL), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	check_index_matches(path, false);
+
+	/* Read from a real pipe: no random access. */
+	{
+		pid_t pid;
+		int pfd = pipe_from_file(path, &pid), st;
+
+		assert_int_equal(auxcap_perf_reader_open_fd(pfd, NULL, &r), 0);
+		assert_int_equal(auxcap_perf_reader_auxtrace_index(r, &e, &nr), -ESPIPE);
+		auxcap_perf_reader_close(r);
+		close(pfd);
+		waitpid(pid, &st, 0);
+	}
+
+	/* An index entry that points at another record is refused. */
+	standard_blob(&b, "idx2.data");
+	memcpy(h, b.p, sizeof(h));
+	fd = memfd_create("idx", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	{
+		/* The AUXTRACE feature is bit 18: find its descriptor in the table. */
+		uint64_t table = h[5] + h[6], d[2];
+		unsigned int k = 0;
+
+		for (unsigned int f = 1; f < AUXCAP_PERF_FEAT_AUXTRACE; f++)
+			k += (h[9] >> f) & 1;
+		memcpy(d, b.p + table + k * 16, 16);
+		memcpy(&first, b.p + d[0] + 8, 8); /* entry 0 offset */
+		first -= 8;			   /* now inside the previous record */
+		memcpy(b.p + d[0] + 8, &first, 8);
+	}
+	assert_int_equal(write(fd, b.p, b.len), (ssize_t)b.len);
+	assert_int_equal(auxcap_perf_reader_open_fd(fd, NULL, &r), 0);
+	err = auxcap_perf_reader_auxtrace_index(r, &e, &n);
+	assert_int_equal(err, -EBADMSG);
+	assert_non_null(strstr(auxcap_perf_reader_error(r), "AUXTRACE index entry 0"));
+	auxcap_perf_reader_close(r);
+	close(fd);
+	free(b.p);
+}
+
+static void test_empty_capture_reads_as_final(void **state)
+{
+	struct auxcap_perf_writer *w;
+	struct auxcap_perf_reader *r;
+	struct auxcap_perf_event ev;
+	struct perf_event_attr a;
+	char path[128];
+
+	(void)state;
+	tmp_path(path, sizeof(path), "empty.data");
+	make_attr(&a, 0);
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_set_string(w, AUXCAP_PERF_FEAT_HOSTNAME, "h"), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	r = open_ok(path);
+	assert_int_equal(auxcap_perf_reader_info(r)->data_size, 0);
+	assert_false(auxcap_perf_reader_info(r)->recovered);
+	assert_string_equal(auxcap_perf_reader_features(r)->hostname, "h");
+	assert_string_equal(auxcap_perf_reader_evsel(r, 0)->name, "alpha");
+	assert_int_equal(auxcap_perf_reader_next(r, &ev), 0);
+	auxcap_perf_reader_close(r);
+}
+
+static void test_clock_features(void **state)
+{
+	const struct auxcap_perf_features *f;
+	struct auxcap_perf_writer *w;
+	struct auxcap_perf_reader *r;
+	struct perf_event_attr a;
+	struct timespec now;
+	char path[128];
+
+	(void)state;
+	tmp_path(path, sizeof(path), "clock.data");
+	make_attr(&a, 0);
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC_RAW;
+	assert_int_equal(auxcap_perf_writer_open(path, NULL, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_set_clock(w, -12345), -EINVAL);
+	assert_int_equal(auxcap_perf_writer_set_clock(w, CLOCK_MONOTONIC_RAW), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	r = open_ok(path);
+	f = auxcap_perf_reader_features(r);
+	assert_true(f->has_clock_data);
+	assert_int_equal(f->clockid, CLOCK_MONOTONIC_RAW);
+	assert_true(f->clockid_res_ns > 0 && f->clockid_res_ns < 1000000);
+	assert_true(f->clock_clockid_ns <= (uint64_t)now.tv_sec * 1000000000ULL + now.tv_nsec);
+	assert_true(f->clock_tod_ns > 1500000000ULL * 1000000000ULL); /* after 2017 */
+	auxcap_perf_reader_close(r);
 }
 
 static void test_sample_id_encode_round_trips(void **state)
@@ -1017,13 +1313,18 @@ int main(void)
 		cmocka_unit_test(test_writer_rejects_bad_use),
 		cmocka_unit_test(test_short_writes_and_eintr_give_same_file),
 		cmocka_unit_test(test_enospc_leaves_readable_file),
+		cmocka_unit_test(test_enospc_while_writing_features_keeps_all_records),
 		cmocka_unit_test(test_sigkill_mid_capture_recovers_with_header_updates),
 		cmocka_unit_test(test_sigkill_mid_capture_recovers_without_header_updates),
 		cmocka_unit_test(test_truncated_files_never_read_as_complete),
 		cmocka_unit_test(test_corrupt_header_fields),
 		cmocka_unit_test(test_fuzzed_files_do_not_crash),
+		cmocka_unit_test(test_fuzzed_and_cut_pipe_streams),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
+		cmocka_unit_test(test_clock_features),
+		cmocka_unit_test(test_empty_capture_reads_as_final),
+		cmocka_unit_test(test_auxtrace_index_from_feature_or_scan),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

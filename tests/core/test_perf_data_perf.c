@@ -429,13 +429,12 @@ static void *tracing_data(size_t *ret_len)
 	return copy;
 }
 
+/* The writer builds TRACING_DATA itself from tracefs (the attr is named "sys:name"). */
 static void write_capture(const struct capture *c, const char *path, bool pipe)
 {
 	static const char *const argv[] = { "auxcap", "test" };
 	struct auxcap_perf_writer_opts wo;
 	struct auxcap_perf_writer *w;
-	size_t td_len;
-	void *td = tracing_data(&td_len);
 
 	memset(&wo, 0, sizeof(wo));
 	wo.sz = sizeof(wo);
@@ -447,8 +446,6 @@ static void write_capture(const struct capture *c, const char *path, bool pipe)
 		0);
 	assert_int_equal(auxcap_perf_writer_set_host_features(w), 0);
 	assert_int_equal(auxcap_perf_writer_set_cmdline(w, 2, argv), 0);
-	assert_int_equal(
-		auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_TRACING_DATA, td, td_len), 0);
 	assert_int_equal(auxcap_perf_writer_write_kernel_mmap(w), 0);
 	assert_int_equal(auxcap_perf_writer_write_finished_init(w), 0);
 	for (size_t off = 0; off < c->len;) {
@@ -460,7 +457,6 @@ static void write_capture(const struct capture *c, const char *path, bool pipe)
 	}
 	assert_int_equal(auxcap_perf_writer_write_finished_round(w), 0);
 	assert_int_equal(auxcap_perf_writer_close(w), 0);
-	free(td);
 }
 
 struct line {
@@ -589,6 +585,38 @@ static void test_kernel_records_written_are_accepted_by_perf(void **state)
 	write_capture(&c, data, true);
 	check_perf_accepts(&c, data, true);
 	free(c.recs);
+}
+
+/* Our TRACING_DATA is byte for byte what perf writes for the same tracepoint. */
+static void test_tracing_data_equals_perfs(void **state)
+{
+	static const char *const ev[] = { "raw_syscalls:sys_enter" };
+	struct auxcap_perf_writer *w;
+	struct auxcap_perf_reader *r;
+	struct perf_event_attr a;
+	char data[256];
+	const void *p;
+	size_t ours_len, len;
+	void *perfs = tracing_data(&len);
+	uint64_t id = 1;
+
+	(void)state;
+	path_of(data, sizeof(data), "td-ours.data");
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (uint64_t)test_tracepoint_id("raw_syscalls", "sys_enter");
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_RAW;
+	assert_int_equal(auxcap_perf_writer_open(data, NULL, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "raw_syscalls:sys_enter", &id, 1), 0);
+	assert_int_equal(auxcap_perf_writer_set_tracing_data(w, NULL, ev, 1), 0);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	r = open_file(data);
+	assert_int_equal(
+		auxcap_perf_reader_feature_raw(r, AUXCAP_PERF_FEAT_TRACING_DATA, &p, &ours_len), 0);
+	assert_int_equal(ours_len, len);
+	assert_memory_equal(p, perfs, len);
+	auxcap_perf_reader_close(r);
+	free(perfs);
 }
 
 /* --- round trip -------------------------------------------------------------------------- */
@@ -841,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_perf_file_mode_counts_match),
 		cmocka_unit_test(test_perf_pipe_mode_counts_match),
 		cmocka_unit_test(test_kernel_records_written_are_accepted_by_perf),
+		cmocka_unit_test(test_tracing_data_equals_perfs),
 		cmocka_unit_test(test_round_trip_gives_identical_perf_script),
 		cmocka_unit_test(test_auxtrace_file_accepted_by_perf),
 		cmocka_unit_test(test_real_enospc_on_small_tmpfs),

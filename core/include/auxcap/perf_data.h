@@ -206,6 +206,26 @@ int auxcap_perf_writer_set_cmdline(struct auxcap_perf_writer *w, int argc, const
 int auxcap_perf_writer_set_host_features(struct auxcap_perf_writer *w);
 
 /**
+ * Set TRACING_DATA, the tracepoint formats perf needs to open a file that has tracepoint
+ * events (it refuses the file without them), from the tracefs mounted at @tracefs (NULL:
+ * /sys/kernel/tracing, then /sys/kernel/debug/tracing), for the @nr tracepoints @events
+ * ("sys:name").  Without this call the writer does the same at close (pipe mode: at the first
+ * record) for its PERF_TYPE_TRACEPOINT attrs whose names are "sys:name", and logs a warning
+ * if it cannot.
+ * Returns -EINVAL for a NULL argument or a name without ':'.
+ * Returns -ENOENT if tracefs or a format file is missing, -EACCES, -ENOMEM.
+ */
+int auxcap_perf_writer_set_tracing_data(struct auxcap_perf_writer *w, const char *tracefs,
+					const char *const *events, size_t nr);
+
+/**
+ * Set CLOCKID (the resolution of @clockid) and CLOCK_DATA (a CLOCK_REALTIME / @clockid pair
+ * read now), as perf record -k does, for captures whose events use attr.use_clockid.
+ * Returns -EINVAL if @clockid cannot be read, -ENOMEM.
+ */
+int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid);
+
+/**
  * Add a BUILD_ID entry: @cpumode (PERF_RECORD_MISC_USER or _KERNEL), @pid (-1 for the host),
  * @build_id of @size bytes (at most 20), @filename (copied).
  * Returns -EINVAL if @size > 20 or a pointer is NULL, -ENOMEM.
@@ -216,8 +236,10 @@ int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumo
 /**
  * Write one complete record (kernel record bytes as read from the ring, or a user record
  * without trailing payload), header.size bytes at @rec.
- * Returns -EINVAL if the header size is < 8 or not a multiple of 8, or the type is AUXTRACE
- * (use auxcap_perf_writer_write_auxtrace()) or HEADER_ATTR/HEADER_FEATURE.
+ * Returns -EINVAL if the header size is < 8 or not a multiple of 8, or the type is 0, one perf
+ * 6.1 aborts on (>= AUXCAP_PERF_RECORD_HEADER_MAX), AUXTRACE (use
+ * auxcap_perf_writer_write_auxtrace()), HEADER_ATTR, HEADER_FEATURE or HEADER_TRACING_DATA
+ * (the writer makes those).
  * Returns -ENODATA if no attr was added.
  * Returns the sticky error of an earlier failed write, or the I/O error (-ENOSPC, -EIO, ...).
  */
@@ -491,6 +513,21 @@ const struct auxcap_perf_evsel *auxcap_perf_reader_find_id(const struct auxcap_p
  */
 int auxcap_perf_reader_feature_raw(const struct auxcap_perf_reader *r, unsigned int feat,
 				   const void **ret_data, size_t *ret_size);
+
+/**
+ * The file offsets of all AUXTRACE records (file mode), for decoders that queue AUX buffers
+ * before walking the stream.  Taken from the AUXTRACE feature when present (each entry is
+ * checked to point at an AUXTRACE record inside the data section), built by scanning the
+ * record headers otherwise (pipe-format files, recovered files, writers without the index).
+ * The array is owned by the reader, valid until close.
+ *
+ * Returns 0 and sets *@ret_entries, *@ret_nr.
+ * Returns -ESPIPE in pipe mode (read from a pipe), -EBADMSG for a bad index entry or record
+ * header (message in auxcap_perf_reader_error()), -ENOMEM.
+ */
+int auxcap_perf_reader_auxtrace_index(struct auxcap_perf_reader *r,
+				      const struct auxcap_perf_auxtrace_index_entry **ret_entries,
+				      size_t *ret_nr);
 
 /** The last error message ("" if none), with the file offset; borrowed. */
 const char *auxcap_perf_reader_error(const struct auxcap_perf_reader *r);
