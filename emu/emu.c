@@ -229,6 +229,8 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 		return auxcap_sys_linux.perf_event_open(NULL, attr, pid, cpu, group_fd, flags);
 	}
 	pmu = (enum auxcap_emu_pmu)(attr->type - AUXCAP_EMU_TYPE_BASE);
+	if (!(emu->opts.pmus & (1u << pmu)))
+		return -ENOENT; /* no such PMU here, as the kernel says for an unknown type */
 
 	r = emu_check_attr_size(attr, &size);
 	if (r < 0)
@@ -835,8 +837,11 @@ int auxcap_emu_new(const struct auxcap_emu_opts *opts, struct auxcap_emu **ret_e
 		o.spe_align = 64;
 	if (!o.spe_max_record)
 		o.spe_max_record = 64;
+	if (!o.pmus)
+		o.pmus = (1u << AUXCAP_EMU_PMU_COUNT) - 1;
 	if (!is_pow2(o.pt_region_pages) || !is_pow2(o.spe_align) || o.spe_align > 2048 ||
-	    o.spe_max_record < 16 || o.spe_max_record > 2048)
+	    o.spe_max_record < 16 || o.spe_max_record > 2048 ||
+	    (o.pmus & ~((1u << AUXCAP_EMU_PMU_COUNT) - 1)))
 		return -EINVAL;
 	page = sysconf(_SC_PAGESIZE);
 	if (page <= 0)
@@ -893,6 +898,8 @@ int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 {
 	if (!emu || !ret_info || (unsigned int)pmu >= AUXCAP_EMU_PMU_COUNT)
 		return -EINVAL;
+	if (!(emu->opts.pmus & (1u << pmu)))
+		return -ENOENT;
 	ret_info->name = personalities[pmu]->name;
 	ret_info->type = AUXCAP_EMU_TYPE_BASE + (uint32_t)pmu;
 	ret_info->pmu = pmu;
@@ -908,7 +915,7 @@ int auxcap_emu_pmu_find(const struct auxcap_emu *emu, const char *name,
 	if (!emu || !name || !ret_info)
 		return -EINVAL;
 	for (int p = 0; p < AUXCAP_EMU_PMU_COUNT; p++)
-		if (!strcmp(personalities[p]->name, name))
+		if ((emu->opts.pmus & (1u << p)) && !strcmp(personalities[p]->name, name))
 			return auxcap_emu_pmu_info(emu, (enum auxcap_emu_pmu)p, ret_info);
 	return -ENOENT;
 }

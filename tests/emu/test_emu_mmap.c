@@ -311,6 +311,23 @@ static void test_emu_pmu_lookup(void **state)
 	assert_true(info.caps & AUXCAP_EMU_CAP_ITRACE);
 	assert_int_equal(auxcap_emu_pmu_find(emu, "cs_etm", &info), -ENOENT);
 	auxcap_emu_free(emu);
+	/* An emulator that looks like an arm64 machine. */
+	{
+		struct auxcap_emu_opts o = { .sz = sizeof(o),
+					     .pmus = 1u << AUXCAP_EMU_PMU_ARM_SPE };
+		struct perf_event_attr attr;
+
+		assert_int_equal(auxcap_emu_new(&o, &emu), 0);
+		assert_int_equal(auxcap_emu_pmu_find(emu, "intel_pt", &info), -ENOENT);
+		assert_int_equal(auxcap_emu_pmu_info(emu, AUXCAP_EMU_PMU_INTEL_PT, &info), -ENOENT);
+		assert_int_equal(auxcap_emu_pmu_find(emu, "arm_spe_0", &info), 0);
+		emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+		assert_int_equal(auxcap_event_open(auxcap_emu_sys(emu), &attr, 0, -1, -1, 0),
+				 -ENOENT);
+		auxcap_emu_free(emu);
+		o.pmus = 1u << 7;
+		assert_int_equal(auxcap_emu_new(&o, &emu), -EINVAL);
+	}
 }
 
 int main(void)

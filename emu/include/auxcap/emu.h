@@ -99,6 +99,8 @@ struct auxcap_emu_opts {
 	uint32_t spe_align;	  /* Arm SPE PMBIDR_EL1.Align, bytes (power of two, <= 2048);
 				     default 64 */
 	uint32_t spe_max_record;  /* Arm SPE PMSIDR_EL1.MaxSize, bytes (16..2048); default 64 */
+	unsigned int pmus;	  /* which PMUs exist: bit (1u << enum auxcap_emu_pmu) each;
+				     0 = all (e.g. only arm_spe_0 to look like an arm64 box) */
 };
 
 /** Kinds of item a trace source hands out. */
@@ -214,7 +216,9 @@ const struct auxcap_sys *auxcap_emu_sys(struct auxcap_emu *emu);
 
 /**
  * Describe emulated PMU @pmu.
- * Returns 0 and fills @ret_info, or -EINVAL if @pmu is out of range.
+ * Returns 0 and fills @ret_info.
+ * Returns -EINVAL if @pmu is out of range.
+ * Returns -ENOENT if this emulator does not present @pmu (auxcap_emu_opts.pmus).
  */
 int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 			struct auxcap_emu_pmu_info *ret_info);
