@@ -213,6 +213,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 				    PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC;
 	struct auxcap_emu *emu = ctx;
 	struct emu_event *ev = NULL;
+	struct perf_event_attr a;
 	enum auxcap_emu_pmu pmu;
 	size_t size;
 	long ncpu;
@@ -235,6 +236,10 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	r = emu_check_attr_size(attr, &size);
 	if (r < 0)
 		return r;
+	/* What the kernel reads: @size bytes, the rest zero. */
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, attr, size < sizeof(a) ? size : sizeof(a));
+	a.size = (uint32_t)size;
 	if (flags & ~known)
 		return -EINVAL;
 	ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -245,9 +250,9 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (pid > 0 && kill(pid, 0) < 0 && errno == ESRCH)
 		return -ESRCH;
 	/* Reserved fields (aux_action is __reserved_3 before 6.13): as a 6.1 kernel. */
-	if (attr->__reserved_1 || attr->__reserved_2 || attr->__reserved_3)
+	if (a.__reserved_1 || a.__reserved_2 || a.__reserved_3)
 		return -EINVAL;
-	r = personalities[pmu]->check_attr ? personalities[pmu]->check_attr(attr) : 0;
+	r = personalities[pmu]->check_attr ? personalities[pmu]->check_attr(&a) : 0;
 	if (r < 0)
 		return r;
 
@@ -274,8 +279,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	ev->fd = fd;
 	ev->pmu = pmu;
 	ev->pers = personalities[pmu];
-	memcpy(&ev->attr, attr, size < sizeof(ev->attr) ? size : sizeof(ev->attr));
-	ev->attr.size = (uint32_t)size;
+	ev->attr = a;
 	ev->pid = pid;
 	ev->cpu = cpu;
 	ev->id = emu->next_id++;
@@ -293,7 +297,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 		emu->nr_pending--;
 		break;
 	}
-	if (!attr->disabled) {
+	if (!a.disabled) {
 		ev->enabled = true;
 		ev->enabled_since = mono_ns();
 		emu_event_sched_in(ev);

@@ -148,6 +148,8 @@ struct auxcap_emu_source_target {
  * true when the producer thread runs (the source may hold bytes back to keep a rate).
  * Returns 1 if an item was stored, 0 if nothing is due yet (paced only), -ENODATA at the end
  * of the stream, another negative errno on failure (the emulator then stops the source).
+ * next() runs under the emulator's lock (the consumer's ioctl/mmap/poll wait for it): it
+ * must not block; a source that is waiting for its input (a traced child) returns 0.
  * bind() (optional) is called once when the source is given to an event, before any next();
  * a negative errno refuses the event (see auxcap_emu_source_attach()).
  * free() releases @ctx (may be NULL).
