@@ -730,14 +730,81 @@ static int emu_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg
 
 /* ---- poll, read, close --------------------------------------------------------------- */
 
+/* The monitored task exited; a zombie counts, since the kernel hangs up at exit. */
+static bool emu_task_gone(pid_t pid)
+{
+	char path[64], stat[512];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	stat[n] = '\0';
+	p = strrchr(stat, ')'); /* the state follows the command name */
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Count the emulated per-task fds in @fds and mark those whose task is gone with POLLHUP. */
+static int emu_poll_hup(struct auxcap_emu *emu, struct pollfd *fds, nfds_t nfds,
+			unsigned int *ret_tasks)
+{
+	unsigned int tasks = 0;
+	int hups = 0;
+
+	pthread_mutex_lock(&emu->lock);
+	for (nfds_t i = 0; i < nfds; i++) {
+		struct emu_event *ev = emu_lookup(emu, fds[i].fd);
+
+		if (!ev || ev->pid <= 0)
+			continue;
+		tasks++;
+		if (emu_task_gone(ev->pid)) {
+			fds[i].revents |= POLLHUP;
+			hups++;
+		}
+	}
+	pthread_mutex_unlock(&emu->lock);
+	*ret_tasks = tasks;
+	return hups;
+}
+
 static int emu_poll(void *ctx, struct pollfd *fds, nfds_t nfds, int timeout_ms)
 {
+	const int slice_ms = 20; /* how soon a task exit is noticed during a long poll */
 	struct auxcap_emu *emu = ctx;
-	int n;
+	unsigned int tasks;
+	int n, waited = 0;
 
-	n = auxcap_sys_linux.poll(NULL, fds, nfds, timeout_ms);
-	if (n <= 0)
-		return n;
+	for (;;) {
+		int t = timeout_ms;
+
+		/* An exited task's event reports POLLHUP (spec 4.5) without waiting. */
+		for (nfds_t i = 0; i < nfds; i++)
+			fds[i].revents = 0;
+		if (emu_poll_hup(emu, fds, nfds, &tasks) > 0)
+			t = 0;
+		else if (tasks && (timeout_ms < 0 || timeout_ms - waited > slice_ms))
+			t = slice_ms;
+		else if (timeout_ms >= 0)
+			t = timeout_ms - waited;
+		n = auxcap_sys_linux.poll(NULL, fds, nfds, t);
+		if (n < 0)
+			return n;
+		if (n > 0 || t == 0 || t == timeout_ms - waited)
+			break;
+		waited += t;
+	}
+	n = 0;
+	(void)emu_poll_hup(emu, fds, nfds, &tasks);
 	/* poll() reports the buffer's wakeup and clears it (spec 4.5). */
 	pthread_mutex_lock(&emu->lock);
 	for (nfds_t i = 0; i < nfds; i++) {
@@ -747,6 +814,7 @@ static int emu_poll(void *ctx, struct pollfd *fds, nfds_t nfds, int timeout_ms)
 		    read(fds[i].fd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: nothing to clear */
 		}
+		n += fds[i].revents != 0;
 	}
 	pthread_mutex_unlock(&emu->lock);
 	return n;

@@ -4,6 +4,7 @@
  * from a file, and SET_OUTPUT / AUX unmapping / attr checks of the emulated events.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -298,6 +300,40 @@ static void test_emu_custom_source_ops(void **state)
 	assert_true(c.freed);
 }
 
+static void test_emu_poll_hangs_up_when_task_exits(void **state)
+{
+	struct auxcap_emu *emu;
+	const struct auxcap_sys *sys;
+	struct perf_event_attr attr;
+	struct pollfd p;
+	int fd, status;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	sys = auxcap_emu_sys(emu);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		usleep(50000);
+		_exit(0);
+	}
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	fd = auxcap_event_open(sys, &attr, child, -1, -1, 0);
+	assert_true(fd >= 0);
+	p.fd = fd;
+	p.events = POLLIN;
+	/* Blocks until the traced task exits (a zombie already counts), then hangs up. */
+	assert_int_equal(sys->poll(sys->ctx, &p, 1, -1), 1);
+	assert_true(p.revents & POLLHUP);
+	assert_false(p.revents & POLLIN);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(sys->poll(sys->ctx, &p, 1, 0), 1);
+	assert_true(p.revents & POLLHUP);
+	assert_int_equal(sys->close(sys->ctx, fd), 0);
+	auxcap_emu_free(emu);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),
 		cmocka_unit_test(test_emu_open_reserved_and_size),
 		cmocka_unit_test(test_emu_custom_source_ops),
+		cmocka_unit_test(test_emu_poll_hangs_up_when_task_exits),
 	};
 
 	return cmocka_run_group_tests_name("emu/replay", tests, NULL, NULL);

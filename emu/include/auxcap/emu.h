@@ -33,7 +33,7 @@
  *
  * What is not modelled: sampling (no PERF_RECORD_SAMPLE, hence wakeup_events never applies),
  * aux_sample_size, aux_pause/resume, address filters (SET_FILTER -> EINVAL), PT single-entry
- * ToPA and single-range output, POLLHUP on task exit, inherit.
+ * ToPA and single-range output, inherit (POLLHUP comes when the target task itself exits).
  *
  * Thread safety: every function may be called from any thread; the emulator serialises its
  * own state with one lock.  The ring memory is shared with the consumer without a lock, as
