@@ -331,10 +331,34 @@ static int emu_maps_add(struct auxcap_emu *emu, const struct emu_mapping *m)
 	return 0;
 }
 
+/*
+ * Under ThreadSanitizer the consumer gets the producer's own view instead of a second mapping
+ * of the same pages: TSan tracks memory by address, and only then can it check that every
+ * byte the consumer reads was published by a release/acquire pair.  (The write protection of
+ * the data pages is lost in that build.)
+ */
+#if defined(__SANITIZE_THREAD__)
+#define EMU_SHARED_VIEWS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EMU_SHARED_VIEWS 1
+#endif
+#endif
+#ifndef EMU_SHARED_VIEWS
+#define EMU_SHARED_VIEWS 0
+#endif
+
 /* Map @len bytes of @memfd for the consumer; writes only where the kernel allows them. */
-static int emu_map_consumer(int memfd, size_t len, int prot, size_t writable, void **ret)
+static int emu_map_consumer(int memfd, void *producer_view, size_t len, int prot,
+			    size_t writable, void **ret)
 {
-	void *p = mmap(NULL, len, prot, MAP_SHARED, memfd, 0);
+	void *p;
+
+	if (EMU_SHARED_VIEWS) {
+		*ret = producer_view;
+		return 0;
+	}
+	p = mmap(NULL, len, prot, MAP_SHARED, memfd, 0);
 
 	if (p == MAP_FAILED)
 		return -errno;
@@ -374,7 +398,7 @@ static int emu_mmap_data(struct auxcap_emu *emu, struct emu_event *ev, size_t vm
 			return r;
 		created = true;
 	}
-	r = emu_map_consumer(b->data_memfd, vma, prot, emu->page, &p);
+	r = emu_map_consumer(b->data_memfd, b->base, vma, prot, emu->page, &p);
 	if (r < 0)
 		goto err;
 	m.addr = p;
@@ -383,7 +407,8 @@ static int emu_mmap_data(struct auxcap_emu *emu, struct emu_event *ev, size_t vm
 	m.event = ev;
 	r = emu_maps_add(emu, &m);
 	if (r < 0) {
-		munmap(p, vma);
+		if (!EMU_SHARED_VIEWS)
+			munmap(p, vma);
 		goto err;
 	}
 	if (created) {
@@ -478,7 +503,7 @@ static int emu_mmap_aux(struct auxcap_emu *emu, struct emu_event *ev, size_t vma
 		b->aux_pgoff = aux_offset;
 		created = true;
 	}
-	r = emu_map_consumer(b->aux_memfd, vma, prot, 0, &p);
+	r = emu_map_consumer(b->aux_memfd, b->aux, vma, prot, 0, &p);
 	if (r < 0)
 		goto err;
 	m.addr = p;
@@ -488,7 +513,8 @@ static int emu_mmap_aux(struct auxcap_emu *emu, struct emu_event *ev, size_t vma
 	m.event = ev;
 	r = emu_maps_add(emu, &m);
 	if (r < 0) {
-		munmap(p, vma);
+		if (!EMU_SHARED_VIEWS)
+			munmap(p, vma);
 		goto err;
 	}
 	b->refs++;
@@ -550,7 +576,8 @@ static void emu_unmap_locked(struct auxcap_emu *emu, size_t idx)
 	struct emu_mapping m = emu->maps[idx];
 	struct emu_buffer *b = m.buf;
 
-	munmap(m.addr, m.len);
+	if (!EMU_SHARED_VIEWS)
+		munmap(m.addr, m.len);
 	emu->maps[idx] = emu->maps[--emu->nr_maps];
 	b->mmap_count--;
 	if (m.aux && --b->aux_mmap_count == 0) {
