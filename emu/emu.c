@@ -206,6 +206,29 @@ static int emu_event_bind_source(struct emu_event *ev, const struct auxcap_emu_s
 	return 0;
 }
 
+/*
+ * PERF_PMU_CAP_EXCLUSIVE: one event of a PMU per context (a task, or a CPU) and CPU, and
+ * Intel PT and BTS exclude each other through the x86 LBR/BTS/PT slot (spec 5.1): -EBUSY at
+ * open.  @task is -1 for a CPU context.
+ */
+static int emu_check_exclusive(struct auxcap_emu *emu, enum auxcap_emu_pmu pmu, pid_t task, int cpu)
+{
+	for (int fd = 0; fd < emu->nr_events_slots; fd++) {
+		const struct emu_event *e = emu->events[fd];
+
+		if (!e)
+			continue;
+		if ((pmu == AUXCAP_EMU_PMU_INTEL_PT && e->pmu == AUXCAP_EMU_PMU_INTEL_BTS) ||
+		    (pmu == AUXCAP_EMU_PMU_INTEL_BTS && e->pmu == AUXCAP_EMU_PMU_INTEL_PT))
+			return -EBUSY;
+		if (e->pmu != pmu || e->pid != task)
+			continue;
+		if (task == -1 ? e->cpu == cpu : e->cpu == -1 || cpu == -1 || e->cpu == cpu)
+			return -EBUSY;
+	}
+	return 0;
+}
+
 static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		    unsigned long flags)
 {
@@ -215,6 +238,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	struct emu_event *ev = NULL;
 	struct perf_event_attr a;
 	enum auxcap_emu_pmu pmu;
+	bool self;
 	size_t size;
 	long ncpu;
 	int fd = -1, r;
@@ -261,6 +285,12 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 		r = fcntl(group_fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
 		goto out_unlock;
 	}
+	self = pid == 0;
+	if (self)
+		pid = getpid(); /* the calling task: the event's context */
+	r = emu_check_exclusive(emu, pmu, pid, cpu);
+	if (r < 0)
+		goto out_unlock;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev) {
 		r = -ENOMEM;
@@ -284,7 +314,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	ev->cpu = cpu;
 	ev->id = emu->next_id++;
 	ev->task_pid = (uint32_t)(pid > 0 ? pid : getpid());
-	ev->task_tid = (uint32_t)(pid > 0 ? pid : gettid());
+	ev->task_tid = (uint32_t)(self || pid <= 0 ? gettid() : pid);
 
 	for (size_t i = 0; i < emu->nr_pending; i++) {
 		if (emu->pending[i].pmu != pmu)
@@ -349,8 +379,8 @@ static int emu_maps_add(struct auxcap_emu *emu, const struct emu_mapping *m)
 #endif
 
 /* Map @len bytes of @memfd for the consumer; writes only where the kernel allows them. */
-static int emu_map_consumer(int memfd, void *producer_view, size_t len, int prot,
-			    size_t writable, void **ret)
+static int emu_map_consumer(int memfd, void *producer_view, size_t len, int prot, size_t writable,
+			    void **ret)
 {
 	void *p;
 
