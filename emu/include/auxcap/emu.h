@@ -71,7 +71,7 @@ enum auxcap_emu_pmu {
 /** Capabilities, as the kernel lists them in /sys/bus/event_source/devices/<pmu>/caps. */
 enum auxcap_emu_caps {
 	AUXCAP_EMU_CAP_ITRACE = 1u << 0,    /* emits ITRACE_START at schedule-in */
-	AUXCAP_EMU_CAP_EXCLUSIVE = 1u << 1, /* one event per CPU */
+	AUXCAP_EMU_CAP_EXCLUSIVE = 1u << 1, /* one event per context (EBUSY) */
 	AUXCAP_EMU_CAP_SNAPSHOT = 1u << 2,  /* overwrite (read-only AUX) mode supported */
 };
 
@@ -135,7 +135,7 @@ struct auxcap_emu_item {
 struct auxcap_emu_source_target {
 	enum auxcap_emu_pmu pmu;
 	const struct perf_event_attr *attr; /* as opened: config bits select the packets */
-	pid_t pid;			    /* target task, -1 per CPU */
+	pid_t pid;			    /* target task (0 resolved), -1 per CPU */
 	int cpu;			    /* target CPU, -1 any */
 	uint64_t id;			    /* PERF_EVENT_IOC_ID */
 };
@@ -165,7 +165,7 @@ struct auxcap_emu_source_ops {
 enum auxcap_emu_fault {
 	AUXCAP_EMU_FAULT_GAP = 1,   /* PT: tracing suspended in VMX root -> PARTIAL at next end */
 	AUXCAP_EMU_FAULT_DATA_LOSS, /* SPE: PMBSR.DL now -> interrupt, TRUNCATED|PARTIAL */
-	AUXCAP_EMU_FAULT_COLLISION, /* SPE: PMBSR.COLL -> COLLISION on the next interrupt */
+	AUXCAP_EMU_FAULT_COLLISION, /* SPE: PMBSR.COLL -> COLLISION when the driver next ends */
 };
 
 /** Counters of one emulated event (or of all, see auxcap_emu_stats()). */
@@ -176,7 +176,7 @@ struct auxcap_emu_stats {
 	uint64_t padding;	   /* bytes stepped over with perf_aux_output_skip() */
 	uint64_t aux_records;	   /* PERF_RECORD_AUX written into the data ring */
 	uint64_t aux_records_lost; /* PERF_RECORD_AUX that did not fit in the data ring */
-	uint64_t truncated;	   /* AUX records (or begin() failures) with TRUNCATED */
+	uint64_t truncated;	   /* AUX records with TRUNCATED (zero-size ones too) */
 	uint64_t partial;	   /* AUX records with PARTIAL */
 	uint64_t collision;	   /* AUX records with COLLISION */
 	uint64_t no_space;	   /* begin() found no space: event disabled, no record */
@@ -281,6 +281,7 @@ ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes);
  *
  * Returns the bytes written into the AUX area (the rest was dropped: event disabled, hardware
  * stopped or truncated), or a negative errno.
+ * Returns -EINVAL if @buf is NULL with @len > 0.
  * Returns -EBADF if @fd is not an open emulated event.
  */
 ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t len);
