@@ -2,8 +2,9 @@
 /*
  * Internals of the emulated AUX PMU, shared by its files:
  *
- *   emu.c          the emulator, its fd table and the syscall seam (open, mmap rules, ioctls,
- *                  poll, read, close)
+ *   emu.c          the emulator, its fd table and the syscall seam (open, ioctls, poll, read,
+ *                  close)
+ *   emu_mmap.c     buffers, the mmap rules and munmap
  *   emu_data.c     the data ring producer (spec 4) and the records the core writes
  *   emu_aux.c      the AUX producer (spec 3: output begin/end/skip/flag) and the generic
  *                  "hardware" that writes trace bytes up to a limit set by the driver
@@ -170,6 +171,13 @@ struct emu_mapping {
 	struct emu_event *event; /* the event it was mapped through (borrowed) */
 };
 
+/* emu_mmap.c */
+void emu_buffer_put(struct emu_buffer *b);
+void emu_event_set_buffer(struct emu_event *ev, struct emu_buffer *b);
+void emu_unmap_locked(struct auxcap_emu *emu, size_t idx);
+int emu_sys_mmap(void *ctx, size_t len, int prot, int flags, int fd, off_t off, void **ret_addr);
+int emu_sys_munmap(void *ctx, void *addr, size_t len);
+
 /* emu_data.c */
 uint64_t emu_now_ns(const struct emu_event *ev);
 int emu_data_output(struct emu_event *ev, uint32_t type, uint16_t misc, const void *payload,
@@ -192,6 +200,19 @@ void emu_event_disable(struct emu_event *ev);
 /* emu_run.c */
 int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_offered);
 void emu_event_drop_source(struct emu_event *ev);
+
+/* The emulated event behind @fd, or NULL if @fd is not one (caller holds emu->lock). */
+static inline struct emu_event *emu_lookup(struct auxcap_emu *emu, int fd)
+{
+	if (fd < 0 || fd >= emu->nr_events_slots)
+		return NULL;
+	return emu->events[fd];
+}
+
+static inline bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
 
 static inline uint64_t emu_rounddown(uint64_t v, uint64_t m)
 {

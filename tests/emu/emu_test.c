@@ -28,6 +28,13 @@ void emu_test_attr(struct perf_event_attr *attr, enum auxcap_emu_pmu pmu)
 void emu_fixture_init(struct emu_fixture *f, enum auxcap_emu_pmu pmu,
 		      const struct perf_event_attr *attr, const struct auxcap_emu_opts *opts)
 {
+	emu_fixture_init_on(f, pmu, attr, opts, 0, -1);
+}
+
+void emu_fixture_init_on(struct emu_fixture *f, enum auxcap_emu_pmu pmu,
+			 const struct perf_event_attr *attr, const struct auxcap_emu_opts *opts,
+			 pid_t pid, int cpu)
+{
 	memset(f, 0, sizeof(*f));
 	assert_int_equal(auxcap_emu_new(opts, &f->emu), 0);
 	f->sys = auxcap_emu_sys(f->emu);
@@ -35,7 +42,7 @@ void emu_fixture_init(struct emu_fixture *f, enum auxcap_emu_pmu pmu,
 		f->attr = *attr;
 	else
 		emu_test_attr(&f->attr, pmu);
-	f->fd = auxcap_event_open(f->sys, &f->attr, 0, -1, -1, 0);
+	f->fd = auxcap_event_open(f->sys, &f->attr, pid, cpu, -1, 0);
 	assert_true(f->fd >= 0);
 }
 

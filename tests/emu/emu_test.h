@@ -56,6 +56,10 @@ void emu_test_attr(struct perf_event_attr *attr, enum auxcap_emu_pmu pmu);
 /* New emulator (default options unless @opts), event opened with @attr (or the default). */
 void emu_fixture_init(struct emu_fixture *f, enum auxcap_emu_pmu pmu,
 		      const struct perf_event_attr *attr, const struct auxcap_emu_opts *opts);
+/* The same for an event on task @pid (0 = self, -1 = any) and @cpu (-1 = any). */
+void emu_fixture_init_on(struct emu_fixture *f, enum auxcap_emu_pmu pmu,
+			 const struct perf_event_attr *attr, const struct auxcap_emu_opts *opts,
+			 pid_t pid, int cpu);
 /* Map @data_pages of data ring and @aux_pages of AUX area (read-only if @aux_overwrite). */
 void emu_fixture_map(struct emu_fixture *f, size_t data_pages, size_t aux_pages,
 		     bool aux_overwrite);

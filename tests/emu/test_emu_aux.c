@@ -440,6 +440,31 @@ static void test_emu_bts_records_margin_and_chunk_padding(void **state)
 	free(all);
 }
 
+static void test_emu_bts_snapshot_inbuffer_head_whole_buffer(void **state)
+{
+	struct emu_fixture f;
+	uint64_t pos = 0, size = 2 * PAGE, usable = size - size % 24;
+
+	(void)state;
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_BTS, NULL, NULL);
+	emu_fixture_map(&f, 4, 2, true);
+	enable(&f, true);
+	/* The circular DS area holds whole records: it wraps at 8184, not 8192. */
+	assert_int_equal(hw(&f, &pos, 24 * 1000), 24 * 1000);
+	assert_int_equal(emu_fixture_poll(&f), 0);
+	assert_int_equal(emu_fixture_drain_records(&f), 1); /* ITRACE_START only */
+	enable(&f, false);
+	emu_fixture_drain_records(&f);
+	assert_int_equal(f.seen.n_aux, 1);
+	assert_int_equal(f.seen.aux[0].offset, (24 * 1000) % usable);
+	assert_int_equal(f.seen.aux[0].size, size);
+	assert_int_equal(f.seen.aux[0].flags, PERF_AUX_FLAG_OVERWRITE);
+	assert_int_equal(emu_fixture_aux_head(&f), (24 * 1000) % usable);
+	/* The newest record ends at the head. */
+	check_pattern((const unsigned char *)f.aux + (24 * 1000) % usable - 24, 24, 24 * 999);
+	emu_fixture_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_emu_spe_data_loss_truncated_partial),
 		cmocka_unit_test(test_emu_spe_snapshot_half_buffers),
 		cmocka_unit_test(test_emu_bts_records_margin_and_chunk_padding),
+		cmocka_unit_test(test_emu_bts_snapshot_inbuffer_head_whole_buffer),
 	};
 
 	return cmocka_run_group_tests_name("emu/aux", tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * from a file, and SET_OUTPUT / AUX unmapping / attr checks of the emulated events.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -126,22 +128,28 @@ static void test_emu_set_output_shares_buffer(void **state)
 {
 	struct emu_fixture f;
 	struct perf_event_attr attr;
-	int fd2, fd3;
+	int fd2, fd3, fd4;
 	uint64_t id2;
 	unsigned char b[64] = { 1 };
 
 	(void)state;
-	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, NULL, NULL);
+	/* Two PT events of different tasks on CPU 0 (one per task context), and an SPE one. */
+	emu_fixture_init_on(&f, AUXCAP_EMU_PMU_INTEL_PT, NULL, NULL, 0, 0);
 	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
-	fd2 = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
-	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_BTS);
-	fd3 = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	fd2 = auxcap_event_open(f.sys, &attr, getppid(), 0, -1, 0);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_ARM_SPE);
+	fd3 = auxcap_event_open(f.sys, &attr, 0, 0, -1, 0);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	fd4 = sysconf(_SC_NPROCESSORS_CONF) > 1 ? auxcap_event_open(f.sys, &attr, 0, 1, -1, 0) : -1;
 	assert_true(fd2 >= 0 && fd3 >= 0);
 	/* The target has no mapping yet. */
 	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd2, PERF_EVENT_IOC_SET_OUTPUT, f.fd), -EINVAL);
 	emu_fixture_map(&f, 4, 0, false);
-	/* Two AUX events of different PMUs cannot share. */
+	/* Two AUX events of different PMUs cannot share; nor events on different CPUs. */
 	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd3, PERF_EVENT_IOC_SET_OUTPUT, f.fd), -EINVAL);
+	if (fd4 >= 0)
+		assert_int_equal(f.sys->ioctl(f.sys->ctx, fd4, PERF_EVENT_IOC_SET_OUTPUT, f.fd),
+				 -EINVAL);
 	assert_int_equal(f.sys->ioctl(f.sys->ctx, fd2, PERF_EVENT_IOC_SET_OUTPUT, f.fd), 0);
 	/* The caller already has its own mapping: f cannot be redirected now. */
 	assert_int_equal(f.sys->ioctl(f.sys->ctx, f.fd, PERF_EVENT_IOC_SET_OUTPUT, fd2), -EINVAL);
@@ -157,6 +165,7 @@ static void test_emu_set_output_shares_buffer(void **state)
 	assert_int_equal(auxcap_event_enable(f.sys, fd2, false), 0);
 	emu_fixture_drain_records(&f);
 	assert_int_equal(f.seen.n_itrace, 1);
+	assert_int_equal(f.seen.itrace_pid, getppid());
 	assert_int_equal(f.seen.n_aux, 1);
 	assert_int_equal(f.seen.aux[0].size, 64);
 	assert_int_equal(auxcap_event_id(f.sys, fd2, &id2), 0);
@@ -164,7 +173,46 @@ static void test_emu_set_output_shares_buffer(void **state)
 	assert_int_equal(emu_fixture_aux_head(&f), 64);
 	assert_int_equal(f.sys->close(f.sys->ctx, fd2), 0);
 	assert_int_equal(f.sys->close(f.sys->ctx, fd3), 0);
+	if (fd4 >= 0)
+		assert_int_equal(f.sys->close(f.sys->ctx, fd4), 0);
 	emu_fixture_fini(&f);
+}
+
+static void test_emu_exclusive_pmus_ebusy(void **state)
+{
+	struct auxcap_emu *emu;
+	const struct auxcap_sys *sys;
+	struct perf_event_attr pt, bts;
+	int a, b;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	sys = auxcap_emu_sys(emu);
+	emu_test_attr(&pt, AUXCAP_EMU_PMU_INTEL_PT);
+	emu_test_attr(&bts, AUXCAP_EMU_PMU_INTEL_BTS);
+	a = auxcap_event_open(sys, &pt, 0, -1, -1, 0);
+	assert_true(a >= 0);
+	/* One PT event per task context... */
+	assert_int_equal(auxcap_event_open(sys, &pt, 0, -1, -1, 0), -EBUSY);
+	assert_int_equal(auxcap_event_open(sys, &pt, getpid(), 0, -1, 0), -EBUSY);
+	/* ...and PT and BTS exclude each other. */
+	assert_int_equal(auxcap_event_open(sys, &bts, getppid(), -1, -1, 0), -EBUSY);
+	assert_int_equal(sys->close(sys->ctx, a), 0);
+	b = auxcap_event_open(sys, &bts, 0, -1, -1, 0);
+	assert_true(b >= 0);
+	assert_int_equal(auxcap_event_open(sys, &pt, 0, -1, -1, 0), -EBUSY);
+	assert_int_equal(sys->close(sys->ctx, b), 0);
+	/* Per CPU: one per CPU. */
+	a = auxcap_event_open(sys, &pt, -1, 0, -1, 0);
+	assert_true(a >= 0);
+	assert_int_equal(auxcap_event_open(sys, &pt, -1, 0, -1, 0), -EBUSY);
+	if (sysconf(_SC_NPROCESSORS_CONF) > 1) {
+		b = auxcap_event_open(sys, &pt, -1, 1, -1, 0);
+		assert_true(b >= 0);
+		assert_int_equal(sys->close(sys->ctx, b), 0);
+	}
+	assert_int_equal(sys->close(sys->ctx, a), 0);
+	auxcap_emu_free(emu);
 }
 
 static void test_emu_unmap_last_aux_ends_transaction(void **state)
@@ -272,7 +320,7 @@ static void test_emu_custom_source_ops(void **state)
 	struct emu_fixture f;
 	struct perf_event_attr attr;
 	struct auxcap_emu_stats st;
-	int bts;
+	int spe;
 
 	(void)state;
 	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
@@ -283,19 +331,53 @@ static void test_emu_custom_source_ops(void **state)
 	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, f.fd, &counting_ops, &d), -EBUSY);
 	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, 1000, &counting_ops, &d), -EBADF);
 	assert_int_equal(c.config, 0x400);
-	assert_int_equal(c.pid, 0);
-	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_BTS);
-	bts = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
-	assert_true(bts >= 0);
-	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, bts, &counting_ops, &d), -EOPNOTSUPP);
+	assert_int_equal(c.pid, getpid()); /* pid 0 is resolved to the caller */
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_ARM_SPE);
+	spe = auxcap_event_open(f.sys, &attr, 0, -1, -1, 0);
+	assert_true(spe >= 0);
+	assert_int_equal(auxcap_emu_source_attach(f.emu, 0, spe, &counting_ops, &d), -EOPNOTSUPP);
 	assert_false(d.freed); /* refused: still the caller's */
 	assert_int_equal(auxcap_event_enable(f.sys, f.fd, true), 0);
 	assert_int_equal(auxcap_emu_step(f.emu, f.fd, 1000), 50);
 	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &st), 0);
 	assert_int_equal(st.produced, 50);
-	assert_int_equal(f.sys->close(f.sys->ctx, bts), 0);
+	assert_int_equal(f.sys->close(f.sys->ctx, spe), 0);
 	emu_fixture_fini(&f);
 	assert_true(c.freed);
+}
+
+static void test_emu_poll_hangs_up_when_task_exits(void **state)
+{
+	struct auxcap_emu *emu;
+	const struct auxcap_sys *sys;
+	struct perf_event_attr attr;
+	struct pollfd p;
+	int fd, status;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	sys = auxcap_emu_sys(emu);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		usleep(50000);
+		_exit(0);
+	}
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	fd = auxcap_event_open(sys, &attr, child, -1, -1, 0);
+	assert_true(fd >= 0);
+	p.fd = fd;
+	p.events = POLLIN;
+	/* Blocks until the traced task exits (a zombie already counts), then hangs up. */
+	assert_int_equal(sys->poll(sys->ctx, &p, 1, -1), 1);
+	assert_true(p.revents & POLLHUP);
+	assert_false(p.revents & POLLIN);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(sys->poll(sys->ctx, &p, 1, 0), 1);
+	assert_true(p.revents & POLLHUP);
+	assert_int_equal(sys->close(sys->ctx, fd), 0);
+	auxcap_emu_free(emu);
 }
 
 int main(void)
@@ -305,9 +387,11 @@ int main(void)
 		cmocka_unit_test(test_emu_replay_paced_holds_bytes_back),
 		cmocka_unit_test(test_emu_replay_file),
 		cmocka_unit_test(test_emu_set_output_shares_buffer),
+		cmocka_unit_test(test_emu_exclusive_pmus_ebusy),
 		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),
 		cmocka_unit_test(test_emu_open_reserved_and_size),
 		cmocka_unit_test(test_emu_custom_source_ops),
+		cmocka_unit_test(test_emu_poll_hangs_up_when_task_exits),
 	};
 
 	return cmocka_run_group_tests_name("emu/replay", tests, NULL, NULL);

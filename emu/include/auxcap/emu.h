@@ -33,7 +33,7 @@
  *
  * What is not modelled: sampling (no PERF_RECORD_SAMPLE, hence wakeup_events never applies),
  * aux_sample_size, aux_pause/resume, address filters (SET_FILTER -> EINVAL), PT single-entry
- * ToPA and single-range output, POLLHUP on task exit, inherit.
+ * ToPA and single-range output, inherit (POLLHUP comes when the target task itself exits).
  *
  * Thread safety: every function may be called from any thread; the emulator serialises its
  * own state with one lock.  The ring memory is shared with the consumer without a lock, as
@@ -71,7 +71,7 @@ enum auxcap_emu_pmu {
 /** Capabilities, as the kernel lists them in /sys/bus/event_source/devices/<pmu>/caps. */
 enum auxcap_emu_caps {
 	AUXCAP_EMU_CAP_ITRACE = 1u << 0,    /* emits ITRACE_START at schedule-in */
-	AUXCAP_EMU_CAP_EXCLUSIVE = 1u << 1, /* one event per CPU */
+	AUXCAP_EMU_CAP_EXCLUSIVE = 1u << 1, /* one event per context (EBUSY) */
 	AUXCAP_EMU_CAP_SNAPSHOT = 1u << 2,  /* overwrite (read-only AUX) mode supported */
 };
 
@@ -99,6 +99,8 @@ struct auxcap_emu_opts {
 	uint32_t spe_align;	  /* Arm SPE PMBIDR_EL1.Align, bytes (power of two, <= 2048);
 				     default 64 */
 	uint32_t spe_max_record;  /* Arm SPE PMSIDR_EL1.MaxSize, bytes (16..2048); default 64 */
+	unsigned int pmus;	  /* which PMUs exist: bit (1u << enum auxcap_emu_pmu) each;
+				     0 = all (e.g. only arm_spe_0 to look like an arm64 box) */
 };
 
 /** Kinds of item a trace source hands out. */
@@ -133,7 +135,7 @@ struct auxcap_emu_item {
 struct auxcap_emu_source_target {
 	enum auxcap_emu_pmu pmu;
 	const struct perf_event_attr *attr; /* as opened: config bits select the packets */
-	pid_t pid;			    /* target task, -1 per CPU */
+	pid_t pid;			    /* target task (0 resolved), -1 per CPU */
 	int cpu;			    /* target CPU, -1 any */
 	uint64_t id;			    /* PERF_EVENT_IOC_ID */
 };
@@ -146,6 +148,8 @@ struct auxcap_emu_source_target {
  * true when the producer thread runs (the source may hold bytes back to keep a rate).
  * Returns 1 if an item was stored, 0 if nothing is due yet (paced only), -ENODATA at the end
  * of the stream, another negative errno on failure (the emulator then stops the source).
+ * next() runs under the emulator's lock (the consumer's ioctl/mmap/poll wait for it): it
+ * must not block; a source that is waiting for its input (a traced child) returns 0.
  * bind() (optional) is called once when the source is given to an event, before any next();
  * a negative errno refuses the event (see auxcap_emu_source_attach()).
  * free() releases @ctx (may be NULL).
@@ -161,7 +165,7 @@ struct auxcap_emu_source_ops {
 enum auxcap_emu_fault {
 	AUXCAP_EMU_FAULT_GAP = 1,   /* PT: tracing suspended in VMX root -> PARTIAL at next end */
 	AUXCAP_EMU_FAULT_DATA_LOSS, /* SPE: PMBSR.DL now -> interrupt, TRUNCATED|PARTIAL */
-	AUXCAP_EMU_FAULT_COLLISION, /* SPE: PMBSR.COLL -> COLLISION on the next interrupt */
+	AUXCAP_EMU_FAULT_COLLISION, /* SPE: PMBSR.COLL -> COLLISION when the driver next ends */
 };
 
 /** Counters of one emulated event (or of all, see auxcap_emu_stats()). */
@@ -172,7 +176,7 @@ struct auxcap_emu_stats {
 	uint64_t padding;	   /* bytes stepped over with perf_aux_output_skip() */
 	uint64_t aux_records;	   /* PERF_RECORD_AUX written into the data ring */
 	uint64_t aux_records_lost; /* PERF_RECORD_AUX that did not fit in the data ring */
-	uint64_t truncated;	   /* AUX records (or begin() failures) with TRUNCATED */
+	uint64_t truncated;	   /* AUX records with TRUNCATED (zero-size ones too) */
 	uint64_t partial;	   /* AUX records with PARTIAL */
 	uint64_t collision;	   /* AUX records with COLLISION */
 	uint64_t no_space;	   /* begin() found no space: event disabled, no record */
@@ -214,7 +218,9 @@ const struct auxcap_sys *auxcap_emu_sys(struct auxcap_emu *emu);
 
 /**
  * Describe emulated PMU @pmu.
- * Returns 0 and fills @ret_info, or -EINVAL if @pmu is out of range.
+ * Returns 0 and fills @ret_info.
+ * Returns -EINVAL if @pmu is out of range.
+ * Returns -ENOENT if this emulator does not present @pmu (auxcap_emu_opts.pmus).
  */
 int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 			struct auxcap_emu_pmu_info *ret_info);
@@ -275,6 +281,7 @@ ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes);
  *
  * Returns the bytes written into the AUX area (the rest was dropped: event disabled, hardware
  * stopped or truncated), or a negative errno.
+ * Returns -EINVAL if @buf is NULL with @len > 0.
  * Returns -EBADF if @fd is not an open emulated event.
  */
 ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t len);
