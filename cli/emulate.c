@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --emulate: the emulated AUX PMUs described to the event parser like sysfs would, with the
- * format terms of the real drivers (the same facts as fixtures/sysfs/).
+ * format terms the emulator lists for each (those of the real drivers).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,31 +11,16 @@
 #include "auxcap/pmu.h"
 #include "emulate.h"
 
-struct fmt {
-	const char *name, *spec;
-};
-
-static const struct fmt pt_formats[] = {
-	{ "branch", "config:13" },	   { "cyc", "config:1" },
-	{ "cyc_thresh", "config:19-22" }, { "event", "config:31" },
-	{ "fup_on_ptw", "config:5" },	   { "mtc", "config:9" },
-	{ "mtc_period", "config:14-17" }, { "noretcomp", "config:11" },
-	{ "notnt", "config:55" },	   { "psb_period", "config:24-27" },
-	{ "pt", "config:0" },		   { "ptw", "config:12" },
-	{ "pwr_evt", "config:4" },	   { "tsc", "config:10" },
-};
-
-static const struct fmt spe_formats[] = {
-	{ "branch_filter", "config:32" }, { "discard", "config:35" },
-	{ "event_filter", "config1:0-63" }, { "jitter", "config:16" },
-	{ "load_filter", "config:33" },   { "min_latency", "config2:0-11" },
-	{ "pa_enable", "config:1" },	   { "pct_enable", "config:2" },
-	{ "store_filter", "config:34" },  { "ts_enable", "config:0" },
-};
-
-static int make_pmu(const struct auxcap_emu_pmu_info *info, const struct fmt *f, size_t nr,
-		    struct auxcap_pmu **ret)
+static int cmp_format(const void *a, const void *b)
 {
+	return strcmp(((const struct auxcap_pmu_format *)a)->name,
+		      ((const struct auxcap_pmu_format *)b)->name);
+}
+
+static int make_pmu(const struct auxcap_emu_pmu_info *info, struct auxcap_pmu **ret)
+{
+	const struct auxcap_emu_format *f = info->formats;
+	size_t nr = info->nr_formats;
 	struct auxcap_pmu *pmu = calloc(1, sizeof(*pmu));
 	int r = -ENOMEM;
 
@@ -58,6 +43,8 @@ static int make_pmu(const struct auxcap_emu_pmu_info *info, const struct fmt *f,
 			goto err;
 		}
 	}
+	/* struct auxcap_pmu keeps its formats sorted by name, as sysfs discovery does. */
+	qsort(pmu->formats, pmu->nr_formats, sizeof(*pmu->formats), cmp_format);
 	*ret = pmu;
 	return 0;
 err:
@@ -79,16 +66,11 @@ int cli_emu_pmu_list(struct auxcap_emu *emu, struct auxcap_pmu_list **ret)
 	}
 	for (int p = 0; p < AUXCAP_EMU_PMU_COUNT; p++) {
 		struct auxcap_emu_pmu_info info;
-		struct auxcap_pmu *pmu;
+		struct auxcap_pmu *pmu = NULL;
 
 		r = auxcap_emu_pmu_info(emu, (enum auxcap_emu_pmu)p, &info);
 		if (r == 0)
-			r = p == AUXCAP_EMU_PMU_INTEL_PT
-				    ? make_pmu(&info, pt_formats, sizeof(pt_formats) / sizeof(pt_formats[0]), &pmu)
-			    : p == AUXCAP_EMU_PMU_ARM_SPE
-				    ? make_pmu(&info, spe_formats, sizeof(spe_formats) / sizeof(spe_formats[0]),
-					       &pmu)
-				    : make_pmu(&info, NULL, 0, &pmu);
+			r = make_pmu(&info, &pmu);
 		if (r < 0) {
 			auxcap_pmu_list_free(list);
 			return r;
