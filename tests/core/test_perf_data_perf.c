@@ -258,6 +258,7 @@ static const char *const event_sets[] = {
 	"-e cpu-clock -c 20000",
 	"-e raw_syscalls:sys_enter",
 	"-e cpu-clock -e raw_syscalls:sys_enter -e task-clock",
+	"-m 1 -e raw_syscalls:sys_enter", /* a one-page ring: LOST and LOST_SAMPLES records */
 };
 
 static void test_perf_file_mode_counts_match(void **state)
