@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -257,6 +258,7 @@ static const char *const event_sets[] = {
 	"-e cpu-clock -c 20000",
 	"-e raw_syscalls:sys_enter",
 	"-e cpu-clock -e raw_syscalls:sys_enter -e task-clock",
+	"-m 1 -e raw_syscalls:sys_enter", /* a one-page ring: LOST and LOST_SAMPLES records */
 };
 
 static void test_perf_file_mode_counts_match(void **state)
@@ -801,6 +803,84 @@ static void test_auxtrace_file_accepted_by_perf(void **state)
 	}
 }
 
+/* --- a killed capture -------------------------------------------------------------------- */
+
+static void test_killed_capture_read_by_perf_and_auxcap(void **state)
+{
+	struct auxcap_perf_reader *r;
+	struct counts pc, oc;
+	char data[256], out[256];
+	char *text;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	path_of(data, sizeof(data), "killed.data");
+	path_of(out, sizeof(out), "killed.txt");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct auxcap_perf_writer_opts wo;
+		struct auxcap_perf_writer *w;
+		struct perf_event_attr a;
+		uint64_t id = 5;
+
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_CPU_CLOCK;
+		a.sample_period = 1000;
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
+		a.sample_id_all = 1;
+		memset(&wo, 0, sizeof(wo));
+		wo.sz = sizeof(wo);
+		wo.header_update_bytes = 64 * 1024;
+		if (auxcap_perf_writer_open(data, &wo, &w) < 0 ||
+		    auxcap_perf_writer_add_attr(w, &a, "cpu-clock", &id, 1) < 0 ||
+		    auxcap_perf_writer_write_kernel_mmap(w) < 0)
+			_exit(1);
+		for (uint64_t i = 0; i < 20000; i++) {
+			struct perf_event_header h = { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+						       48 };
+			uint64_t v[5] = { id, 0x400000 + i,
+					  (uint64_t)getpid() << 32 | (uint64_t)getpid(), 1000 + i,
+					  1000 };
+			unsigned char rec[48];
+
+			memcpy(rec, &h, 8);
+			memcpy(rec + 8, v, sizeof(v));
+			if (auxcap_perf_writer_write(w, rec) < 0)
+				_exit(1);
+			if (i % 100 == 99 && auxcap_perf_writer_write_finished_round(w) < 0)
+				_exit(1);
+		}
+		raise(SIGKILL); /* before close: no final header, no features */
+		_exit(1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+
+	r = open_file(data);
+	memset(&oc, 0, sizeof(oc));
+	{
+		struct auxcap_perf_event ev;
+
+		while (auxcap_perf_reader_next(r, &ev) > 0)
+			oc.type[ev.rec.type < NR_TYPES ? ev.rec.type : 0]++;
+	}
+	assert_true(auxcap_perf_reader_info(r)->recovered);
+	auxcap_perf_reader_close(r);
+	assert_int_equal(oc.type[PERF_RECORD_SAMPLE], 20000); /* the last round was flushed */
+
+	/* perf reads the file as far as the last header update says. */
+	assert_int_equal(run("%s report -D -i %s > %s 2>/dev/null", perf, data, out), 0);
+	text = slurp(out);
+	parse_perf_stats(text, &pc);
+	free(text);
+	assert_true(pc.type[PERF_RECORD_SAMPLE] > 15000);
+	assert_true(pc.type[PERF_RECORD_SAMPLE] <= oc.type[PERF_RECORD_SAMPLE]);
+}
+
 /* --- a real ENOSPC ----------------------------------------------------------------------- */
 
 static void test_real_enospc_on_small_tmpfs(void **state)
@@ -872,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_tracing_data_equals_perfs),
 		cmocka_unit_test(test_round_trip_gives_identical_perf_script),
 		cmocka_unit_test(test_auxtrace_file_accepted_by_perf),
+		cmocka_unit_test(test_killed_capture_read_by_perf_and_auxcap),
 		cmocka_unit_test(test_real_enospc_on_small_tmpfs),
 	};
 

@@ -14,17 +14,24 @@
  *	auxcap_perf_writer_write_finished_round(w);
  *	auxcap_perf_writer_close(w);                                     features + final header
  *
- * The file header is written with the first record, with data.size = 0 and no feature bits,
- * and rewritten (same conditions, current data.size) every opts.header_update_bytes; the
- * final header with the features is written last by auxcap_perf_writer_close().  A capture
- * killed in between is still a valid perf.data file up to the last header update, and the
- * reader recovers every complete record past it (see AUXCAP_PERF_READ_RECOVERED).  An I/O
- * error (e.g. -ENOSPC) makes the writer refuse further records with the same error; close
- * then truncates the file after the last complete record and writes a header for it.
+ * The writer adds EVENT_DESC (from the attrs' names), the AUXTRACE index (file mode) and,
+ * for tracepoint attrs, TRACING_DATA on its own.
  *
- * Pipe mode (opts.pipe): the 16-byte pipe header, HEADER_ATTR records, then HEADER_FEATURE
- * records for the features set so far are written with the first record, so set the
- * features before it; build-ids set later go out as HEADER_BUILD_ID records at close.
+ * Crash safety: the file header, the ids and the attrs are written with the first record,
+ * the header with data.size = 0 and no feature bits; at a FINISHED_ROUND the header is
+ * rewritten with the current data.size (still no feature bits) once opts.header_update_bytes
+ * more data were written; the final header with the feature bits is written last, after the
+ * feature sections, by auxcap_perf_writer_close().  A capture killed in between is a valid
+ * perf.data file up to the last header update (perf reads that much), and the reader reads
+ * every complete record on disk past it (auxcap_perf_reader_info()->recovered says so).  An
+ * I/O error (e.g. -ENOSPC) makes the writer refuse further records with the same error;
+ * close then truncates the file after the last complete record and writes a header for it.
+ *
+ * Pipe mode (opts.pipe): the 16-byte pipe header, HEADER_ATTR records, TRACING_DATA, then
+ * HEADER_FEATURE records for the features set so far are written with the first record, so
+ * set the features before it; build-ids go out as HEADER_BUILD_ID records at close.  (Feed
+ * such a stream to perf through a real pipe: perf seeks a regular file given as standard
+ * input by stream offsets and then misreads AUXTRACE payloads.)
  */
 #ifndef AUXCAP_PERF_DATA_H
 #define AUXCAP_PERF_DATA_H
