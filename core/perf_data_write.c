@@ -29,7 +29,7 @@ _Static_assert(sizeof(struct perf_event_attr) >= AUXCAP_PERF_ATTR_SIZE,
 	       "perf_event_attr smaller than what perf 6.1 writes");
 
 #define WBUF_SIZE	    (64 * 1024)			 /* flush threshold of the record buffer */
-#define HEADER_UPDATE_BYTES (4 * 1024 * 1024)		 /* default header refresh interval */
+#define HEADER_UPDATE_BYTES ((uint64_t)4 * 1024 * 1024)	 /* default header refresh interval */
 #define ATTR_ENTRY_SIZE	    (AUXCAP_PERF_ATTR_SIZE + 16) /* attr + ids {offset, size} */
 
 /* --- the I/O seam ----------------------------------------------------------------------- */
@@ -626,7 +626,7 @@ static int append(struct auxcap_perf_writer *w, const void *data, size_t n)
 	r = start(w);
 	if (r < 0)
 		return r;
-	if (w->buf.len + n > WBUF_SIZE) {
+	if (w->buf.len + n > (size_t)WBUF_SIZE) {
 		r = flush(w);
 		if (r < 0)
 			return r;
@@ -968,14 +968,14 @@ static int write_features(struct auxcap_perf_writer *w, uint64_t feats[4], uint6
 				r = pd_buf_put_u64(&table, one.len);
 		}
 	}
-	if (r < 0)
+	if (r < 0 || (nr && !table.p))
 		goto out;
 	off = w->committed + (uint64_t)nr * 16;
 	for (unsigned int i = 0; i < nr; i++) {
 		uint64_t size;
 
-		memcpy(&size, table.p + i * 16 + 8, 8);
-		memcpy(table.p + i * 16, &off, 8);
+		memcpy(&size, table.p + (size_t)i * 16 + 8, 8);
+		memcpy(table.p + (size_t)i * 16, &off, 8);
 		off += size;
 	}
 	iov[0] = (struct iovec){ table.p, table.len };
