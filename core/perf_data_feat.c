@@ -3,6 +3,8 @@
  * perf.data feature sections: names, encoding (writer), decoding (reader), and the values of
  * this machine.  Divisions: the byte buffer, encoders, host values, decoders.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -260,7 +262,7 @@ int pd_feat_host(struct pd_host_feats *h)
 			r = put_string_feat(h, AUXCAP_PERF_FEAT_ARCH, u.machine);
 	}
 	if (r == 0)
-		r = put_string_feat(h, AUXCAP_PERF_FEAT_VERSION, "6.1.auxcap");
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_VERSION, "auxcap " AUXCAP_VERSION);
 	avail = sysconf(_SC_NPROCESSORS_CONF);
 	online = sysconf(_SC_NPROCESSORS_ONLN);
 	if (r == 0 && avail > 0 && online > 0) {
