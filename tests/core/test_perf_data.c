@@ -346,6 +346,11 @@ static size_t check_standard(struct auxcap_perf_reader *r, const struct expect *
 	assert_int_equal(f->build_ids[0].id[3], 0xef);
 	assert_int_equal(f->build_ids[0].size, 20);
 	if (!pipe) {
+		/* SAMPLE_TIME (file mode only): first and last sample times, 1000000 + seq * 10 */
+		assert_int_equal(f->sample_time_first, 1000000);
+		assert_int_equal(f->sample_time_last, 1000000 + (NR_ITEMS - 1) * 10);
+	}
+	if (!pipe) {
 		assert_int_equal(f->nr_auxtrace_index, nr_aux);
 		for (size_t i = 0; i < nr_aux; i++) {
 			assert_int_equal(f->auxtrace_index[i].offset, aux_off[i]);
