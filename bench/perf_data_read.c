@@ -25,7 +25,7 @@
 
 #include "auxcap/perf_data.h"
 
-#define AUX_CHUNK (64 * 1024)
+#define AUX_CHUNK 65536 /* bytes per AUXTRACE record */
 
 static double now(void)
 {

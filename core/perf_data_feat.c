@@ -3,6 +3,8 @@
  * perf.data feature sections: names, encoding (writer), decoding (reader), and the values of
  * this machine.  Divisions: the byte buffer, encoders, host values, decoders.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -193,7 +195,7 @@ static char *cpuinfo_value(const char *key)
 		size_t n = 0;
 		const char *p;
 
-		if (strncmp(line, key, klen) ||
+		if (strncmp(line, key, klen) != 0 ||
 		    (line[klen] != '\t' && line[klen] != ' ' && line[klen] != ':'))
 			continue;
 		p = strchr(line, ':');
@@ -201,7 +203,7 @@ static char *cpuinfo_value(const char *key)
 			continue;
 		/* blanks squeezed to one space, none at either end */
 		for (p++; *p && *p != '\n' && n < sizeof(out) - 1; p++) {
-			char ch = *p == '\t' ? ' ' : *p;
+			char ch = (char)(*p == '\t' ? ' ' : *p);
 
 			if (ch == ' ' && (n == 0 || out[n - 1] == ' '))
 				continue;
@@ -260,7 +262,7 @@ int pd_feat_host(struct pd_host_feats *h)
 			r = put_string_feat(h, AUXCAP_PERF_FEAT_ARCH, u.machine);
 	}
 	if (r == 0)
-		r = put_string_feat(h, AUXCAP_PERF_FEAT_VERSION, "6.1.auxcap");
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_VERSION, "auxcap " AUXCAP_VERSION);
 	avail = sysconf(_SC_NPROCESSORS_CONF);
 	online = sysconf(_SC_NPROCESSORS_ONLN);
 	if (r == 0 && avail > 0 && online > 0) {
@@ -458,7 +460,7 @@ struct fcur {
 static int fbad(struct fcur *c, const char *why)
 {
 	snprintf(c->err, c->err_size, "feature %s at offset %llu: %s", c->what,
-		 (unsigned long long)(c->off + c->pos), why);
+		 (unsigned long long)c->off + c->pos, why);
 	return -EBADMSG;
 }
 
@@ -627,7 +629,7 @@ static int parse_event_desc(struct fcur *c, pd_event_name_fn fn, void *ctx)
 			return fbad(c, "more ids than the section holds");
 		}
 		/* Names are matched by the first ids; keep at most 64 of them. */
-		memcpy(ids, c->p + c->pos, (nr_ids < 64 ? nr_ids : 64) * 8);
+		memcpy(ids, c->p + c->pos, (size_t)(nr_ids < 64 ? nr_ids : 64) * 8);
 		c->pos += (size_t)nr_ids * 8;
 		if (fn)
 			fn(ctx, ids, nr_ids < 64 ? nr_ids : 64, name);

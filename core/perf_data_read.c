@@ -121,7 +121,7 @@ static int add_sel(struct auxcap_perf_reader *r, const void *attr_bytes, size_t 
 		return -ENOMEM;
 	memcpy(&s->attr, attr_bytes, attr_len < sizeof(s->attr) ? attr_len : sizeof(s->attr));
 	s->ids = malloc((nr_ids ? nr_ids : 1) * 8);
-	nv = realloc(r->sels, (r->nr_sels + 1) * sizeof(*nv));
+	nv = realloc(r->sels, (r->nr_sels + 1) * sizeof(struct rsel *));
 	if (nv)
 		r->sels = nv;
 	nm = realloc(r->idmap, (r->nr_idmap + nr_ids + 1) * sizeof(*nm));
@@ -268,7 +268,7 @@ static int read_features(struct auxcap_perf_reader *r, const uint64_t bits[4], u
 			r->info.features_lost = true;
 			return 0;
 		}
-		memcpy(d, r->map + table + n * 16, 16);
+		memcpy(d, r->map + table + (uint64_t)n * 16, 16);
 		n++;
 		if (d[0] > r->map_len || d[1] > r->map_len - d[0]) {
 			if (d[0] <= UINT64_MAX - d[1] && d[0] >= table) {
@@ -276,8 +276,8 @@ static int read_features(struct auxcap_perf_reader *r, const uint64_t bits[4], u
 				r->info.features_lost = true;
 				return 0;
 			}
-			return bad(r, table + (n - 1) * 16, "feature %u section outside the file",
-				   f);
+			return bad(r, table + (uint64_t)(n - 1) * 16,
+				   "feature %u section outside the file", f);
 		}
 		r->feat_sec[f].offset = d[0];
 		r->feat_sec[f].size = d[1];
@@ -407,6 +407,30 @@ static int decode_kernel(struct auxcap_perf_reader *r, const unsigned char *buf,
 	return 0;
 }
 
+/* AUXTRACE_ERROR of @len >= 40 bytes: fmt 0 has no time, fmt >= 1 has it before msg. */
+static void decode_auxtrace_error(const unsigned char *buf, size_t len,
+				  struct auxcap_perf_auxtrace_error *e)
+{
+	uint32_t u[6];
+	size_t msg_off = 40, n;
+
+	memcpy(u, buf + 8, sizeof(u));
+	e->type = u[0];
+	e->code = u[1];
+	e->cpu = u[2];
+	e->pid = u[3];
+	e->tid = u[4];
+	e->fmt = u[5];
+	memcpy(&e->ip, buf + 32, 8);
+	if (e->fmt >= 1 && len >= 48) {
+		memcpy(&e->time, buf + 40, 8);
+		msg_off = 48;
+	}
+	n = len - msg_off < sizeof(e->msg) - 1 ? len - msg_off : sizeof(e->msg) - 1;
+	memcpy(e->msg, buf + msg_off, n);
+	e->msg[n] = '\0';
+}
+
 /* Decode a user-type record of @len bytes (header included); payloads are handled by callers. */
 static int decode_user(struct auxcap_perf_reader *r, const unsigned char *buf, size_t len,
 		       uint64_t off, struct auxcap_perf_event *ev)
@@ -445,31 +469,11 @@ static int decode_user(struct auxcap_perf_reader *r, const unsigned char *buf, s
 			ev->u.time_conv.cap_user_time_short = buf[49];
 		}
 		break;
-	case AUXCAP_PERF_RECORD_AUXTRACE_ERROR: {
-		struct auxcap_perf_auxtrace_error *e = &ev->u.auxtrace_error;
-		uint32_t u[6];
-		size_t msg_off, n;
-
+	case AUXCAP_PERF_RECORD_AUXTRACE_ERROR:
 		if (len < 40)
 			return bad(r, off, "AUXTRACE_ERROR record of %zu bytes", len);
-		memcpy(u, buf + 8, sizeof(u));
-		e->type = u[0];
-		e->code = u[1];
-		e->cpu = u[2];
-		e->pid = u[3];
-		e->tid = u[4];
-		e->fmt = u[5];
-		memcpy(&e->ip, buf + 32, 8);
-		msg_off = 40;
-		if (e->fmt >= 1 && len >= 48) {
-			memcpy(&e->time, buf + 40, 8);
-			msg_off = 48;
-		}
-		n = len - msg_off < sizeof(e->msg) - 1 ? len - msg_off : sizeof(e->msg) - 1;
-		memcpy(e->msg, buf + msg_off, n);
-		e->msg[n] = '\0';
+		decode_auxtrace_error(buf, len, &ev->u.auxtrace_error);
 		break;
-	}
 	case AUXCAP_PERF_RECORD_ID_INDEX: {
 		uint64_t nr;
 

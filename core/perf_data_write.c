@@ -29,7 +29,7 @@ _Static_assert(sizeof(struct perf_event_attr) >= AUXCAP_PERF_ATTR_SIZE,
 	       "perf_event_attr smaller than what perf 6.1 writes");
 
 #define WBUF_SIZE	    (64 * 1024)			 /* flush threshold of the record buffer */
-#define HEADER_UPDATE_BYTES (4 * 1024 * 1024)		 /* default header refresh interval */
+#define HEADER_UPDATE_BYTES ((uint64_t)4 * 1024 * 1024)	 /* default header refresh interval */
 #define ATTR_ENTRY_SIZE	    (AUXCAP_PERF_ATTR_SIZE + 16) /* attr + ids {offset, size} */
 
 /* --- the I/O seam ----------------------------------------------------------------------- */
@@ -86,6 +86,7 @@ struct auxcap_perf_writer {
 	size_t pipe_build_ids_sent; /* bytes of @build_ids already in a pipe stream */
 	uint64_t *aux_index;	    /* owned: file offsets of AUXTRACE records */
 	size_t nr_aux_index, cap_aux_index;
+	uint64_t first_time, last_time; /* SAMPLE time span for SAMPLE_TIME, ns (0: none) */
 };
 
 /* Write all of @iov at @off (-1: sequential), retrying short writes and EINTR. */
@@ -626,7 +627,7 @@ static int append(struct auxcap_perf_writer *w, const void *data, size_t n)
 	r = start(w);
 	if (r < 0)
 		return r;
-	if (w->buf.len + n > WBUF_SIZE) {
+	if (w->buf.len + n > (size_t)WBUF_SIZE) {
 		r = flush(w);
 		if (r < 0)
 			return r;
@@ -634,9 +635,52 @@ static int append(struct auxcap_perf_writer *w, const void *data, size_t n)
 	return pd_buf_put(&w->buf, data, n);
 }
 
+/* Offset of the time field in a SAMPLE of @attr, or 0 if it has none. */
+static size_t sample_time_offset(const struct perf_event_attr *attr)
+{
+	uint64_t t = attr->sample_type;
+
+	if (!(t & PERF_SAMPLE_TIME))
+		return 0;
+	return 8 + 8 * (size_t)(!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+				!!(t & PERF_SAMPLE_TID));
+}
+
+/* Widen the SAMPLE time span with the SAMPLE at @rec (its attr found by IDENTIFIER). */
+static void note_sample_time(struct auxcap_perf_writer *w, const unsigned char *rec, uint16_t size)
+{
+	const struct perf_event_attr *attr = &w->attrs[0].attr;
+	size_t off;
+	uint64_t t;
+
+	if (w->nr_attrs > 1) {
+		uint64_t id;
+
+		if (size < 16)
+			return;
+		memcpy(&id, rec + 8, 8);
+		attr = NULL;
+		for (size_t i = 0; i < w->nr_attrs && !attr; i++)
+			for (size_t j = 0; j < w->attrs[i].nr_ids; j++)
+				if (w->attrs[i].ids[j] == id)
+					attr = &w->attrs[i].attr;
+		if (!attr)
+			return;
+	}
+	off = sample_time_offset(attr);
+	if (!off || off + 8 > size)
+		return;
+	memcpy(&t, rec + off, 8);
+	if (!w->first_time || t < w->first_time)
+		w->first_time = t;
+	if (t > w->last_time)
+		w->last_time = t;
+}
+
 int auxcap_perf_writer_write(struct auxcap_perf_writer *w, const void *rec)
 {
 	struct perf_event_header h;
+	int r;
 
 	if (!w || !rec)
 		return -EINVAL;
@@ -647,7 +691,10 @@ int auxcap_perf_writer_write(struct auxcap_perf_writer *w, const void *rec)
 	    h.type == AUXCAP_PERF_RECORD_HEADER_FEATURE ||
 	    h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA)
 		return -EINVAL;
-	return append(w, rec, h.size);
+	r = append(w, rec, h.size);
+	if (r == 0 && h.type == PERF_RECORD_SAMPLE && w->nr_attrs)
+		note_sample_time(w, rec, h.size);
+	return r;
 }
 
 int auxcap_perf_writer_write_auxtrace(struct auxcap_perf_writer *w,
@@ -929,6 +976,14 @@ static int feature_payload(struct auxcap_perf_writer *w, unsigned int f, struct 
 		r = pd_buf_put(out, w->build_ids.p, w->build_ids.len);
 		return r < 0 ? r : 1;
 	}
+	if (f == AUXCAP_PERF_FEAT_SAMPLE_TIME && !w->feat_set[f]) {
+		if (!w->last_time)
+			return 0;
+		r = pd_buf_put_u64(out, w->first_time);
+		if (r == 0)
+			r = pd_buf_put_u64(out, w->last_time);
+		return r < 0 ? r : 1;
+	}
 	if (f == AUXCAP_PERF_FEAT_EVENT_DESC && !w->feat_set[f]) {
 		d = calloc(w->nr_attrs ? w->nr_attrs : 1, sizeof(*d));
 		if (!d)
@@ -968,14 +1023,14 @@ static int write_features(struct auxcap_perf_writer *w, uint64_t feats[4], uint6
 				r = pd_buf_put_u64(&table, one.len);
 		}
 	}
-	if (r < 0)
+	if (r < 0 || (nr && !table.p))
 		goto out;
 	off = w->committed + (uint64_t)nr * 16;
 	for (unsigned int i = 0; i < nr; i++) {
 		uint64_t size;
 
-		memcpy(&size, table.p + i * 16 + 8, 8);
-		memcpy(table.p + i * 16, &off, 8);
+		memcpy(&size, table.p + (size_t)i * 16 + 8, 8);
+		memcpy(table.p + (size_t)i * 16, &off, 8);
 		off += size;
 	}
 	iov[0] = (struct iovec){ table.p, table.len };

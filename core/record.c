@@ -472,6 +472,48 @@ static size_t sample_fixed_size(uint64_t t)
 	return 8 * (size_t)__builtin_popcountll(one_word);
 }
 
+static uint64_t take_u64(const unsigned char **p)
+{
+	uint64_t v;
+
+	memcpy(&v, *p, 8);
+	*p += 8;
+	return v;
+}
+
+/*
+ * Decode a SAMPLE of only SAMPLE_FIXED_BITS fields at @p (known to be long enough) into @s,
+ * setting every field of @s: absent scalars and all variable-size parts to zero.
+ */
+static void fill_fixed_sample(uint64_t t, const unsigned char *p, struct auxcap_sample *s)
+{
+	uint64_t v;
+
+	memset(&s->read, 0, offsetof(struct auxcap_sample, weight) -
+				    offsetof(struct auxcap_sample, read));
+	memset(&s->aux, 0, sizeof(s->aux));
+	s->id = (t & PERF_SAMPLE_IDENTIFIER) ? take_u64(&p) : 0;
+	s->ip = (t & PERF_SAMPLE_IP) ? take_u64(&p) : 0;
+	v = (t & PERF_SAMPLE_TID) ? take_u64(&p) : 0;
+	memcpy(&s->pid, (const unsigned char *)&v, 4);
+	memcpy(&s->tid, (const unsigned char *)&v + 4, 4);
+	s->time = (t & PERF_SAMPLE_TIME) ? take_u64(&p) : 0;
+	s->addr = (t & PERF_SAMPLE_ADDR) ? take_u64(&p) : 0;
+	if (t & PERF_SAMPLE_ID)
+		s->id = take_u64(&p);
+	s->stream_id = (t & PERF_SAMPLE_STREAM_ID) ? take_u64(&p) : 0;
+	v = (t & PERF_SAMPLE_CPU) ? take_u64(&p) : 0;
+	memcpy(&s->cpu, &v, 4);
+	s->period = (t & PERF_SAMPLE_PERIOD) ? take_u64(&p) : 0;
+	s->weight = (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) ? take_u64(&p) : 0;
+	s->data_src = (t & PERF_SAMPLE_DATA_SRC) ? take_u64(&p) : 0;
+	s->transaction = (t & PERF_SAMPLE_TRANSACTION) ? take_u64(&p) : 0;
+	s->phys_addr = (t & PERF_SAMPLE_PHYS_ADDR) ? take_u64(&p) : 0;
+	s->cgroup = (t & PERF_SAMPLE_CGROUP) ? take_u64(&p) : 0;
+	s->data_page_size = (t & PERF_SAMPLE_DATA_PAGE_SIZE) ? take_u64(&p) : 0;
+	s->code_page_size = (t & PERF_SAMPLE_CODE_PAGE_SIZE) ? take_u64(&p) : 0;
+}
+
 int auxcap_record_parse(const struct auxcap_sample_layout *l, const void *buf, size_t len,
 			struct auxcap_record *ret)
 {
@@ -495,17 +537,15 @@ int auxcap_record_parse(const struct auxcap_sample_layout *l, const void *buf, s
 		 * Only fixed-size fields, and all of them fit: parsing cannot fail, so decode
 		 * straight into @ret and save building the record aside and copying it.
 		 */
-		memset(ret, 0, offsetof(struct auxcap_record, u) + sizeof(ret->u.sample));
-		ret->has_sample_id = false;
-		memset(&ret->sid, 0, sizeof(ret->sid));
 		ret->type = h.type;
 		ret->misc = h.misc;
 		ret->size = h.size;
 		ret->data = buf;
-		c.p = (const unsigned char *)buf + sizeof(h);
-		c.left = h.size - sizeof(h);
-		c.err = 0;
-		return parse_sample(l, &c, &ret->u.sample);
+		ret->has_sample_id = false;
+		memset(&ret->sid, 0, sizeof(ret->sid));
+		fill_fixed_sample(l->sample_type, (const unsigned char *)buf + sizeof(h),
+				  &ret->u.sample);
+		return 0;
 	}
 
 	memset(&rec, 0, sizeof(rec));

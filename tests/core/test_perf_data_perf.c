@@ -255,8 +255,7 @@ static int group_teardown(void **state)
 /* --- perf records, auxcap reads ----------------------------------------------------------- */
 
 static const char *const event_sets[] = {
-	"-e cpu-clock -c 20000",
-	"-e raw_syscalls:sys_enter",
+	"-e cpu-clock -c 20000", "-e raw_syscalls:sys_enter",
 	"-e cpu-clock -e raw_syscalls:sys_enter -e task-clock",
 	"-m 1 -e raw_syscalls:sys_enter", /* a one-page ring: LOST and LOST_SAMPLES records */
 };
@@ -540,6 +539,8 @@ static void assert_no_stderr(const char *path)
 	free(err);
 }
 
+static uint64_t want_lines_first_time; /* time of the first expected sample, ns */
+
 static void check_perf_accepts(const struct capture *c, const char *data, bool pipe)
 {
 	static struct line want[65536], got[65536];
@@ -557,6 +558,7 @@ static void check_perf_accepts(const struct capture *c, const char *data, bool p
 	ng = parse_script(text, got, 65536);
 	free(text);
 	nw = expected_lines(c, want, 65536);
+	want_lines_first_time = want[0].time;
 	assert_int_equal(ng, nw);
 	for (size_t i = 0; i < nw; i++) {
 		assert_int_equal(got[i].tid, want[i].tid);
@@ -571,6 +573,20 @@ static void check_perf_accepts(const struct capture *c, const char *data, bool p
 	assert_non_null(strstr(text, "cpu-clock"));
 	assert_non_null(strstr(text, "raw_syscalls:sys_enter"));
 	free(text);
+	if (!pipe) {
+		char hdr[128];
+
+		/* SAMPLE_TIME, which the writer fills in, as perf prints it (us resolution) */
+		assert_int_equal(
+			run("%s report --header-only -i %s > %s 2> %s", perf, data, out, err), 0);
+		text = slurp(out);
+		snprintf(hdr, sizeof(hdr), "# time of first sample : %llu.%06llu",
+			 (unsigned long long)(want_lines_first_time / 1000000000),
+			 (unsigned long long)(want_lines_first_time % 1000000000 / 1000));
+		if (!strstr(text, hdr))
+			fail_msg("'%s' not in perf's header: %s", hdr, text);
+		free(text);
+	}
 }
 
 static void test_kernel_records_written_are_accepted_by_perf(void **state)

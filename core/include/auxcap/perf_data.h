@@ -14,8 +14,9 @@
  *	auxcap_perf_writer_write_finished_round(w);
  *	auxcap_perf_writer_close(w);                                     features + final header
  *
- * The writer adds EVENT_DESC (from the attrs' names), the AUXTRACE index (file mode) and,
- * for tracepoint attrs, TRACING_DATA on its own.
+ * The writer adds EVENT_DESC (from the attrs' names), SAMPLE_TIME (the span of the SAMPLE
+ * records' times), the AUXTRACE index (file mode) and, for tracepoint attrs, TRACING_DATA on
+ * its own.
  *
  * Crash safety: the file header, the ids and the attrs are written with the first record,
  * the header with data.size = 0 and no feature bits; at a FINISHED_ROUND the header is
