@@ -32,7 +32,6 @@
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
-#include "tracing_data.h"
 #if AUXCAP_HAVE_TRACER
 #include "live_source.h"
 #endif
@@ -630,8 +629,7 @@ static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_sp
 			    size_t nr)
 {
 	const char *tps[MAX_EVENTS];
-	size_t n = 0, len;
-	void *blob;
+	size_t n = 0;
 	int r;
 
 	for (size_t i = 0; i < nr; i++)
@@ -639,15 +637,12 @@ static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_sp
 			tps[n++] = specs[i]->event;
 	if (!n)
 		return 0;
-	r = auxcap_tracing_data_build("/sys/kernel/tracing", tps, n, &blob, &len);
-	if (r < 0) {
-		cli_err("cannot read the tracepoint formats from /sys/kernel/tracing: %s "
-			"(mount tracefs: mount -t tracefs nodev /sys/kernel/tracing)",
+	/* spec->event is "sys:name" whatever modifiers or name= the user added. */
+	r = auxcap_perf_writer_set_tracing_data(w, NULL, tps, n);
+	if (r < 0)
+		cli_err("cannot read the tracepoint formats from tracefs: %s (mount it: mount -t "
+			"tracefs nodev /sys/kernel/tracing)",
 			strerror(-r));
-		return r;
-	}
-	r = auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_TRACING_DATA, blob, len);
-	free(blob);
 	return r;
 }
 
