@@ -60,12 +60,10 @@ struct record_opts {
 };
 
 static struct auxcap_session *g_session;
-static volatile sig_atomic_t g_stop;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
-	g_stop = 1;
 	if (g_session)
 		auxcap_session_request(g_session, AUXCAP_REQ_STOP);
 }
@@ -977,7 +975,6 @@ out:
 	for (size_t i = 0; i < nr_events; i++)
 		auxcap_event_spec_free(specs[i]);
 	free(cpus);
-	(void)g_stop;
 	return ret;
 }
 
