@@ -54,7 +54,8 @@ struct auxcap_session {
 	size_t nr_sets;
 	int wake_fd;
 	unsigned int pending; /* enum auxcap_session_request bits, atomic */
-	uint64_t req_ns;      /* CLOCK_MONOTONIC of the oldest pending snapshot request */
+	uint64_t req_ns;      /* CLOCK_MONOTONIC of the oldest pending snapshot request; atomic:
+				 written by auxcap_session_request() from any thread or handler */
 	struct auxcap_session_stats stats;
 	unsigned char *snap_buf; /* snapshot mode: records of one ring, oldest first */
 	size_t snap_buf_size;
@@ -673,10 +674,11 @@ static int snapshot_aux(struct auxcap_session *s, struct set *set)
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t t0 = s->req_ns ? s->req_ns : now_ns(), lat;
+	uint64_t t0 = __atomic_exchange_n(&s->req_ns, 0, __ATOMIC_ACQ_REL), lat;
 	int r = 0, r2;
 
-	s->req_ns = 0;
+	if (!t0)
+		t0 = now_ns();
 	/* Freeze: stop the AUX events (the driver publishes its head) and the sample rings. */
 	for (size_t k = 0; k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
@@ -726,8 +728,13 @@ void auxcap_session_request(struct auxcap_session *s, unsigned int req)
 	uint64_t one = 1;
 	unsigned int prev;
 
-	if ((req & AUXCAP_REQ_SNAPSHOT) && !s->req_ns)
-		s->req_ns = now_ns();
+	if (req & AUXCAP_REQ_SNAPSHOT) {
+		uint64_t none = 0;
+
+		/* Keep the oldest pending request's time: only the first one sets it. */
+		__atomic_compare_exchange_n(&s->req_ns, &none, now_ns(), false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+	}
 	prev = __atomic_fetch_or(&s->pending, req, __ATOMIC_SEQ_CST);
 	if (prev & req & AUXCAP_REQ_SNAPSHOT)
 		__atomic_fetch_add(&s->stats.snapshot_requests_coalesced, 1, __ATOMIC_RELAXED);
