@@ -10,22 +10,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auxcap/backend.h"
 #include "auxcap/pmu.h"
 #include "cli.h"
 #include "evparse.h"
 
-/* The backend that serves PMU @name, or "-".  Matches what aux/ is planned to register. */
-static const char *backend_of(const char *name)
+/* The backend that serves PMU @pmu (from the registry), or "-". */
+static const char *backend_of(const char *name, const struct auxcap_pmu *pmu)
 {
-	if (!strcmp(name, "intel_pt"))
-		return "intel_pt";
-	if (!strcmp(name, "intel_bts"))
-		return "intel_bts";
-	if (!strncmp(name, "arm_spe_", 8) || !strcmp(name, "arm_spe"))
-		return "arm_spe";
-	if (!strcmp(name, "cs_etm"))
-		return "cs_etm (not yet)";
-	return "-";
+	const struct auxcap_backend_ops *b = auxcap_backend_for_pmu(name, pmu);
+
+	if (b)
+		return b->name;
+	return !strcmp(name, "cs_etm") ? "cs_etm (not yet)" : "-";
 }
 
 static void print_cpus(const struct auxcap_pmu *pmu)
@@ -48,7 +45,7 @@ static void print_cpus(const struct auxcap_pmu *pmu)
 static void print_pmu(const struct auxcap_pmu *pmu)
 {
 	printf("%-16s type %-4u backend %-18s addr_filters %u\n", pmu->name, pmu->type,
-	       backend_of(pmu->name), pmu->nr_addr_filters);
+	       backend_of(pmu->name, pmu), pmu->nr_addr_filters);
 	if (pmu->nr_caps) {
 		printf("    caps:   ");
 		for (size_t i = 0; i < pmu->nr_caps; i++)
@@ -102,10 +99,9 @@ static void print_symbols(uint32_t type)
 static bool has_aux_backend(const struct auxcap_pmu_list *list)
 {
 	for (size_t i = 0; i < list->nr; i++) {
-		const char *b = backend_of(list->entries[i].name);
+		const struct auxcap_pmu *pmu = list->entries[i].pmu;
 
-		if (list->entries[i].pmu && strcmp(b, "-") != 0 &&
-		    strcmp(b, "cs_etm (not yet)") != 0)
+		if (pmu && auxcap_backend_for_pmu(list->entries[i].name, pmu))
 			return true;
 	}
 	return false;

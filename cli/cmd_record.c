@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auxcap/backend.h"
 #include "auxcap/emu.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
@@ -327,8 +328,8 @@ static pid_t start_command(char **argv, int *ret_go)
 
 static bool is_aux_pmu(const char *pmu)
 {
-	return !strcmp(pmu, "intel_pt") || !strcmp(pmu, "intel_bts") ||
-	       !strncmp(pmu, "arm_spe", 7) || !strcmp(pmu, "cs_etm");
+	/* cs_etm has no backend yet, but it is an AUX PMU all the same. */
+	return auxcap_backend_for_pmu(pmu, NULL) || !strcmp(pmu, "cs_etm");
 }
 
 static bool has_rate(const struct auxcap_event_spec *sp)

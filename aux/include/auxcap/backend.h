@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap/backend.h: the contract between auxcap and an AUX trace backend.  Read this first.
+ *
+ * A backend serves one kind of AUX PMU (Intel PT, Intel BTS, Arm SPE, or an out-of-tree one
+ * loaded as a plug-in).  It is one const `struct auxcap_backend_ops` with two halves, modelled
+ * on perf's `struct auxtrace_record` (record side) and `struct auxtrace` (decode side):
+ *
+ *   record side  - probe:             does this backend serve the PMU named so?
+ *                - recording_options: turn the user's attr into the one to open (defaults from
+ *                                     the PMU's sysfs format bits, caps checks, filters)
+ *                - info_size/info_fill: the private u64 words of PERF_RECORD_AUXTRACE_INFO
+ *                - find_snapshot:     where valid data starts in an overwrite AUX buffer
+ *   decode side  - decoder_new/next/free: AUX bytes -> backend-neutral trace events
+ *                - dump:              a packet listing, one line at a time
+ *
+ * The two halves talk only through the AUXTRACE_INFO words (perf's layout for the built-in
+ * backends, so perf reads our files and we read perf's) and the bytes of the trace: never
+ * through shared structs.  The decode side must work on a machine that never ran the record
+ * side.
+ *
+ * Every op except name/probe is optional, but in groups: a backend that records must give
+ * recording_options; one that writes AUXTRACE_INFO gives info_size and info_fill together;
+ * one that decodes gives decoder_new, decoder_next and decoder_free together.  The registry
+ * checks this once when a backend is registered (auxcap_backend_register()).
+ *
+ * ABI: out-of-tree backends are built against this header.  @abi must be
+ * AUXCAP_BACKEND_ABI; new fields are only ever appended to the structs here, which carry their
+ * size (`sz`) so a backend built against an older header still works.
+ *
+ * Errors: every int-returning op returns >= 0 on success and a negative errno on failure;
+ * where an op gets an `errbuf`, it writes a one-line reason there for the user (what, where,
+ * how to fix).  Ops never print and never exit.
+ */
+#ifndef AUXCAP_BACKEND_H
+#define AUXCAP_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auxcap/perf_data.h"
+#include "auxcap/pmu.h"
+#include "auxcap/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this contract; a backend's @abi must equal it. */
+#define AUXCAP_BACKEND_ABI 1
+
+/**
+ * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
+ * plug-in backend for a trace perf does not know uses AUXCAP_AUXTRACE_PRIVATE and above.
+ */
+enum auxcap_auxtrace_type {
+	AUXCAP_AUXTRACE_UNKNOWN = 0,
+	AUXCAP_AUXTRACE_INTEL_PT = 1,
+	AUXCAP_AUXTRACE_INTEL_BTS = 2,
+	AUXCAP_AUXTRACE_CS_ETM = 3,
+	AUXCAP_AUXTRACE_ARM_SPE = 4,
+	AUXCAP_AUXTRACE_S390_CPUMSF = 5,
+	AUXCAP_AUXTRACE_HISI_PTT = 6,
+	AUXCAP_AUXTRACE_PRIVATE = 0x10000, /* first type free for out-of-tree backends */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Record side */
+
+/**
+ * What the recorder tells a backend about the capture it is setting up.  Caller-owned,
+ * borrowed for the duration of one op call.
+ */
+struct auxcap_record_ctx {
+	size_t sz;		      /* sizeof(struct auxcap_record_ctx) */
+	const struct auxcap_pmu *pmu; /* the PMU (from sysfs, or the emulated one); borrowed */
+	/**
+	 * Bits of each config word (enum auxcap_attr_word) that the user's event string set
+	 * explicitly; a backend applies its defaults only to the others.
+	 */
+	uint64_t user_set[AUXCAP_ATTR_WORD_MAX];
+	bool snapshot;	      /* snapshot (flight recorder) mode: AUX mapped read-only */
+	size_t aux_pages;     /* pages in each AUX buffer */
+	size_t snapshot_size; /* bytes to copy per snapshot, 0: the whole buffer */
+	bool per_cpu;	      /* one event per CPU (false: per task) */
+	size_t nr_cpus;	      /* CPUs of the machine (for per-CPU metadata arrays) */
+	bool have_sched_switch; /* context switch side-band is recorded with the trace */
+	/** Time conversion the capture records (TIME_CONV), NULL if none.  Borrowed. */
+	const struct auxcap_perf_time_conv *time_conv;
+	const char *filter; /* address filter text (--filter), NULL for none; borrowed */
+	char *errbuf;	    /* where ops write a one-line reason on failure; may be NULL */
+	size_t errlen;	    /* bytes at @errbuf */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Decode side: backend-neutral trace events */
+
+/** What a trace event is. */
+enum auxcap_trace_kind {
+	AUXCAP_TRACE_BRANCH = 1, /* a taken control transfer: @ip -> @to, of type @branch */
+	AUXCAP_TRACE_INSN,	 /* one executed instruction at @ip (@size bytes in @raw) */
+	AUXCAP_TRACE_BLOCK,	 /* @ninsn instructions run in sequence from @ip to @to (last) */
+	AUXCAP_TRACE_SAMPLE,	 /* a statistical sample (e.g. an SPE record): @ip, @addr, ... */
+	AUXCAP_TRACE_ENABLE,	 /* tracing (re)started at @ip */
+	AUXCAP_TRACE_DISABLE,	 /* tracing stopped after @ip */
+	AUXCAP_TRACE_GAP,	 /* trace lost or undecodable at @offset: @err, @what */
+	AUXCAP_TRACE_OTHER,	 /* anything else the backend reports: @what names it */
+};
+
+/** Branch types of AUXCAP_TRACE_BRANCH and of the last instruction of INSN/BLOCK. */
+enum auxcap_branch_type {
+	AUXCAP_BR_NONE = 0,	/* not a branch, or not known */
+	AUXCAP_BR_CALL,		/* near call */
+	AUXCAP_BR_RETURN,	/* near return */
+	AUXCAP_BR_JUMP,		/* near unconditional jump */
+	AUXCAP_BR_COND,		/* taken conditional jump */
+	AUXCAP_BR_SYSCALL,	/* syscall, sysenter, far call, int n */
+	AUXCAP_BR_SYSRET,	/* sysret, sysexit, iret, far return */
+	AUXCAP_BR_FAR_JUMP,	/* far jump */
+	AUXCAP_BR_ASYNC,	/* interrupt or exception */
+};
+
+/** Flags of a trace event. */
+enum {
+	AUXCAP_TRACE_F_HAS_TSC = 1u << 0,     /* @tsc holds the hardware timestamp */
+	AUXCAP_TRACE_F_HAS_TIME = 1u << 1,    /* @time holds perf time */
+	AUXCAP_TRACE_F_IP_UNKNOWN = 1u << 2,  /* @ip is not known */
+	AUXCAP_TRACE_F_PREDICTED = 1u << 3,   /* branch predicted (BTS, SPE) */
+	AUXCAP_TRACE_F_MISPRED = 1u << 4,     /* branch mispredicted (SPE) */
+	AUXCAP_TRACE_F_SPECULATIVE = 1u << 5, /* inside a transaction */
+	AUXCAP_TRACE_F_HAS_ADDR = 1u << 6,    /* SAMPLE: @addr valid */
+	AUXCAP_TRACE_F_HAS_PHYS = 1u << 7,    /* SAMPLE: @phys_addr valid */
+	AUXCAP_TRACE_F_HAS_TID = 1u << 8,     /* @tid from the trace itself (SPE context) */
+};
+
+/**
+ * One decoded trace event.  Filled by decoder_next(); pointers in it are borrowed until the
+ * next call.  Unused fields are zero.
+ */
+struct auxcap_trace_event {
+	enum auxcap_trace_kind kind;
+	uint32_t flags;		      /* AUXCAP_TRACE_F_* */
+	uint64_t offset;	      /* bytes: offset in the stream of what produced the event */
+	uint64_t tsc;		      /* hardware timestamp (TSC ticks, SPE counter), F_HAS_TSC */
+	uint64_t time;		      /* perf time (ns), F_HAS_TIME */
+	uint64_t ip;		      /* instruction address (BRANCH: source) */
+	uint64_t to;		      /* BRANCH: target; BLOCK: address of the last instruction */
+	uint32_t ninsn;		      /* INSN: 1; BLOCK: instructions in the block */
+	enum auxcap_branch_type branch; /* see above */
+	uint8_t size;		      /* INSN: length; BLOCK: bytes valid in @raw */
+	uint8_t raw[15];	      /* INSN: its bytes; BLOCK: those of the last instruction */
+	int64_t tid;		      /* F_HAS_TID: thread id from the trace */
+	/* SAMPLE */
+	uint64_t addr;		      /* data virtual address, F_HAS_ADDR */
+	uint64_t phys_addr;	      /* data physical address, F_HAS_PHYS */
+	uint32_t total_latency;	      /* cycles */
+	uint32_t issue_latency;	      /* cycles */
+	uint32_t translation_latency; /* cycles */
+	uint64_t events;	      /* backend-specific event bits (SPE events packet) */
+	uint32_t op;		      /* backend-specific operation class */
+	/* GAP, OTHER */
+	int err;	  /* GAP: negative errno */
+	int native;	  /* GAP: the decoder's own error code (libipt pt_error_code, ...) */
+	const char *what; /* GAP, OTHER: static text naming the event ("overflow", "psb") */
+	uint64_t payload; /* OTHER: backend-specific value */
+};
+
+/** A file mapped into the traced address space, as the decoder sees it. */
+struct auxcap_image_map {
+	const char *path;     /* file to read the bytes from; borrowed */
+	uint64_t file_offset; /* bytes into @path */
+	uint64_t size;	      /* bytes */
+	uint64_t vaddr;	      /* where it is mapped */
+	int64_t pid;	      /* process it belongs to, -1: every process */
+};
+
+/** What the decode stage gives a backend decoder.  Borrowed for the op call only. */
+struct auxcap_decode_ctx {
+	size_t sz;			  /* sizeof(struct auxcap_decode_ctx) */
+	uint32_t auxtrace_type;		  /* AUXTRACE_INFO.type, 0 if the file has none */
+	const uint64_t *info;		  /* AUXTRACE_INFO private words, NULL if none */
+	size_t nr_info;			  /* entries in @info */
+	const struct auxcap_image_map *maps; /* the traced memory, for decoders that need it */
+	size_t nr_maps;			  /* entries in @maps */
+	const struct auxcap_perf_time_conv *time_conv; /* NULL if none */
+	int cpu;			  /* CPU of the stream, -1 if per task */
+	bool per_insn;			  /* INSN events wanted (else BLOCK/BRANCH is enough) */
+	const char *options;		  /* backend-specific options text, NULL for none */
+	char *errbuf;			  /* one-line reason on failure; may be NULL */
+	size_t errlen;			  /* bytes at @errbuf */
+};
+
+/** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
+typedef int (*auxcap_backend_line_fn)(void *arg, const char *line);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The ops table */
+
+struct auxcap_backend_ops {
+	uint32_t abi;		 /* AUXCAP_BACKEND_ABI */
+	const char *name;	 /* short name, e.g. "intel_pt"; also `decode --raw NAME` */
+	const char *description; /* one line for `auxcap list` */
+	uint32_t auxtrace_type;	 /* enum auxcap_auxtrace_type this backend writes and reads */
+
+	/**
+	 * Does this backend serve the PMU called @pmu_name?  @pmu (borrowed) is its sysfs
+	 * description when known, else NULL.  Returns 1 if it does, 0 if not.  Mandatory.
+	 */
+	int (*probe)(const char *pmu_name, const struct auxcap_pmu *pmu);
+
+	/**
+	 * Complete @attr (caller-owned, already holding the user's terms) for recording: apply
+	 * defaults to the config bits the user did not set (ctx->user_set), check them against
+	 * the PMU's caps, set the sample/read fields the backend needs.
+	 * Returns -EINVAL (errbuf says which knob and why) if the combination is unsupported,
+	 * -EOPNOTSUPP if the PMU lacks a capability the user asked for.
+	 */
+	int (*recording_options)(const struct auxcap_record_ctx *ctx, struct auxcap_attr *attr);
+
+	/** Number of u64 words of AUXTRACE_INFO private data for @attr (0: write none). */
+	size_t (*info_size)(const struct auxcap_record_ctx *ctx, const struct auxcap_attr *attr);
+
+	/**
+	 * Fill @words (caller-owned, @nr = info_size()) with the AUXTRACE_INFO private data.
+	 * Returns a negative errno if it cannot.
+	 */
+	int (*info_fill)(const struct auxcap_record_ctx *ctx, const struct auxcap_attr *attr,
+			 uint64_t *words, size_t nr);
+
+	/** Snapshot mode wrap detection (see auxcap/session.h); NULL: zero-tail detection. */
+	auxcap_find_snapshot_fn find_snapshot;
+
+	/**
+	 * Start decoding the @len bytes at @buf (borrowed until decoder_free()), one stream (one
+	 * CPU or task queue, or one snapshot).  On success *@ret_dec (owned by the caller, freed
+	 * with decoder_free()) is set.  Returns -EINVAL (errbuf says why) for bad metadata,
+	 * -ENOMEM.
+	 */
+	int (*decoder_new)(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
+			   void **ret_dec);
+
+	/**
+	 * The next event of the stream into @ev.  Returns 1 with an event, 0 at the end of the
+	 * stream, a negative errno on a failure that ends decoding (errors inside the trace are
+	 * GAP events, not failures).
+	 */
+	int (*decoder_next)(void *dec, struct auxcap_trace_event *ev);
+
+	/** Free a decoder; NULL is a no-op. */
+	void (*decoder_free)(void *dec);
+
+	/**
+	 * List the packets of @buf/@len one line at a time through @fn(@arg, line).
+	 * Returns the number of undecodable spots seen (>= 0), or a negative errno (or @fn's
+	 * negative return) if it stopped.
+	 */
+	int (*dump)(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
+		    auxcap_backend_line_fn fn, void *arg);
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Registry */
+
+/**
+ * Add @ops (borrowed; must outlive every use, e.g. a static const table) to the registry,
+ * after the built-in backends.  Checks the mandatory ops and groups once.
+ * Returns -EINVAL if @ops is incomplete (a group half given, no name or probe),
+ * -EPROTO if its ABI version differs, -EEXIST if a backend of that name is registered,
+ * -ENOSPC if the registry is full.
+ */
+int auxcap_backend_register(const struct auxcap_backend_ops *ops);
+
+/** Number of registered backends (built-in first). */
+size_t auxcap_backend_count(void);
+
+/** The @i-th registered backend, NULL past the end.  Borrowed, lives as long as the process. */
+const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
+
+/** The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none. */
+const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
+							const struct auxcap_pmu *pmu);
+
+/** The backend reading AUXTRACE_INFO type @type, NULL if none. */
+const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
+
+/** The backend called @name, NULL if none. */
+const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+
+/**
+ * Name of the entry point a plug-in exports: a function returning its ops table,
+ * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.
+ */
+#define AUXCAP_BACKEND_PLUGIN_SYMBOL "auxcap_backend_plugin"
+typedef const struct auxcap_backend_ops *(*auxcap_backend_plugin_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUXCAP_BACKEND_H */
