@@ -98,12 +98,14 @@ struct auxcap_record_ctx {
 
 /** What a trace event is. */
 enum auxcap_trace_kind {
-	AUXCAP_TRACE_BRANCH = 1, /* a taken control transfer: @ip -> @to, of type @branch */
+	AUXCAP_TRACE_BRANCH = 1, /* a taken control transfer: @ip -> @to, of type @branch;
+				  * @ninsn: instructions run since the previous event of the
+				  * stream, the branch included (0: not known) */
 	AUXCAP_TRACE_INSN,	 /* one executed instruction at @ip (@size bytes in @raw) */
 	AUXCAP_TRACE_BLOCK,	 /* @ninsn instructions run in sequence from @ip to @to (last) */
 	AUXCAP_TRACE_SAMPLE,	 /* a statistical sample (e.g. an SPE record): @ip, @addr, ... */
 	AUXCAP_TRACE_ENABLE,	 /* tracing (re)started at @ip */
-	AUXCAP_TRACE_DISABLE,	 /* tracing stopped after @ip */
+	AUXCAP_TRACE_DISABLE,	 /* tracing stopped after @ip (@ninsn as for BRANCH) */
 	AUXCAP_TRACE_GAP,	 /* trace lost or undecodable at @offset: @err, @what */
 	AUXCAP_TRACE_OTHER,	 /* anything else the backend reports: @what names it */
 };
@@ -146,7 +148,8 @@ struct auxcap_trace_event {
 	uint64_t time;		      /* perf time (ns), F_HAS_TIME */
 	uint64_t ip;		      /* instruction address (BRANCH: source) */
 	uint64_t to;		      /* BRANCH: target; BLOCK: address of the last instruction */
-	uint32_t ninsn;		      /* INSN: 1; BLOCK: instructions in the block */
+	uint32_t ninsn;		      /* INSN: 1; BLOCK: instructions in the block; BRANCH,
+				       * DISABLE: instructions since the previous event */
 	enum auxcap_branch_type branch; /* see above */
 	uint8_t size;		      /* INSN: length; BLOCK: bytes valid in @raw */
 	uint8_t raw[15];	      /* INSN: its bytes; BLOCK: those of the last instruction */
@@ -189,6 +192,25 @@ struct auxcap_decode_ctx {
 	const char *options;		  /* backend-specific options text, NULL for none */
 	char *errbuf;			  /* one-line reason on failure; may be NULL */
 	size_t errlen;			  /* bytes at @errbuf */
+	/*
+	 * Appended fields: read them only when @sz covers them.
+	 *
+	 * A stream (one AUX queue) may come in several consecutive pieces (the AUXTRACE
+	 * buffers of one queue), each decoded by its own decoder_new(): @prev is then the
+	 * piece just before @buf, so a decoder can resynchronize across the seam (a packet or
+	 * a stretch of flow that starts in @prev), and @more says another piece follows, so a
+	 * decoder may leave the tail after its last sync point to the next one.  Events must
+	 * then come out exactly once over the pieces.
+	 */
+	uint64_t stream_offset; /* position of @buf[0] in the AUX stream (bytes); event
+				 * offsets are stream positions */
+	const uint8_t *prev;	/* the bytes just before @buf in the stream, NULL if not known
+				 * or not contiguous; borrowed for the op call only */
+	size_t prev_len;	/* bytes at @prev */
+	bool more;		/* a contiguous piece follows @buf (decoded with @buf as @prev) */
+	const char *cpuid;	/* the capture's CPUID text (perf's CPUID feature, e.g.
+				 * "GenuineIntel,6,142,10"), NULL if not known */
+	const struct perf_event_attr *attr; /* the AUX event's attr, NULL if not known */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
