@@ -50,7 +50,8 @@ static void usage(FILE *f)
 		"  --func-time            text: each sample's trace time per function since the\n"
 		"                         previous sample of its thread\n"
 		"  --show-sideband        text: the side-band records too (MMAP2, COMM, SWITCH, ...)\n"
-		"  --folded-weight W      folded: samples or time (default: samples if there are any)\n"
+		"  --folded-weight W      folded: samples, time or insns (default: samples if there\n"
+		"                         are any, else time if the trace has it, else insns)\n"
 		"  --dump                 list the trace packets instead, with (Intel PT) --no-offset,\n"
 		"                         --raw-bytes, --lastip, --exec-mode, --no-sync (ptdump's)\n"
 		"  --raw PMU              FILE is a raw trace of PMU (intel_pt, intel_bts, arm_spe)\n"
@@ -313,8 +314,11 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 				a->out.weight = AUXCAP_OUT_WEIGHT_SAMPLES;
 			} else if (v && !strcmp(v, "time")) {
 				a->out.weight = AUXCAP_OUT_WEIGHT_TIME;
+			} else if (v && !strcmp(v, "insns")) {
+				a->out.weight = AUXCAP_OUT_WEIGHT_INSNS;
 			} else {
-				cli_err("bad --folded-weight '%s': use samples or time", v ? v : "");
+				cli_err("bad --folded-weight '%s': use samples, time or insns",
+					v ? v : "");
 				return -EINVAL;
 			}
 		} else if (arg[0] == '-' && arg[1]) {

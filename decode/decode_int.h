@@ -220,7 +220,8 @@ uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time);
 /* The next final event of @q (filling the ring as needed): 1, 0 at the end, or an error. */
 int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret);
 void queue_pop(struct dqueue *q);
-/* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered. */
+/* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
+ * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
 const struct qev *queue_at(const struct dqueue *q, size_t i);
 void queue_fini(struct auxcap_decode *d, struct dqueue *q);
 

@@ -532,8 +532,14 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		hi = ts;
 	if (lo > ts)
 		lo = ts;
-	if (head && head->run_lo <= ts + AUXCAP_DECODE_ALIGN_SLOP_NS && head->run_hi > hi)
-		hi = head->run_hi;
+	/* The timestamps around the sample: the last one before it (the thread's last event's),
+	 * and the first one after it (its queue's next event's, or the end of that run). */
+	if (head) {
+		uint64_t after = head->run_lo >= ts ? head->run_lo : head->run_hi;
+
+		if (after > hi)
+			hi = after;
+	}
 	lo = lo > AUXCAP_DECODE_ALIGN_SLOP_NS ? lo - AUXCAP_DECODE_ALIGN_SLOP_NS : 0;
 	hi += AUXCAP_DECODE_ALIGN_SLOP_NS;
 	x->window_lo = lo;

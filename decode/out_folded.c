@@ -6,11 +6,15 @@
  * Stacks are nodes of a tree (parent, function).  Each thread's current stack, mirrored from
  * the decode stage's stack changes, points at a node.  Weights:
  *   - samples: each counter sample adds 1 to the node of its reconstructed stack (aligned or
- *     not); a sample of a thread without trace counts as "[no trace]";
+ *     not); a sample of a thread without trace counts as "[no trace]", samples lost
+ *     (LOST_SAMPLES, LOST records) as "[lost samples]";
  *   - time: the trace time between two events of a thread goes to the node it was in; trace
  *     lost in a gap (from the gap to the queue's next event) goes to "[gap]"; time with
- *     tracing off is not counted.
- * AUXCAP_OUT_WEIGHT_AUTO uses samples when the capture had any, else time (ns).
+ *     tracing off is not counted;
+ *   - instructions: the instructions the trace says ran in each node (for trace without
+ *     time).
+ * AUXCAP_OUT_WEIGHT_AUTO uses samples when the capture had any, else time (ns) when the
+ * trace has time, else instructions.
  */
 #include "config.h"
 
@@ -19,17 +23,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/perf_event.h>
+
 #include "out_int.h"
 
 #define FUNC_GAP 1     /* "[gap]" */
 #define FUNC_NOTRACE 2 /* "[no trace]" */
+#define FUNC_LOST 3    /* "[lost samples]": LOST_SAMPLES, and LOST records (their samples) */
 #define ROOT 0
 
 struct fnode {
 	uint64_t func;
 	uint32_t parent;
 	int32_t pid;
-	uint64_t samples, ns;
+	uint64_t samples, ns, insns;
 };
 
 struct fthread {
@@ -46,7 +53,7 @@ struct folded {
 	uint32_t *index; /* open addressing over nodes, by (parent, func); 0 = empty (root) */
 	size_t icap;
 	struct out_tmap *threads;
-	uint64_t samples;
+	uint64_t samples, ns;
 };
 
 static int fd_init(struct auxcap_out *w)
@@ -129,7 +136,7 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->nodes = nn;
 		f->cap = cap;
 	}
-	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0 };
+	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0, 0 };
 	f->index[i] = (uint32_t)f->n;
 	return (uint32_t)f->n++;
 }
@@ -169,6 +176,7 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	if (!t)
 		return -ENOMEM;
 	if (!is_new && ev->time > t->last) {
+		f->ns += ev->time - t->last;
 		if (!t->paused)
 			f->nodes[top(t)].ns += ev->time - t->last;
 		else if (t->gap) {
@@ -179,6 +187,9 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	}
 	t->last = ev->time;
 	t->paused = false;
+	/* The instructions up to this event ran in the frame the thread was in. */
+	if (te->kind == AUXCAP_TRACE_BRANCH || te->kind == AUXCAP_TRACE_DISABLE)
+		f->nodes[top(t)].insns += te->ninsn;
 	if (te->kind == AUXCAP_TRACE_GAP || te->kind == AUXCAP_TRACE_DISABLE) {
 		t->paused = true;
 		t->gap = te->kind == AUXCAP_TRACE_GAP;
@@ -216,10 +227,19 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 
 static int fd_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
+	struct folded *f = w->priv;
+
 	if (ev->kind == AUXCAP_DECODE_TRACE)
 		return trace_event(w, ev);
 	if (ev->kind == AUXCAP_DECODE_SAMPLE)
 		sample_event(w, ev);
+	if (ev->kind == AUXCAP_DECODE_LOSS && ev->lost && ev->rec &&
+	    (ev->rec->type == PERF_RECORD_LOST || ev->rec->type == PERF_RECORD_LOST_SAMPLES)) {
+		uint32_t node = child(f, ROOT, FUNC_LOST, -1); /* may move f->nodes */
+
+		f->nodes[node].samples += ev->lost;
+		f->samples += ev->lost;
+	}
 	return 0;
 }
 
@@ -244,6 +264,8 @@ static void append_name(struct auxcap_out *w, const struct fnode *nd, char *buf,
 		s = "[gap]";
 	else if (nd->func == FUNC_NOTRACE)
 		s = "[no trace]";
+	else if (nd->func == FUNC_LOST)
+		s = "[lost samples]";
 	else
 		s = out_sym(w, nd->pid, nd->func, false, name, sizeof(name));
 	if (*len && *len + 1 < size)
@@ -256,13 +278,16 @@ static void append_name(struct auxcap_out *w, const struct fnode *nd, char *buf,
 static int fd_finish(struct auxcap_out *w)
 {
 	struct folded *f = w->priv;
-	bool by_samples = w->opts.weight == AUXCAP_OUT_WEIGHT_SAMPLES ||
-			  (w->opts.weight == AUXCAP_OUT_WEIGHT_AUTO && f->samples);
+	enum auxcap_out_weight wt = w->opts.weight;
 	struct line *lines;
 	size_t nl = 0;
 	uint32_t *path;
 	int r = 0;
 
+	if (wt == AUXCAP_OUT_WEIGHT_AUTO)
+		wt = f->samples ? AUXCAP_OUT_WEIGHT_SAMPLES
+		     : f->ns	? AUXCAP_OUT_WEIGHT_TIME
+				: AUXCAP_OUT_WEIGHT_INSNS;
 	lines = calloc(f->n, sizeof(*lines));
 	path = calloc(f->n, sizeof(*path));
 	if (!lines || !path) {
@@ -270,7 +295,9 @@ static int fd_finish(struct auxcap_out *w)
 		goto out;
 	}
 	for (size_t k = 1; k < f->n; k++) {
-		uint64_t wgt = by_samples ? f->nodes[k].samples : f->nodes[k].ns;
+		uint64_t wgt = wt == AUXCAP_OUT_WEIGHT_SAMPLES ? f->nodes[k].samples
+			       : wt == AUXCAP_OUT_WEIGHT_TIME	 ? f->nodes[k].ns
+								 : f->nodes[k].insns;
 		char buf[4096];
 		size_t depth = 0, len = 0;
 

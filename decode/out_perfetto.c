@@ -32,6 +32,7 @@ struct pthread {
 	uint32_t open; /* "B" without "E" */
 	uint64_t last;
 	bool named;
+	char name[16]; /* the name given */
 };
 
 struct pgap {
@@ -133,8 +134,9 @@ static void name_thread(struct auxcap_out *w, struct pthread *t, const char *com
 	bool is_new;
 	int *named;
 
-	if (!comm)
+	if (!comm || (t->named && !strncmp(t->name, comm, sizeof(t->name) - 1)))
 		return;
+	snprintf(t->name, sizeof(t->name), "%s", comm);
 	metadata(w, "thread_name", t->pid, t->tid, comm);
 	t->named = true;
 	named = out_tmap_get(p->pids, t->pid, &is_new);

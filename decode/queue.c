@@ -169,7 +169,9 @@ static int push(struct dqueue *q, const struct auxcap_trace_event *ev)
 		return r;
 	e = ring_at(q, q->tail++);
 	e->ev = *ev;
-	e->key = e->run_lo = e->run_hi = 0;
+	/* Provisional until the run is closed: the earliest it can be. */
+	e->key = q->run_has_clock && q->run_clock > q->last_key ? q->run_clock : q->last_key;
+	e->run_lo = e->run_hi = e->key;
 	e->has_time = false;
 	return 0;
 }

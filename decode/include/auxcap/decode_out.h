@@ -11,8 +11,9 @@
  *             calls and returns, samples as instant events, gaps as "gap" slices, losses as
  *             global instant events (opens in ui.perfetto.dev and chrome://tracing)
  *   folded    "a;b;c N" lines for flamegraph.pl: per reconstructed stack, the number of
- *             samples (captures with counter samples) or the trace time in ns (others);
- *             samples without trace are "[no trace]", lost trace time "[gap]"
+ *             samples (captures with counter samples), else the trace time in ns, else
+ *             (trace without time) the instructions; samples without trace are
+ *             "[no trace]", lost trace time "[gap]"
  *
  *	auxcap_out_new(stdout, d, &opts, &w);
  *	while (auxcap_decode_next(d, &ev) == 1)
@@ -42,7 +43,8 @@ enum auxcap_out_format {
 enum auxcap_out_weight {
 	AUXCAP_OUT_WEIGHT_AUTO = 0, /* samples if the capture had any, else time */
 	AUXCAP_OUT_WEIGHT_SAMPLES,
-	AUXCAP_OUT_WEIGHT_TIME, /* ns of trace */
+	AUXCAP_OUT_WEIGHT_TIME,	 /* ns of trace */
+	AUXCAP_OUT_WEIGHT_INSNS, /* instructions traced */
 };
 
 /** Writer options; caller-owned, copied.  Zero-fill, then set @sz. */
