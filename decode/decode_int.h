@@ -51,6 +51,8 @@ struct dqueue {
 	struct dpiece *pieces;
 	size_t cap_pieces;
 	size_t piece;	     /* next piece to start */
+	struct auxcap_trace_piece *prev; /* scratch: the pieces before the one started */
+	size_t cap_prev;
 	void *dec;	     /* the backend decoder of piece - 1, NULL when none */
 	bool done;	     /* no more events */
 	int error;	     /* a failure that ended the queue */
@@ -110,6 +112,7 @@ struct hist {
 	uint64_t time;
 	uint8_t type;	   /* enum auxcap_branch_type; AUXCAP_BR_NONE for DISABLE */
 	uint8_t undo;	   /* enum hist_undo */
+	bool seq_start;	   /* @seq_from is where tracing (re)started */
 	struct auxcap_decode_frame saved;
 };
 
@@ -128,6 +131,7 @@ struct dthread {
 	uint32_t hcap, hn, hhead;
 	uint64_t seq_from; /* where the current sequential run began */
 	bool have_seq;
+	bool seq_start;	   /* ... at a trace (re)start */
 	uint64_t last_time; /* of the last trace event */
 	uint64_t last_run_lo, last_run_hi;
 	struct dqueue *queue; /* the queue of its last trace event */

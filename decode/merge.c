@@ -374,6 +374,7 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 		h->from = ev->ip;
 		h->to = ev->to;
 		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = (uint8_t)ev->branch;
 		if (ev->branch == AUXCAP_BR_CALL && s.depth) {
@@ -390,15 +391,18 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 		}
 		t->seq_from = ev->to;
 		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		t->seq_start = false;
 		break;
 	case AUXCAP_TRACE_ENABLE:
 		t->seq_from = ev->ip;
 		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		t->seq_start = true;
 		break;
 	case AUXCAP_TRACE_DISABLE:
 		h = hist_push(t);
 		h->from = ev->ip;
 		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = AUXCAP_BR_NONE;
 		t->have_seq = false;
@@ -524,7 +528,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	long kb = -1, jf = -1;
 	size_t nfwd = 0, nb = 0;
 	uint64_t seq;
-	bool have_seq;
+	bool have_seq, seq_start, fwd_start = false;
 	int r;
 
 	memset(x, 0, sizeof(*x));
@@ -561,6 +565,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	/* Forwards: the held events of its queue, from the current run on. */
 	seq = t->seq_from;
 	have_seq = t->have_seq;
+	seq_start = t->seq_start;
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
 		const struct qev *e = queue_at(q, j);
 
@@ -569,14 +574,17 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
 			if (have_seq && in_run(seq, e->ev.ip, ip)) {
 				jf = (long)j;
+				fwd_start = seq_start;
 				break;
 			}
 			seq = e->ev.to;
 			have_seq = e->ev.kind == AUXCAP_TRACE_BRANCH &&
 				   !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq_start = false;
 		} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
 			seq = e->ev.ip;
 			have_seq = !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq_start = true;
 		} else if (e->ev.kind == AUXCAP_TRACE_GAP) {
 			have_seq = false;
 		}
@@ -612,6 +620,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 				goto out;
 		}
 		best_seq = hist_at(t, (uint32_t)kb)->seq_from;
+		x->seq_from_start = hist_at(t, (uint32_t)kb)->seq_start;
 		x->delta_ns = (int64_t)(hist_at(t, (uint32_t)kb)->time - ts);
 	} else if (jf >= 0) {
 		r = grow((void **)&d->fwd, &d->fwd_cap, (size_t)jf + 1, sizeof(*d->fwd));
@@ -644,6 +653,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 			}
 		}
 		best_seq = seq;
+		x->seq_from_start = fwd_start;
 		x->delta_ns = (int64_t)(queue_at(q, (size_t)jf)->key - ts);
 	}
 	x->aligned = kb >= 0 || jf >= 0;

@@ -211,6 +211,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		addr(f, "seq_from", x->seq_from);
 	else
 		fputs(",\"seq_from\":null", f);
+	fprintf(f, ",\"seq_from_start\":%s", x->seq_from_start ? "true" : "false");
 	fputs(",\"stack\":[", f);
 	for (size_t i = 0; i < x->nr_stack; i++) {
 		uint64_t at = i ? x->stack[i - 1].call_site : sa->ip;

@@ -79,6 +79,9 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 	q->dec = NULL;
 	free(q->ring);
 	q->ring = NULL;
+	free(q->prev);
+	q->prev = NULL;
+	q->cap_prev = 0;
 	q->cap = q->head = q->ready = q->tail = 0;
 }
 
@@ -226,9 +229,26 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 
 	decode_fill_ctx(d, q, &ctx, errbuf, sizeof(errbuf));
 	ctx.stream_offset = p->offset;
+	/* The pieces before it back to the last hole (all in the file mapping). */
 	if (p->contiguous) {
-		ctx.prev = p[-1].data;
-		ctx.prev_len = (size_t)p[-1].len;
+		size_t first = q->piece;
+
+		while (first > 0 && q->pieces[first].contiguous)
+			first--;
+		if (q->piece - first > q->cap_prev) {
+			struct auxcap_trace_piece *np =
+				realloc(q->prev, (q->piece - first) * sizeof(*np));
+
+			if (!np)
+				return -ENOMEM;
+			q->prev = np;
+			q->cap_prev = q->piece - first;
+		}
+		for (size_t k = first; k < q->piece; k++)
+			q->prev[k - first] = (struct auxcap_trace_piece){ q->pieces[k].data,
+									  (size_t)q->pieces[k].len };
+		ctx.prev = q->prev;
+		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
 	q->piece++;

@@ -249,8 +249,9 @@ struct auxcap_ipt_item {
 	enum auxcap_ipt_iclass iclass;	/* INSN, BLOCK: class of the (last) instruction */
 	enum auxcap_ipt_exec_mode mode; /* INSN, BLOCK, EXEC_MODE event: execution mode */
 	uint8_t size;	 /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
-	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump: up
-			  * to 15 bytes at @end_ip (its encoding) */
+	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump, or
+			  * whose last instruction's class is not known (IC_ERROR): up to 15
+			  * bytes at @end_ip (its encoding) */
 	enum auxcap_ipt_event_type event; /* EVENT: which */
 	uint64_t at;			  /* EVENT async_branch/async_disabled: source address */
 	uint64_t payload;  /* EVENT: cr3, vmcs base, ptwrite value, mnt payload, cbr ratio */

@@ -9,20 +9,24 @@
  *     block/instruction is a branch and the flow continues at its target.  A conditional
  *     jump is taken when the flow does not continue right after it (its length comes from
  *     its bytes, see jcc_length()).  Each BRANCH carries the number of instructions run
- *     since the previous event, the branch included.  Without per-instruction output the
+ *     since the previous event, the branch included.  When libipt's block cache leaves a
+ *     block's last instruction unclassified, its bytes are classified here (classify()).
+ *     Without per-instruction output the
  *     stream is BRANCH, ENABLE, DISABLE, GAP and OTHER events only (blocks are folded into
  *     the branches' instruction counts); with ctx->per_insn every instruction is an INSN
  *     event as well.
  *   - Seams.  One queue's trace may come in several consecutive pieces (AUXTRACE buffers)
- *     that split packets and flow at arbitrary bytes.  A decoder with ctx->more stops at the
- *     end of the PSB+ of the last PSB whose PSB+ lies wholly in its piece (the flow then
- *     ends exactly at that PSB's FUP address: libipt stops the block there to deliver the
- *     PSB+ status update, and drops the unfinished block that follows); the next piece's
- *     decoder first decodes a copy of [that PSB, end of the previous piece) joined to its own
- *     bytes up to the end of its first such PSB+, then its own bytes from that PSB on.
- *     Every instruction and event comes out once.  A piece without a whole PSB+ cannot be
- *     cut: its decoder decodes to its end, and the bytes of the next piece before its first
- *     PSB are a gap.
+ *     that split packets and flow at arbitrary bytes.  A piece's sync points are the PSBs
+ *     whose PSB+ lies wholly in it.  A decoder with ctx->more stops at the end of the PSB+ of
+ *     its last sync point (the flow then ends exactly at that PSB's FUP address: libipt
+ *     stops the block there to deliver the PSB+ status update, and drops the unfinished
+ *     block that follows); the next piece's decoder first decodes a copy of [that sync
+ *     point, the end of the pieces before it) joined to its own bytes up to the end of its
+ *     first sync point's PSB+, then its own bytes from that PSB on.  At a cut, a branch whose
+ *     target is the sync point's FUP address is completed with that address (the decoder
+ *     that starts there cannot see it).  A piece without a sync point is decoded inside the
+ *     seam of the next piece that has one (or, last, on its own).  Every instruction and
+ *     event comes out once.
  *   - Time: the TSC of each event; perf time too when the capture has no TIME_CONV record
  *     but the AUXTRACE_INFO words hold the conversion (cap_user_time_zero).
  */
@@ -195,15 +199,18 @@ static bool is_psb_at(const uint8_t *buf, size_t len, size_t i)
 
 /*
  * End of the PSB+ of the PSB at @psb (the offset after its PSBEND), or 0 if the PSB+ does not
- * end inside [@buf, @buf + @len) or does not decode.
+ * end inside [@buf, @buf + @len) or does not decode.  *@ret_ip gets the IP of its FUP (where
+ * the flow is at the PSB), 0 if it has none.
  */
-static size_t psb_plus_end(const uint8_t *buf, size_t len, size_t psb)
+static size_t psb_plus_end(const uint8_t *buf, size_t len, size_t psb, uint64_t *ret_ip)
 {
 	struct pt_packet_decoder *pkt;
 	struct pt_config config;
 	struct pt_packet packet;
 	uint64_t off = 0;
 	size_t end = 0;
+
+	*ret_ip = 0;
 
 	pt_config_init(&config);
 	config.begin = (uint8_t *)(uintptr_t)buf;
@@ -217,6 +224,10 @@ static size_t psb_plus_end(const uint8_t *buf, size_t len, size_t psb)
 				break;
 			if (n == 0 && packet.type != ppt_psb)
 				break;
+			if (packet.type == ppt_fup && packet.payload.ip.ipc == pt_ipc_sext_48)
+				*ret_ip = (uint64_t)((int64_t)(packet.payload.ip.ip << 16) >> 16);
+			else if (packet.type == ppt_fup && packet.payload.ip.ipc == pt_ipc_full)
+				*ret_ip = packet.payload.ip.ip;
 			if (packet.type == ppt_psbend) {
 				if (pt_pkt_get_offset(pkt, &off) >= 0)
 					end = (size_t)off;
@@ -228,36 +239,37 @@ static size_t psb_plus_end(const uint8_t *buf, size_t len, size_t psb)
 	return end;
 }
 
-/* The first PSB of @buf whose PSB+ ends inside it: its offset and that end, or false. */
-static bool first_sync(const uint8_t *buf, size_t len, size_t *ret_psb, size_t *ret_end)
+/* A sync point: a PSB whose PSB+ ends inside its piece. */
+struct sync {
+	size_t psb;	/* offset of the PSB */
+	size_t end;	/* offset after its PSBEND */
+	uint64_t ip;	/* its FUP's IP (the flow resumes there), 0 if none */
+};
+
+/* The first sync point of @buf, or false. */
+static bool first_sync(const uint8_t *buf, size_t len, struct sync *ret)
 {
 	for (size_t i = 0; i + 16 <= len; i++) {
-		size_t end;
-
 		if (!is_psb_at(buf, len, i))
 			continue;
-		end = psb_plus_end(buf, len, i);
-		if (end) {
-			*ret_psb = i;
-			*ret_end = end;
+		ret->end = psb_plus_end(buf, len, i, &ret->ip);
+		if (ret->end) {
+			ret->psb = i;
 			return true;
 		}
 	}
 	return false;
 }
 
-/* The last PSB of @buf whose PSB+ ends inside it, as first_sync(). */
-static bool last_sync(const uint8_t *buf, size_t len, size_t *ret_psb, size_t *ret_end)
+/* The last sync point of @buf, or false. */
+static bool last_sync(const uint8_t *buf, size_t len, struct sync *ret)
 {
 	for (size_t i = len >= 16 ? len - 16 + 1 : 0; i-- > 0;) {
-		size_t end;
-
 		if (!is_psb_at(buf, len, i))
 			continue;
-		end = psb_plus_end(buf, len, i);
-		if (end) {
-			*ret_psb = i;
-			*ret_end = end;
+		ret->end = psb_plus_end(buf, len, i, &ret->ip);
+		if (ret->end) {
+			ret->psb = i;
 			return true;
 		}
 	}
@@ -272,6 +284,7 @@ struct part {
 	size_t len;	    /* bytes */
 	uint64_t base;	    /* stream position of @buf[0] */
 	bool cut;	    /* ends at a sync point with more trace to come: no end-of-trace */
+	uint64_t resume_ip; /* cut: where the flow goes on (the sync point's FUP), 0 if unknown */
 };
 
 struct ipt_dec {
@@ -293,6 +306,8 @@ struct ipt_dec {
 	uint64_t prev_tsc;
 	bool prev_has_tsc;
 	uint32_t insns; /* instructions since the last event that carried a count */
+
+	bool flushed; /* the cut of the current part was handled */
 
 	/* Events made from one libipt item, handed out one per decoder_next(). */
 	struct auxcap_trace_event out[2];
@@ -333,6 +348,79 @@ static unsigned int jcc_length(const uint8_t *raw, unsigned int size, enum auxca
 		return i + 6;
 	}
 	return 0;
+}
+
+/*
+ * The class of the x86 instruction encoded in @raw (@size bytes) in @mode, for blocks whose
+ * last instruction libipt did not classify: the control transfers by opcode (after legacy
+ * and REX prefixes; FF by its ModRM reg field), everything else IC_OTHER.
+ */
+static enum auxcap_ipt_iclass classify(const uint8_t *raw, unsigned int size,
+				       enum auxcap_ipt_exec_mode mode)
+{
+	unsigned int i = 0;
+	uint8_t op;
+
+	while (i < size && i < 14 &&
+	       (raw[i] == 0x26 || raw[i] == 0x2e || raw[i] == 0x36 || raw[i] == 0x3e ||
+		raw[i] == 0x64 || raw[i] == 0x65 || raw[i] == 0x66 || raw[i] == 0x67 ||
+		raw[i] == 0xf0 || raw[i] == 0xf2 || raw[i] == 0xf3))
+		i++;
+	if (mode == AUXCAP_IPT_MODE_64 && i < size && (raw[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= size)
+		return AUXCAP_IPT_IC_ERROR;
+	op = raw[i];
+	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3))
+		return AUXCAP_IPT_IC_COND_JUMP;
+	switch (op) {
+	case 0x0f:
+		if (i + 1 >= size)
+			return AUXCAP_IPT_IC_ERROR;
+		if (raw[i + 1] >= 0x80 && raw[i + 1] <= 0x8f)
+			return AUXCAP_IPT_IC_COND_JUMP;
+		if (raw[i + 1] == 0x05 || raw[i + 1] == 0x34)
+			return AUXCAP_IPT_IC_FAR_CALL; /* syscall, sysenter */
+		if (raw[i + 1] == 0x07 || raw[i + 1] == 0x35)
+			return AUXCAP_IPT_IC_FAR_RETURN; /* sysret, sysexit */
+		return AUXCAP_IPT_IC_OTHER;
+	case 0xe8:
+		return AUXCAP_IPT_IC_CALL;
+	case 0xe9:
+	case 0xeb:
+		return AUXCAP_IPT_IC_JUMP;
+	case 0xc2:
+	case 0xc3:
+		return AUXCAP_IPT_IC_RETURN;
+	case 0xca:
+	case 0xcb:
+	case 0xcf:
+		return AUXCAP_IPT_IC_FAR_RETURN; /* far ret, iret */
+	case 0xcc:
+	case 0xcd:
+	case 0xce:
+	case 0x9a:
+		return AUXCAP_IPT_IC_FAR_CALL; /* int3, int n, into, far call */
+	case 0xea:
+		return AUXCAP_IPT_IC_FAR_JUMP;
+	case 0xff:
+		if (i + 1 >= size)
+			return AUXCAP_IPT_IC_ERROR;
+		switch ((raw[i + 1] >> 3) & 7) {
+		case 2:
+			return AUXCAP_IPT_IC_CALL;
+		case 3:
+			return AUXCAP_IPT_IC_FAR_CALL;
+		case 4:
+			return AUXCAP_IPT_IC_JUMP;
+		case 5:
+			return AUXCAP_IPT_IC_FAR_JUMP;
+		default:
+			return AUXCAP_IPT_IC_OTHER;
+		}
+	default:
+		return AUXCAP_IPT_IC_OTHER;
+	}
 }
 
 static enum auxcap_branch_type branch_type(enum auxcap_ipt_iclass c)
@@ -488,9 +576,9 @@ static void translate_event(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 		flow_reset(d);
 		return;
 	case AUXCAP_IPT_EV_END_OF_TRACE:
-		flow_reset(d);
 		if (d->parts[d->cur].cut)
-			return;
+			return; /* the flow goes on in the next part: see ipt_decoder_next() */
+		flow_reset(d);
 		ev = emit(d, AUXCAP_TRACE_OTHER, it);
 		ev->ip = it->ip;
 		ev->what = "end of trace (flow cut)";
@@ -530,11 +618,13 @@ static void translate(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 		d->have_prev = true;
 		d->prev_ip = it->end_ip;
 		d->prev_class = it->iclass;
+		if (it->iclass == AUXCAP_IPT_IC_ERROR && it->size)
+			d->prev_class = classify(it->raw, it->size, it->mode);
 		d->prev_has_tsc = (it->flags & AUXCAP_IPT_F_HAS_TSC) != 0;
 		d->prev_tsc = it->tsc;
 		if (it->kind == AUXCAP_IPT_ITEM_INSN)
 			d->prev_next = it->ip + it->size;
-		else if (it->iclass == AUXCAP_IPT_IC_COND_JUMP && it->size) {
+		else if (d->prev_class == AUXCAP_IPT_IC_COND_JUMP && it->size) {
 			unsigned int n = jcc_length(it->raw, it->size, it->mode);
 
 			d->prev_next = n ? it->end_ip + n : 0;
@@ -584,41 +674,62 @@ static void ipt_decoder_free(void *p)
 	free(d);
 }
 
-/* Split [@buf, @buf + @len) (and the tail of ctx->prev) into the parts described on top. */
+/*
+ * Split [@buf, @buf + @len) (and the tail of ctx->prev) into the parts described on top.  The
+ * sync points of a piece are the PSBs whose PSB+ lies wholly in it; every decoder finds the
+ * same ones in the same piece, so cuts and restarts meet.
+ */
 static int plan_parts(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx, const uint8_t *buf,
 		      size_t len)
 {
 	bool v2 = ctx->sz >= offsetof(struct auxcap_decode_ctx, more) + sizeof(ctx->more);
-	const uint8_t *prev = v2 ? ctx->prev : NULL;
-	size_t prev_len = prev ? ctx->prev_len : 0;
+	const struct auxcap_trace_piece *prev = v2 ? ctx->prev : NULL;
+	size_t nprev = prev ? ctx->nr_prev : 0, start = 0, stop = len, j = nprev;
 	uint64_t base = v2 ? ctx->stream_offset : 0;
 	bool more = v2 && ctx->more;
-	size_t lpsb = 0, lend = 0, fpsb = 0, fend = 0, start = 0, stop = len;
-	bool have_first = first_sync(buf, len, &fpsb, &fend);
+	struct sync first, last, before;
+	bool have_first = first_sync(buf, len, &first);
 
-	if (prev && prev_len && last_sync(prev, prev_len, &lpsb, &lend)) {
-		/* The seam: [last sync of prev, end of prev) + [0, end of our first PSB+). */
-		size_t tail = prev_len - lpsb, head = have_first ? fend : len;
+	/* Without a sync point of its own, a piece's flow is decoded with the next one's. */
+	if (more && !have_first)
+		return 0;
+	/* The last sync point before @buf: the flow from there on is this decoder's. */
+	while (j-- > 0)
+		if (last_sync(prev[j].buf, prev[j].len, &before))
+			break;
+	if (j < nprev) {
+		size_t tail = prev[j].len - before.psb, head = have_first ? first.end : len;
+		size_t n = tail + head;
+		uint64_t back = tail;
+		uint8_t *p;
 
-		d->seam = malloc(tail + head ? tail + head : 1);
+		for (size_t k = j + 1; k < nprev; k++) {
+			n += prev[k].len;
+			back += prev[k].len;
+		}
+		d->seam = malloc(n ? n : 1);
 		if (!d->seam)
 			return -ENOMEM;
-		memcpy(d->seam, prev + lpsb, tail);
-		memcpy(d->seam + tail, buf, head);
-		d->parts[d->nparts++] = (struct part){ d->seam, tail + head, base - tail,
-						       have_first || more };
+		p = d->seam;
+		memcpy(p, prev[j].buf + before.psb, tail);
+		p += tail;
+		for (size_t k = j + 1; k < nprev; k++) {
+			memcpy(p, prev[k].buf, prev[k].len);
+			p += prev[k].len;
+		}
+		memcpy(p, buf, head);
+		d->parts[d->nparts++] = (struct part){ d->seam, n, base - back, have_first || more,
+						       have_first ? first.ip : 0 };
 		if (!have_first)
 			return 0;
-		start = fpsb;
+		start = first.psb;
 	}
-	if (more && have_first) {
-		size_t psb, end;
-
-		(void)last_sync(buf, len, &psb, &end);
-		stop = end;
+	if (more) {
+		(void)last_sync(buf, len, &last);
+		stop = last.end;
 	}
-	d->parts[d->nparts++] = (struct part){ buf + start, stop - start, base + start,
-					       more && have_first };
+	d->parts[d->nparts++] = (struct part){ buf + start, stop - start, base + start, more,
+					       more ? last.ip : 0 };
 	return 0;
 }
 
@@ -656,9 +767,11 @@ static int ipt_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 	r = plan_parts(d, ctx, buf, len);
 	if (r < 0)
 		goto err;
-	r = start_part(d);
-	if (r < 0)
-		goto err;
+	if (d->nparts) {
+		r = start_part(d);
+		if (r < 0)
+			goto err;
+	}
 	*ret_dec = d;
 	return 0;
 err:
@@ -675,13 +788,29 @@ static int ipt_decoder_next(void *p, struct auxcap_trace_event *ev)
 	if (!d || !ev)
 		return -EINVAL;
 	while (d->iout == d->nout) {
+		if (!d->dec)
+			return 0; /* nothing of this piece is ours */
 		r = auxcap_ipt_decoder_next(d->dec, &item);
 		if (r < 0)
 			return r;
 		if (r == 0) {
+			const struct part *cur = &d->parts[d->cur];
+
+			/* At a cut the last branch's target is the sync point's FUP: the next
+			 * decoder starts there without knowing how the flow got there. */
+			if (cur->cut && cur->resume_ip && !d->flushed) {
+				memset(&item, 0, sizeof(item));
+				item.offset = cur->len;
+				d->nout = d->iout = 0;
+				flow_to(d, &item, cur->resume_ip);
+				flow_reset(d);
+				d->flushed = true;
+				continue;
+			}
 			if (d->cur + 1 >= d->nparts)
 				return 0;
 			d->cur++;
+			d->flushed = false;
 			r = start_part(d);
 			if (r < 0)
 				return r;

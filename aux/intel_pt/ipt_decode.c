@@ -449,8 +449,10 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
 	/* The bytes at end_ip, so callers can tell a taken conditional jump from a
-	 * fall-through (the only case where the last instruction's length matters). */
-	if (block.iclass != ptic_cond_jump) {
+	 * fall-through (the only case where the last instruction's length matters), and what
+	 * the last instruction is when libipt's block cache did not say (ptic_error: it may
+	 * leave the class out, e.g. for an indirect jump reached through the cache). */
+	if (block.iclass != ptic_cond_jump && block.iclass != ptic_error) {
 		item->size = 0;
 	} else if (block.truncated) {
 		item->size = block.size;

@@ -169,6 +169,12 @@ struct auxcap_trace_event {
 	uint64_t payload; /* OTHER: backend-specific value */
 };
 
+/** A stretch of trace bytes (borrowed). */
+struct auxcap_trace_piece {
+	const uint8_t *buf;
+	size_t len; /* bytes */
+};
+
 /** A file mapped into the traced address space, as the decoder sees it. */
 struct auxcap_image_map {
 	const char *path;     /* file to read the bytes from; borrowed */
@@ -196,18 +202,20 @@ struct auxcap_decode_ctx {
 	 * Appended fields: read them only when @sz covers them.
 	 *
 	 * A stream (one AUX queue) may come in several consecutive pieces (the AUXTRACE
-	 * buffers of one queue), each decoded by its own decoder_new(): @prev is then the
-	 * piece just before @buf, so a decoder can resynchronize across the seam (a packet or
-	 * a stretch of flow that starts in @prev), and @more says another piece follows, so a
-	 * decoder may leave the tail after its last sync point to the next one.  Events must
-	 * then come out exactly once over the pieces.
+	 * buffers of one queue), each decoded by its own decoder_new(), in order.  @prev then
+	 * holds the pieces before @buf back to the last hole in the stream, so a decoder can
+	 * resynchronize across the seams (a packet or a stretch of flow that starts in an
+	 * earlier piece), and @more says another piece follows, so a decoder may leave what
+	 * follows its last sync point to the next one, or all of its piece when it has no sync
+	 * point.  Over the pieces, every event must come out exactly once.
 	 */
 	uint64_t stream_offset; /* position of @buf[0] in the AUX stream (bytes); event
 				 * offsets are stream positions */
-	const uint8_t *prev;	/* the bytes just before @buf in the stream, NULL if not known
-				 * or not contiguous; borrowed for the op call only */
-	size_t prev_len;	/* bytes at @prev */
-	bool more;		/* a contiguous piece follows @buf (decoded with @buf as @prev) */
+	const struct auxcap_trace_piece *prev; /* the pieces before @buf, oldest first, each
+						* contiguous with the next and the last with
+						* @buf; NULL if none; borrowed for the call */
+	size_t nr_prev;				/* entries in @prev */
+	bool more; /* a contiguous piece follows @buf (and gets @buf in its @prev) */
 	const char *cpuid;	/* the capture's CPUID text (perf's CPUID feature, e.g.
 				 * "GenuineIntel,6,142,10"), NULL if not known */
 	const struct perf_event_attr *attr; /* the AUX event's attr, NULL if not known */

@@ -139,6 +139,7 @@ struct auxcap_decode_sample_ctx {
 	uint64_t window_hi;
 	uint64_t seq_from;   /* the sample's IP was reached by running sequentially from here
 			      * (the target of the last branch before it); 0 if not aligned */
+	bool seq_from_start; /* ... where tracing (re)started, not a branch's target */
 	const struct auxcap_decode_frame *stack; /* innermost first; frame 0 holds the IP's
 						  * function */
 	size_t nr_stack;
