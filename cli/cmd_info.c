@@ -206,9 +206,11 @@ static void print_snapshots(const struct auxcap_perf_features *f)
 			lat[i] = f->snapshots[i].frozen_ns > f->snapshots[i].trigger_ns
 					 ? f->snapshots[i].frozen_ns - f->snapshots[i].trigger_ns
 					 : 0;
+		size_t mid = n / 2;
+
 		qsort(lat, n, sizeof(*lat), cmp_u64);
 		printf("; trigger to frozen: min %.1f us, median %.1f us, max %.1f us",
-		       (double)lat[0] / 1e3, (double)lat[n / 2] / 1e3, (double)lat[n - 1] / 1e3);
+		       (double)lat[0] / 1e3, (double)lat[mid] / 1e3, (double)lat[n - 1] / 1e3);
 	}
 	free(lat);
 	printf("\n");

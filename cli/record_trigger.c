@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* auxcap record --trigger-on: the function, its binary, and the trigger event (see the .h). */
+#include "record_trigger.h"
+
 #include "config.h"
 
 #include <errno.h>
@@ -14,7 +16,6 @@
 #include "auxcap/proc.h"
 #include "auxcap/trigger.h"
 #include "cli.h"
-#include "record_trigger.h"
 #if AUXCAP_HAVE_LIBELF
 #include "elf_file.h"
 #endif
@@ -190,9 +191,8 @@ static int build_tracefs_uprobe(struct cli_trigger *t)
 	if (r < 0)
 		return r;
 	snprintf(t->probe_name, sizeof(t->probe_name), "%s", name);
-	snprintf(t->desc, sizeof(t->desc),
-		 "%s@%s (uprobe auxcap:%s at file offset 0x%" PRIx64 ")", t->symbol, t->binary,
-		 name, t->file_offset);
+	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe auxcap:%s at file offset 0x%" PRIx64 ")",
+		 t->symbol, t->binary, name, t->file_offset);
 	return 0;
 }
 
@@ -215,10 +215,10 @@ static int build_breakpoint(struct cli_trigger *t, const pid_t *pids, size_t nr_
 			r = auxcap_proc_find_addr(NULL, pids[i], t->binary, t->file_offset, &addr);
 			if (r < 0) {
 				cli_err("--trigger-on %s: %s is not mapped in process %d%s%s",
-					t->symbol, t->binary, (int)pids[i],
-					r == -ENXIO ? "" : ": ",
-					r == -ENXIO ? " (yet); for a library loaded later use a uprobe"
-						    : strerror(-r));
+					t->symbol, t->binary, (int)pids[i], r == -ENXIO ? "" : ": ",
+					r == -ENXIO
+						? " (yet); for a library loaded later use a uprobe"
+						: strerror(-r));
 				return r;
 			}
 			if (i && addr != t->addr) {
@@ -267,8 +267,8 @@ int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids)
 			t->symbol, t->binary, strerror(-r));
 		return r;
 	}
-	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe at file offset 0x%" PRIx64 ")",
-		 t->symbol, t->binary, t->file_offset);
+	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe at file offset 0x%" PRIx64 ")", t->symbol,
+		 t->binary, t->file_offset);
 	return 0;
 }
 

@@ -9,13 +9,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include <linux/perf_event.h>
+#include <sys/types.h>
 
 enum cli_trigger_via {
-	CLI_TRIGGER_AUTO = 0,	  /* a uprobe when the kernel offers them, else a breakpoint */
-	CLI_TRIGGER_UPROBE,	  /* uprobe only */
+	CLI_TRIGGER_AUTO = 0,	/* a uprobe when the kernel offers them, else a breakpoint */
+	CLI_TRIGGER_UPROBE,	/* uprobe only */
 	CLI_TRIGGER_BREAKPOINT, /* execute breakpoint only */
 };
 
@@ -34,10 +34,10 @@ struct cli_trigger {
 	enum cli_trigger_via via; /* what the user asked */
 	bool inherit;		  /* the session inherits into new tasks */
 	enum cli_trigger_kind kind;
-	char probe_name[64];	  /* CLI_TRIGGER_UPROBE_TRACEFS: "auxcap/<this>" while it exists */
-	uint64_t addr;		  /* breakpoint: run-time address */
+	char probe_name[64]; /* CLI_TRIGGER_UPROBE_TRACEFS: "auxcap/<this>" while it exists */
+	uint64_t addr;	     /* breakpoint: run-time address */
 	struct perf_event_attr attr; /* the trigger event; a uprobe's points at @binary */
-	char desc[512];		  /* "foo@/path (uprobe at file offset 0x1139)" for messages */
+	char desc[512];		     /* "foo@/path (uprobe at file offset 0x1139)" for messages */
 };
 
 /** Parse "uprobe", "breakpoint" or "auto".  Returns 0 or -EINVAL (after printing why). */

@@ -712,7 +712,7 @@ static int parse_snapshots(struct pd_feat_store *st, struct fcur *c)
 	if (r < 0)
 		return r;
 	if (version != AUXCAP_PERF_SNAPSHOTS_VERSION)
-		return fbad(c, "unknown version (a newer auxcap wrote it)");
+		return 0; /* a later layout: left out, the rest of the file reads */
 	if (esize < AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE)
 		return fbad(c, "entries too small");
 	if (nr > (c->len - c->pos) / esize)

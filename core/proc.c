@@ -3,20 +3,21 @@
  * procfs for attached captures (see auxcap/proc.h).  Divisions: maps lines, lookups, record
  * synthesis.
  */
+#include "auxcap/proc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
-
-#include "auxcap/proc.h"
 
 #define PROC_RECORD_MAX 65535 /* header.size is a u16 */
 
@@ -66,8 +67,7 @@ int auxcap_proc_map_parse(const char *line, struct auxcap_proc_map *ret)
 	if (!line || !ret)
 		return -EINVAL;
 	memset(&m, 0, sizeof(m));
-	if (hex_until(&p, '-', &m.start) < 0 || hex_until(&p, ' ', &m.end) < 0 ||
-	    m.end <= m.start)
+	if (hex_until(&p, '-', &m.start) < 0 || hex_until(&p, ' ', &m.end) < 0 || m.end <= m.start)
 		return -EBADMSG;
 	/* perms: four characters, then a blank */
 	if (strnlen(p, 5) < 5 || p[4] != ' ' || !strchr("r-", p[0]) || !strchr("w-", p[1]) ||
@@ -196,14 +196,13 @@ static void put(struct rec_buf *r, const void *p, size_t n)
 }
 
 /* Header, @fixed bytes, a NUL-terminated @name padded to 8, the trailer; then hand it out. */
-static int emit(uint32_t type, uint16_t misc, const void *fixed, size_t fixed_len,
-		const char *name, const struct auxcap_sample_layout *l,
-		const struct auxcap_sample_id *sid, struct rec_buf *r, auxcap_proc_record_fn fn,
-		void *ctx)
+static int emit(uint32_t type, uint16_t misc, const void *fixed, size_t fixed_len, const char *name,
+		const struct auxcap_sample_layout *l, const struct auxcap_sample_id *sid,
+		struct rec_buf *r, auxcap_proc_record_fn fn, void *ctx)
 {
 	size_t name_len = strlen(name) + 1, padded = (name_len + 7) & ~(size_t)7;
-	size_t total = sizeof(struct perf_event_header) + fixed_len + padded +
-		       auxcap_sample_id_size(l);
+	size_t total =
+		sizeof(struct perf_event_header) + fixed_len + padded + auxcap_sample_id_size(l);
 	struct perf_event_header h;
 
 	if (total > PROC_RECORD_MAX)
@@ -221,9 +220,9 @@ static int emit(uint32_t type, uint16_t misc, const void *fixed, size_t fixed_le
 	return fn(ctx, r->b, r->len);
 }
 
-static int synth_comm(const char *proc, pid_t tgid, pid_t tid,
-		      const struct auxcap_sample_layout *l, const struct auxcap_sample_id *sid,
-		      struct rec_buf *r, auxcap_proc_record_fn fn, void *ctx)
+static int synth_comm(const char *proc, pid_t tgid, pid_t tid, const struct auxcap_sample_layout *l,
+		      const struct auxcap_sample_id *sid, struct rec_buf *r,
+		      auxcap_proc_record_fn fn, void *ctx)
 {
 	char path[PATH_MAX], comm[64];
 	uint32_t ids[2] = { (uint32_t)tgid, (uint32_t)tid };

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Function trigger events: uprobes and execute breakpoints (see auxcap/trigger.h). */
+#include "auxcap/trigger.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <linux/hw_breakpoint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/hw_breakpoint.h>
+
 #include "auxcap/pmu.h"
-#include "auxcap/trigger.h"
 
 static void trigger_common(struct perf_event_attr *a)
 {

@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 8; k++)
 			(void)getppid();
 		if (gap) {
-			struct timespec ts = { (time_t)(gap / 1000000), (long)(gap % 1000000) * 1000 };
+			struct timespec ts = { (time_t)(gap / 1000000),
+					       (long)(gap % 1000000) * 1000 };
 
 			nanosleep(&ts, NULL);
 		}

@@ -4,7 +4,6 @@
  * COMM/MMAP2 records synthesized for a running task, decoded back with the record parser.
  */
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -97,8 +98,7 @@ static void test_map_parse(void **state)
 	assert_string_equal(m.path, "");
 	assert_int_equal(m.flags, MAP_SHARED);
 	assert_int_equal(m.prot, PROT_READ | PROT_WRITE);
-	assert_int_equal(auxcap_proc_map_parse("1000-2000 ---p 00000000 00:00 0 [stack]\n", &m),
-			 0);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 ---p 00000000 00:00 0 [stack]\n", &m), 0);
 	assert_string_equal(m.path, "[stack]");
 	assert_int_equal(m.prot, 0);
 	/* Paths keep their blanks. */
@@ -135,8 +135,7 @@ static void test_tgid_and_find_addr(void **state)
 	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x10, &addr), 0);
 	assert_int_equal(addr, 0x55e8c0a00010ULL);
 	addr = 1;
-	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x3000, &addr),
-			 -ENXIO);
+	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x3000, &addr), -ENXIO);
 	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/other", 0x1000, &addr),
 			 -ENXIO);
 	assert_int_equal(auxcap_proc_find_addr(root, 999999, "/usr/bin/prog", 0, &addr), -ESRCH);

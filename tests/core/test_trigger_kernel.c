@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 
 #include <cmocka.h>
 
@@ -171,8 +172,9 @@ static void check_calls(const char *what, const struct mem_sink *m,
 	}
 	assert_int_equal(coalesced, st->snapshot_requests_coalesced);
 	qsort(lat, n, sizeof(lat[0]), cmp_u64);
+	j = n / 2;
 	printf("# %s: hit to frozen: min %.1f us, median %.1f us, max %.1f us\n", what,
-	       (double)lat[0] / 1e3, (double)lat[n / 2] / 1e3, (double)lat[n - 1] / 1e3);
+	       (double)lat[0] / 1e3, (double)lat[j] / 1e3, (double)lat[n - 1] / 1e3);
 }
 
 static void test_uprobe_pmu_each_hit_a_snapshot(void **state)
@@ -288,7 +290,7 @@ static void test_tracefs_uprobe_inherited(void **state)
 	}
 	test_spawn_go(go);
 	assert_int_equal(auxcap_session_run(s, 60000), 0); /* until every task is gone */
-	assert_int_equal(test_wait(pid), 0);              /* the shell could fork */
+	assert_int_equal(test_wait(pid), 0);		   /* the shell could fork */
 	auxcap_session_get_stats(s, &st);
 	auxcap_session_free(s);
 	printf("# tracefs uprobe, inherited: %llu hits, %llu snapshots, %llu coalesced\n",
@@ -314,15 +316,20 @@ static void test_triggers_need_snapshot_mode(void **state)
 	pid_t self = getpid();
 	int failed = 0;
 	struct auxcap_session_opts o = {
-		.sz = sizeof(o), .sideband = true, .pids = &self, .nr_pids = 1, .sink = &m.sink,
-		.triggers = &trig, .nr_triggers = 1,
+		.sz = sizeof(o),
+		.sideband = true,
+		.pids = &self,
+		.nr_pids = 1,
+		.sink = &m.sink,
+		.triggers = &trig,
+		.nr_triggers = 1,
 	};
 
 	(void)state;
 	mem_sink_init(&m);
-	assert_int_equal(auxcap_trigger_breakpoint_attr((uint64_t)(uintptr_t)auxcap_test_trigger_fn,
-							&bp),
-			 0);
+	assert_int_equal(
+		auxcap_trigger_breakpoint_attr((uint64_t)(uintptr_t)auxcap_test_trigger_fn, &bp),
+		0);
 	assert_int_equal(auxcap_session_open(&o, &s, NULL), -EINVAL);
 	o.snapshot = true;
 	o.triggers = NULL;
@@ -404,8 +411,8 @@ static void test_synthesize_running_process(void **state)
 	kill(pid, SIGKILL);
 	test_wait(pid);
 	auxcap_session_free(s);
-	printf("# synthesized %d records for pid %d (%d code mappings in its maps)\n", n,
-	       (int)pid, nexec);
+	printf("# synthesized %d records for pid %d (%d code mappings in its maps)\n", n, (int)pid,
+	       nexec);
 	assert_int_equal(n, 1 + nexec);
 	assert_int_equal(m.nr_recs, (size_t)n);
 	assert_int_equal(m.nr_attrs, 1);
