@@ -398,8 +398,9 @@ static int run_to_exec(pid_t child, int *go)
 		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
 		waitpid(child, NULL, 0);
 	}
-	cli_err("the command did not start (it %s); check the command line",
-		WIFEXITED(st) ? "exited at once" : "stopped or died before its exec");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 127) /* 127: it said why itself */
+		cli_err("the command did not start (it %s); check the command line",
+			WIFEXITED(st) ? "exited at once" : "stopped or died before its exec");
 	return -1;
 }
 
