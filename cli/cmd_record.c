@@ -33,6 +33,7 @@
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
+#include "record_backend.h"
 #if AUXCAP_HAVE_TRACER
 #include "live_source.h"
 #endif
@@ -700,7 +701,10 @@ static int run_record(int argc, char **argv)
 	struct auxcap_emu *emu = NULL;
 	struct auxcap_pmu_list *emu_pmus = NULL;
 	struct emu_live live = { 0 };
+	const struct auxcap_event_spec *aux_spec = NULL;
+	struct record_backend rb;
 
+	memset(&rb, 0, sizeof(rb));
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
@@ -736,12 +740,9 @@ static int run_record(int argc, char **argv)
 					aux_ev.name, events[i]);
 				goto out;
 			}
-			if (o.emulate) {
-				/* Side-band of the traced command comes from the emulated PMU. */
-				a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
-			}
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
+			aux_spec = specs[i];
 			continue;
 		}
 		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
@@ -758,9 +759,6 @@ static int run_record(int argc, char **argv)
 		evs[nr_evs].name = specs[i]->name;
 		nr_evs++;
 	}
-
-	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
-		goto out;
 
 	/* Targets. */
 	if (o.emulate) {
@@ -786,6 +784,32 @@ static int run_record(int argc, char **argv)
 	if (o.pid_list && parse_pids(o.pid_list, true, targets, &nr_targets) < 0)
 		goto out;
 	if (o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
+		goto out;
+
+	/* The AUX event's backend: attr defaults and checks, clock, snapshot wrap detection. */
+	if (aux_spec) {
+		struct record_backend_params bp = {
+			.pmus = emu_pmus,
+			.sys = emu ? auxcap_emu_sys(emu) : NULL,
+			.snapshot = o.snapshot,
+			.aux_pages = o.aux_pages,
+			.snapshot_size = o.snapshot_size,
+			.per_cpu = so.cpus != NULL,
+			.cpu_wide = o.all_cpus || o.cpu_list,
+			.sideband = !o.emulate,
+		};
+
+		if (record_backend_setup(&rb, aux_spec, &bp) < 0)
+			goto out;
+		if (o.emulate) {
+			struct perf_event_attr *a = &rb.attr.attr;
+
+			/* Side-band of the traced command comes from the emulated PMU. */
+			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+		}
+		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
 		goto out;
 
 	r = open_output(&o, &w);
@@ -835,6 +859,8 @@ static int run_record(int argc, char **argv)
 		goto out;
 	}
 	g_session = s;
+	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
+		goto out;
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
@@ -973,6 +999,7 @@ out:
 		close(ctl.ctl_fd);
 	if (ctl.ack_fd >= 0)
 		close(ctl.ack_fd);
+	record_backend_fini(&rb);
 	for (size_t i = 0; i < nr_events; i++)
 		auxcap_event_spec_free(specs[i]);
 	free(cpus);
