@@ -3,12 +3,42 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "auxcap/log.h"
 #include "auxcap/timeconv.h"
 #include "backend_record.h"
 #include "cli.h"
 #include "record_backend.h"
+
+/*
+ * Hardware timestamps (TSC) must convert to the time of every other record.  When the control
+ * page exports the conversion (cap_user_time_zero: a stable TSC that is the kernel's
+ * sched_clock), the events keep perf's clock and the page's values are written.  Otherwise
+ * (VMs, the emulated PMUs) every event is opened on CLOCK_MONOTONIC_RAW (use_clockid) and the
+ * counter is calibrated against it at capture time (record_backend_write_info()).
+ * MONOTONIC_RAW rather than MONOTONIC: it is not slewed by NTP, so the counter maps to it
+ * linearly over the whole capture.
+ */
+static int choose_clock(struct record_backend *rb, const struct record_backend_params *p)
+{
+	struct auxcap_perf_time_conv tc;
+	int r;
+
+	r = auxcap_time_conv_probe(p->sys, &rb->attr.attr, &tc);
+	if (r == 0 && tc.cap_user_time_zero)
+		return 0;
+	if (r < 0)
+		auxcap_log(AUXCAP_LOG_INFO, "cannot read the time conversion of %s's control page (%s); calibrating "
+			 "the counter against CLOCK_MONOTONIC_RAW",
+			 rb->pmu->name, strerror(-r));
+	if (auxcap_counter_read(&(uint64_t){ 0 }) < 0)
+		return 0; /* no counter to convert on this architecture: nothing to calibrate */
+	rb->use_clockid = true;
+	rb->clockid = CLOCK_MONOTONIC_RAW;
+	return 0;
+}
 
 int record_backend_setup(struct record_backend *rb, const struct auxcap_event_spec *spec,
 			 const struct record_backend_params *p)
@@ -57,7 +87,7 @@ int record_backend_setup(struct record_backend *rb, const struct auxcap_event_sp
 		cli_err("%s: %s", spec->name, rb->errbuf);
 		return r;
 	}
-	return 0;
+	return choose_clock(rb, p);
 }
 
 void record_backend_session(struct record_backend *rb, struct auxcap_session_event *aux_ev,
@@ -77,9 +107,21 @@ int record_backend_write_info(struct record_backend *rb, struct auxcap_session *
 {
 	int r;
 
-	r = auxcap_session_time_conv(s, &rb->tc);
-	if (r == 0 && rb->tc.cap_user_time_zero)
+	if (rb->use_clockid) {
+		r = auxcap_time_conv_calibrate(rb->clockid, 0, &rb->tc);
+		if (r < 0) {
+			cli_err("cannot calibrate the %s counter against clock %d: %s",
+				rb->pmu->name, rb->clockid, strerror(-r));
+			return r;
+		}
 		rb->ctx.time_conv = &rb->tc;
+		/* perf record -k writes these two features for a capture on another clock. */
+		(void)auxcap_perf_writer_set_clock(w, rb->clockid);
+	} else {
+		r = auxcap_session_time_conv(s, &rb->tc);
+		if (r == 0 && rb->tc.cap_user_time_zero)
+			rb->ctx.time_conv = &rb->tc;
+	}
 	rb->ctx.sz = sizeof(rb->ctx);
 	r = auxcap_backend_write_info(rb->be, &rb->ctx, &rb->attr, w);
 	if (r < 0) {
