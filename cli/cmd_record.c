@@ -42,6 +42,7 @@
 #include "evparse.h"
 #include "perf_data_sink.h"
 #include "record_trigger.h"
+#include "record_backend.h"
 #if AUXCAP_HAVE_TRACER
 #include "live_source.h"
 #endif
@@ -787,7 +788,10 @@ static int run_record(int argc, char **argv)
 	struct cli_trigger trig = { 0 };
 	struct auxcap_session_event trig_ev;
 	bool stop_after_exec = false, child_stopped = false;
+	const struct auxcap_event_spec *aux_spec = NULL;
+	struct record_backend rb;
 
+	memset(&rb, 0, sizeof(rb));
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
@@ -823,12 +827,9 @@ static int run_record(int argc, char **argv)
 					aux_ev.name, events[i]);
 				goto out;
 			}
-			if (o.emulate) {
-				/* Side-band of the traced command comes from the emulated PMU. */
-				a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
-			}
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
+			aux_spec = specs[i];
 			continue;
 		}
 		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
@@ -845,9 +846,6 @@ static int run_record(int argc, char **argv)
 		evs[nr_evs].name = specs[i]->name;
 		nr_evs++;
 	}
-
-	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
-		goto out;
 
 	/* Targets. */
 	if (o.emulate) {
@@ -898,6 +896,31 @@ static int run_record(int argc, char **argv)
 		if (!stop_after_exec && cli_trigger_build(&trig, targets, nr_targets) < 0)
 			goto out;
 	}
+	/* The AUX event's backend: attr defaults and checks, clock, snapshot wrap detection. */
+	if (aux_spec) {
+		struct record_backend_params bp = {
+			.pmus = emu_pmus,
+			.sys = emu ? auxcap_emu_sys(emu) : NULL,
+			.snapshot = o.snapshot,
+			.aux_pages = o.aux_pages,
+			.snapshot_size = o.snapshot_size,
+			.per_cpu = so.cpus != NULL,
+			.cpu_wide = o.all_cpus || o.cpu_list,
+			.sideband = !o.emulate,
+		};
+
+		if (record_backend_setup(&rb, aux_spec, &bp) < 0)
+			goto out;
+		if (o.emulate) {
+			struct perf_event_attr *a = &rb.attr.attr;
+
+			/* Side-band of the traced command comes from the emulated PMU. */
+			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+		}
+		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
+		goto out;
 
 	r = open_output(&o, &w);
 	if (r < 0)
@@ -969,6 +992,8 @@ static int run_record(int argc, char **argv)
 		goto out;
 	}
 	g_session = s;
+	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
+		goto out;
 	if (o.pid_list || o.tid_list || child_stopped) {
 		/* Events opened on running tasks missed their COMM and MMAP2: write them now. */
 		r = auxcap_session_synthesize(s, NULL);
@@ -1142,6 +1167,7 @@ out:
 		close(ctl.ctl_fd);
 	if (ctl.ack_fd >= 0)
 		close(ctl.ack_fd);
+	record_backend_fini(&rb);
 	for (size_t i = 0; i < nr_events; i++)
 		auxcap_event_spec_free(specs[i]);
 	cli_trigger_fini(&trig);

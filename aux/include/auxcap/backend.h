@@ -91,6 +91,12 @@ struct auxcap_record_ctx {
 	const char *filter; /* address filter text (--filter), NULL for none; borrowed */
 	char *errbuf;	    /* where ops write a one-line reason on failure; may be NULL */
 	size_t errlen;	    /* bytes at @errbuf */
+	/*
+	 * Appended (check @sz before use): the per-CPU sets count every task (-a, -C), so
+	 * context switches arrive as PERF_RECORD_SWITCH_CPU_WIDE; false: per task
+	 * (PERF_RECORD_SWITCH), or no per-CPU sets.
+	 */
+	bool cpu_wide;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -257,6 +263,13 @@ struct auxcap_backend_ops {
 	 */
 	int (*dump)(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
 		    auxcap_backend_line_fn fn, void *arg);
+
+	/**
+	 * Record side, appended: the `reference` of each PERF_RECORD_AUXTRACE, read when the
+	 * chunk is copied (perf's auxtrace_record.reference): the TSC for Intel PT and BTS.
+	 * NULL: CLOCK_MONOTONIC in ns.  Must be cheap and thread-safe.
+	 */
+	uint64_t (*reference)(void);
 };
 
 /* ------------------------------------------------------------------------------------------ */
