@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The backend registry: the built-in backends this build has, then those registered at run
- * time (plug-ins).  Mandatory ops are checked once, at registration.
+ * time (plug-ins).  Mandatory ops are checked once, at registration.  Lookups by PMU and by
+ * AUXTRACE_INFO type ask the most recently registered backend first, so a plug-in overrides a
+ * built-in for the PMUs it claims.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,7 +103,8 @@ const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
 	init_builtin();
 	if (!pmu_name)
 		return NULL;
-	for (size_t i = 0; i < g_nr; i++)
+	/* Plug-ins (registered last) first: they may take over a built-in's PMU. */
+	for (size_t i = g_nr; i-- > 0;)
 		if (g_backends[i]->probe(pmu_name, pmu) > 0)
 			return g_backends[i];
 	return NULL;
@@ -110,7 +113,7 @@ const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
 const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type)
 {
 	init_builtin();
-	for (size_t i = 0; type && i < g_nr; i++)
+	for (size_t i = g_nr; type && i-- > 0;)
 		if (g_backends[i]->auxtrace_type == type)
 			return g_backends[i];
 	return NULL;

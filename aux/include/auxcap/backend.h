@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auxcap/api.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
@@ -189,6 +190,14 @@ struct auxcap_decode_ctx {
 	const char *options;		  /* backend-specific options text, NULL for none */
 	char *errbuf;			  /* one-line reason on failure; may be NULL */
 	size_t errlen;			  /* bytes at @errbuf */
+	/**
+	 * The previous buffer of the same queue when this one does not continue it (snapshot
+	 * mode: consecutive snapshots overlap), NULL otherwise.  A backend may trim the bytes of
+	 * @buf that repeat the end of @prev (perf's "fix overlap").  Borrowed for decoder_new()
+	 * only.
+	 */
+	const uint8_t *prev;
+	size_t prev_len; /* bytes at @prev */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
@@ -257,6 +266,26 @@ struct auxcap_backend_ops {
 	 */
 	int (*dump)(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
 		    auxcap_backend_line_fn fn, void *arg);
+
+	/**
+	 * Bytes: the trace is made of records of this size that must not be split (Intel BTS:
+	 * 24).  Every AUX copy is trimmed to whole records the way perf trims with its
+	 * auxtrace_record.alignment: the part before the buffer's end is cut to a multiple of it
+	 * (which drops the unused tail of a buffer whose size is not a multiple).  0: any byte.
+	 */
+	uint32_t alignment;
+
+	uint32_t flags; /* AUXCAP_BACKEND_F_* */
+};
+
+/** Flags of a backend (auxcap_backend_ops.flags). */
+enum {
+	/**
+	 * The record side works per thread only (Intel BTS, as perf has it): a command or -p/-t
+	 * is traced with one event per thread (cpu -1, so no inheritance to children: the
+	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
+	 */
+	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -269,23 +298,27 @@ struct auxcap_backend_ops {
  * -EPROTO if its ABI version differs, -EEXIST if a backend of that name is registered,
  * -ENOSPC if the registry is full.
  */
-int auxcap_backend_register(const struct auxcap_backend_ops *ops);
+AUXCAP_API int auxcap_backend_register(const struct auxcap_backend_ops *ops);
 
 /** Number of registered backends (built-in first). */
-size_t auxcap_backend_count(void);
+AUXCAP_API size_t auxcap_backend_count(void);
 
 /** The @i-th registered backend, NULL past the end.  Borrowed, lives as long as the process. */
-const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
 
-/** The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
-							const struct auxcap_pmu *pmu);
+/**
+ * The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none.  Backends
+ * registered at run time are asked first, the most recent first, so a plug-in can take over a
+ * PMU that a built-in backend also serves.
+ */
+AUXCAP_API const struct auxcap_backend_ops *
+auxcap_backend_for_pmu(const char *pmu_name, const struct auxcap_pmu *pmu);
 
-/** The backend reading AUXTRACE_INFO type @type, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
+/** The backend reading AUXTRACE_INFO type @type, NULL if none (same order as above). */
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
 
 /** The backend called @name, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
 
 /**
  * Name of the entry point a plug-in exports: a function returning its ops table,
