@@ -308,8 +308,8 @@ AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
 
 /**
  * The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none.  Backends
- * registered at run time are asked first, the most recent first, so a plug-in can take over a
- * PMU that a built-in backend also serves.
+ * registered at run time are asked first, in the order they were registered, so a plug-in can
+ * take over a PMU that a built-in backend also serves.
  */
 AUXCAP_API const struct auxcap_backend_ops *
 auxcap_backend_for_pmu(const char *pmu_name, const struct auxcap_pmu *pmu);
@@ -320,12 +320,49 @@ AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t typ
 /** The backend called @name, NULL if none. */
 AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Plug-ins */
+
 /**
  * Name of the entry point a plug-in exports: a function returning its ops table,
- * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.
+ * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.  It is called once, right
+ * after the plug-in is loaded; the table it returns must stay valid while the process runs
+ * (a static const table).  The plug-in is never unloaded.
  */
 #define AUXCAP_BACKEND_PLUGIN_SYMBOL "auxcap_backend_plugin"
 typedef const struct auxcap_backend_ops *(*auxcap_backend_plugin_fn)(void);
+
+/**
+ * Load the plug-in at @path (a shared object: dlopen() with RTLD_NOW), get its ops table from
+ * its entry point and register it (auxcap_backend_register()).  On success *@ret_ops (if not
+ * NULL) is the registered table.  On failure the plug-in is unloaded and @errbuf (if not NULL)
+ * holds one line saying what is wrong and how to fix it.
+ * Returns -ENOENT if the file cannot be loaded (missing, not a shared object, unresolved
+ * symbols: dlerror()'s text is in @errbuf).
+ * Returns -ENOEXEC if it exports no AUXCAP_BACKEND_PLUGIN_SYMBOL.
+ * Returns -EPROTO if its ops table was built for another AUXCAP_BACKEND_ABI.
+ * Returns -EEXIST if a backend of the same name is registered (built-in or plug-in).
+ * Returns -EINVAL if the entry point returns NULL or an incomplete table.
+ * Returns -ENOSPC if too many plug-ins are loaded, -ENOMEM.
+ */
+AUXCAP_API int auxcap_backend_load(const char *path, const struct auxcap_backend_ops **ret_ops,
+				   char *errbuf, size_t errlen);
+
+/** Told about each plug-in of a directory that failed to load: its path, errno and reason. */
+typedef void (*auxcap_backend_load_report_fn)(void *arg, const char *path, int err,
+					      const char *reason);
+
+/**
+ * Load every `*.so` of directory @dir, in name order, with auxcap_backend_load().  A plug-in
+ * that fails does not stop the others: @report (may be NULL) is told about it.
+ * Returns the number of plug-ins loaded; 0 if @dir does not exist.
+ * Returns -EINVAL if @dir is NULL, or the errno of reading the directory (-EACCES, -ENOTDIR).
+ */
+AUXCAP_API int auxcap_backend_load_dir(const char *dir, auxcap_backend_load_report_fn report,
+				       void *arg);
+
+/** The file plug-in @ops was loaded from (borrowed), or NULL for a built-in backend. */
+AUXCAP_API const char *auxcap_backend_origin(const struct auxcap_backend_ops *ops);
 
 #ifdef __cplusplus
 }
