@@ -59,8 +59,9 @@ static int bts_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 	if (!bd)
 		return -ENOMEM;
 	/* Snapshots of a BTS buffer overlap; perf drops the repeated part (SNAPSHOT_MODE). */
-	if (snapshot && ctx->prev)
-		bd->skip = auxcap_bts_find_overlap(ctx->prev, ctx->prev_len, buf, len);
+	if (snapshot && ctx->snapshot_prev)
+		bd->skip = auxcap_bts_find_overlap(ctx->snapshot_prev, ctx->snapshot_prev_len, buf,
+						   len);
 	auxcap_bts_decoder_init(&bd->d, buf ? buf + bd->skip : NULL, len - bd->skip);
 	*ret_dec = bd;
 	return 0;

@@ -129,8 +129,8 @@ static void test_overlap(void **state)
 		add_rec(&a, 0x1000 + i, 0x2000 + i, 0x10);
 	for (uint64_t i = 2; i < 8; i++)
 		add_rec(&b, 0x1000 + i, 0x2000 + i, 0x10);
-	ctx.prev = a.buf;
-	ctx.prev_len = a.len;
+	ctx.snapshot_prev = a.buf;
+	ctx.snapshot_prev_len = a.len;
 	dec = dec_new(&ctx, b.buf, b.len);
 	while (bts()->decoder_next(dec, &ev) == 1) {
 		assert_int_equal(ev.kind, AUXCAP_TRACE_BRANCH);

@@ -191,13 +191,14 @@ struct auxcap_decode_ctx {
 	char *errbuf;			  /* one-line reason on failure; may be NULL */
 	size_t errlen;			  /* bytes at @errbuf */
 	/**
-	 * The previous buffer of the same queue when this one does not continue it (snapshot
-	 * mode: consecutive snapshots overlap), NULL otherwise.  A backend may trim the bytes of
-	 * @buf that repeat the end of @prev (perf's "fix overlap").  Borrowed for decoder_new()
-	 * only.
+	 * Snapshot mode: the previous snapshot of the same queue, NULL if none or if @buf is not
+	 * a snapshot.  Consecutive snapshots of an overwrite buffer overlap; a backend may trim
+	 * the bytes at the start of @buf that repeat the end of @snapshot_prev (perf's "fix
+	 * overlap", which it does when AUXTRACE_INFO says snapshot mode).  Borrowed for
+	 * decoder_new() only.
 	 */
-	const uint8_t *prev;
-	size_t prev_len; /* bytes at @prev */
+	const uint8_t *snapshot_prev;
+	size_t snapshot_prev_len; /* bytes at @snapshot_prev */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
