@@ -50,7 +50,17 @@ int auxcap_backend_load(const char *path, const struct auxcap_backend_ops **ret_
 	if (g_nr_plugins == MAX_PLUGINS)
 		return fail(-ENOSPC, errbuf, errlen, "plug-in '%s': at most %d plug-ins can be loaded",
 			    path, MAX_PLUGINS);
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	/* A bare file name is a file here, not a library to look up in the search path. */
+	if (!strchr(path, '/')) {
+		char local[4096];
+
+		if ((size_t)snprintf(local, sizeof(local), "./%s", path) >= sizeof(local))
+			return fail(-ENAMETOOLONG, errbuf, errlen, "plug-in path too long: '%s'",
+				    path);
+		h = dlopen(local, RTLD_NOW | RTLD_LOCAL);
+	} else {
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	}
 	if (!h) {
 		const char *why = dlerror();
 

@@ -91,7 +91,7 @@ static void plugin_dir_report(void *arg, const char *path, int err, const char *
 	(void)arg;
 	(void)path;
 	(void)err;
-	cli_warn("ignoring %s", reason);
+	cli_warn("plug-in directory: %s (skipped)", reason);
 }
 
 /*
