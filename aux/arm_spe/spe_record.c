@@ -82,8 +82,9 @@ int auxcap_spe_recording_options(const struct auxcap_record_ctx *ctx, struct aux
 		set_default(ctx, attr, "ts_enable", 1);
 		attr->attr.sample_type |= PERF_SAMPLE_CPU;
 	}
-	/* perf marks SPE as a source of memory information, and of physical addresses. */
-	attr->attr.sample_type |= PERF_SAMPLE_DATA_SRC;
+	/* perf marks SPE as a source of memory information, and of physical addresses; its
+	 * samples always carry the IP (perf script refuses to print without it). */
+	attr->attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_DATA_SRC;
 	if (term_set(ctx, attr, "pa_enable"))
 		attr->attr.sample_type |= PERF_SAMPLE_PHYS_ADDR;
 

@@ -5,6 +5,7 @@
  * AUXTRACE_INFO words, and snapshot wrap detection.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -47,6 +48,8 @@ int auxcap_bts_recording_options(const struct auxcap_record_ctx *ctx, struct aux
 				 "from the event");
 	attr->attr.freq = 0;
 	attr->attr.sample_period = 1;
+	/* perf's samples always carry the IP; perf script refuses to print without it. */
+	attr->attr.sample_type |= PERF_SAMPLE_IP;
 
 	min_bytes = ctx->snapshot ? 4096 : 8192;
 	if (aux_bytes && (aux_bytes < min_bytes || (aux_bytes & (aux_bytes - 1))))

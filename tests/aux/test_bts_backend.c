@@ -7,6 +7,7 @@
  * the AUXTRACE_INFO words in perf's order.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +242,7 @@ static void test_recording_options(void **state)
 	assert_int_equal(bts()->recording_options(&ctx, &a), 0);
 	assert_int_equal(a.attr.sample_period, 1); /* perf: every branch */
 	assert_int_equal(a.attr.freq, 0);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_IP);
 	assert_int_equal(bts()->flags & AUXCAP_BACKEND_F_PER_THREAD, AUXCAP_BACKEND_F_PER_THREAD);
 	assert_int_equal(bts()->alignment, 24);
 

@@ -231,6 +231,7 @@ static void test_recording_options(void **state)
 	assert_int_equal(a.attr.sample_period, 1024);
 	assert_int_equal(auxcap_pmu_format_get(ts, &a), 0);
 	assert_true(a.attr.sample_type & PERF_SAMPLE_DATA_SRC);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_IP);
 	assert_false(a.attr.sample_type & (PERF_SAMPLE_CPU | PERF_SAMPLE_PHYS_ADDR));
 
 	/* Per CPU: timestamps on by default, and the CPU in samples. */
