@@ -77,11 +77,14 @@ int auxcap_spe_recording_options(const struct auxcap_record_ctx *ctx, struct aux
 			(void)auxcap_pmu_cap_u64(ctx->pmu, "min_interval", 10, &period);
 		attr->attr.sample_period = period;
 	}
-	/* Per-CPU: timestamps to line the samples up with the other CPUs' events (perf). */
-	if (ctx->per_cpu) {
-		set_default(ctx, attr, "ts_enable", 1);
+	/*
+	 * Timestamps, to line the samples up with the other events: perf turns them on for
+	 * per-CPU recording only; auxcap always does (its decode merges every stream on one
+	 * timeline), unless the event string says ts_enable=0.
+	 */
+	set_default(ctx, attr, "ts_enable", 1);
+	if (ctx->per_cpu)
 		attr->attr.sample_type |= PERF_SAMPLE_CPU;
-	}
 	/* perf marks SPE as a source of memory information, and of physical addresses; its
 	 * samples always carry the IP (perf script refuses to print without it). */
 	attr->attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_DATA_SRC;

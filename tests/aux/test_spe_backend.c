@@ -226,15 +226,16 @@ static void test_recording_options(void **state)
 	assert_non_null(pa);
 	memset(&a, 0, sizeof(a));
 	a.attr.type = pmu->type;
-	/* Per thread: perf's interval (the fixture's caps/min_interval is 1024), no ts_enable. */
+	/* Per thread: perf's interval (the fixture's caps/min_interval is 1024), timestamps on
+	 * (perf sets ts_enable per CPU only; auxcap always). */
 	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
 	assert_int_equal(a.attr.sample_period, 1024);
-	assert_int_equal(auxcap_pmu_format_get(ts, &a), 0);
+	assert_int_equal(auxcap_pmu_format_get(ts, &a), 1);
 	assert_true(a.attr.sample_type & PERF_SAMPLE_DATA_SRC);
 	assert_true(a.attr.sample_type & PERF_SAMPLE_IP);
 	assert_false(a.attr.sample_type & (PERF_SAMPLE_CPU | PERF_SAMPLE_PHYS_ADDR));
 
-	/* Per CPU: timestamps on by default, and the CPU in samples. */
+	/* Per CPU: timestamps on too, and the CPU in samples. */
 	memset(&a, 0, sizeof(a));
 	ctx.per_cpu = true;
 	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
