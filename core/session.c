@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "auxcap/log.h"
+#include "auxcap/pmu.h"
 #include "auxcap/proc.h"
 #include "auxcap/record.h"
 #include "auxcap/session.h"
@@ -61,9 +62,10 @@ struct auxcap_session {
 	struct auxcap_session_opts opts;
 	const struct auxcap_sys *sys;
 	bool has_aux;
-	struct perf_event_attr aux_attr;
-	struct perf_event_attr sb_attr;
-	struct perf_event_attr *attrs; /* nr_events, owned */
+	/* Attrs as opened: struct auxcap_attr keeps config3 (see auxcap_session_event). */
+	struct auxcap_attr aux_attr;
+	struct auxcap_attr sb_attr;
+	struct auxcap_attr *attrs; /* nr_events, owned */
 	char **names;                  /* nr_events, owned */
 	char *aux_name;
 	size_t nr_events;
@@ -138,6 +140,19 @@ static void attr_common(const struct auxcap_session_opts *o, struct perf_event_a
 	}
 }
 
+/*
+ * Copy the caller's attr: the bytes up to config3 when its size says it is the attr member of
+ * a struct auxcap_attr (AUXCAP_ATTR_SIZE_VER8 or more), else the struct perf_event_attr.
+ */
+static void attr_copy(struct auxcap_attr *dst, const struct perf_event_attr *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->size >= AUXCAP_ATTR_SIZE_VER8)
+		memcpy(dst->bytes, src, AUXCAP_ATTR_SIZE_VER8);
+	else
+		dst->attr = *src;
+}
+
 static int session_prepare_attrs(struct auxcap_session *s)
 {
 	const struct auxcap_session_opts *o = &s->opts;
@@ -145,16 +160,16 @@ static int session_prepare_attrs(struct auxcap_session *s)
 
 	if (o->aux) {
 		s->has_aux = true;
-		s->aux_attr = *o->aux->attr;
-		attr_common(o, &s->aux_attr, per_cpu);
+		attr_copy(&s->aux_attr, o->aux->attr);
+		attr_common(o, &s->aux_attr.attr, per_cpu);
 		s->aux_name = strdup(o->aux->name ? o->aux->name : "aux");
 		if (!s->aux_name)
 			return -ENOMEM;
 	}
 	if (o->sideband) {
-		struct perf_event_attr *a = &s->sb_attr;
+		struct perf_event_attr *a = &s->sb_attr.attr;
 
-		memset(a, 0, sizeof(*a));
+		memset(&s->sb_attr, 0, sizeof(s->sb_attr));
 		a->type = PERF_TYPE_SOFTWARE;
 		a->config = PERF_COUNT_SW_DUMMY;
 		a->mmap = 1;
@@ -164,7 +179,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->comm_exec = 1;
 		a->task = 1;
 		a->context_switch = s->has_aux;
-		a->exclude_kernel = s->has_aux ? s->aux_attr.exclude_kernel : 0;
+		a->exclude_kernel = s->has_aux ? s->aux_attr.attr.exclude_kernel : 0;
 		attr_common(o, a, per_cpu);
 	}
 	s->nr_events = o->nr_events;
@@ -173,10 +188,10 @@ static int session_prepare_attrs(struct auxcap_session *s)
 	if (!s->attrs || !s->names)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->nr_events; i++) {
-		s->attrs[i] = *o->events[i].attr;
-		attr_common(o, &s->attrs[i], per_cpu);
+		attr_copy(&s->attrs[i], o->events[i].attr);
+		attr_common(o, &s->attrs[i].attr, per_cpu);
 		if (o->snapshot)
-			s->attrs[i].write_backward = 1;
+			s->attrs[i].attr.write_backward = 1;
 		s->names[i] = strdup(o->events[i].name ? o->events[i].name : "event");
 		if (!s->names[i])
 			return -ENOMEM;
@@ -255,14 +270,14 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 
 	if (s->has_aux) {
 		*ret_failed = -1;
-		fd = auxcap_event_open(s->sys, &s->aux_attr, set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->aux_attr, set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->aux_fd = set->ring_fd = fd;
 	}
 	if (o->sideband) {
 		*ret_failed = -2;
-		fd = auxcap_event_open(s->sys, &s->sb_attr, set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->sb_attr, set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->sb_fd = fd;
@@ -271,7 +286,7 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	}
 	for (size_t i = 0; i < s->nr_events; i++) {
 		*ret_failed = (int)i;
-		fd = auxcap_event_open(s->sys, &s->attrs[i], set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->attrs[i], set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->fds[i] = fd;
@@ -375,17 +390,17 @@ static int announce(struct auxcap_session *s)
 	if (s->has_aux) {
 		r = collect_ids(s, -1, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->aux_attr, s->aux_name, ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->aux_attr.attr, s->aux_name, ids, nr);
 	}
 	if (r == 0 && s->opts.sideband) {
 		r = collect_ids(s, -2, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->sb_attr, "dummy:u", ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->sb_attr.attr, "dummy:u", ids, nr);
 	}
 	for (size_t i = 0; r == 0 && i < s->nr_events; i++) {
 		r = collect_ids(s, (int)i, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->attrs[i], s->names[i], ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->attrs[i].attr, s->names[i], ids, nr);
 	}
 	free(ids);
 	return r;
@@ -599,10 +614,27 @@ static uint32_t set_idx(const struct auxcap_session *s, const struct set *set)
 	return (uint32_t)(set - s->sets);
 }
 
-static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *sp,
+/*
+ * perf's alignment rule (auxtrace_record.alignment): the first piece, the one that ends at
+ * the buffer's end when the span wraps, is cut down to whole records.  That drops the
+ * unused tail of a buffer whose size is not a multiple of the record size (Intel BTS).
+ */
+static void span_align(struct auxcap_aux_span *sp, uint32_t align)
+{
+	size_t unwanted;
+
+	if (!align)
+		return;
+	unwanted = sp->piece[0].len % align;
+	sp->piece[0].len -= unwanted;
+	sp->len -= unwanted;
+}
+
+static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *span,
 		    bool snapshot)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
+	struct auxcap_aux_span aligned = *span, *sp = &aligned;
 	struct auxcap_aux_chunk chunk = {
 		.offset = sp->offset,
 		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
@@ -613,6 +645,7 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 	};
 	int r;
 
+	span_align(sp, s->opts.aux_alignment);
 	if (!sp->len)
 		return 0;
 	r = sink->ops->aux(sink->ctx, &chunk, sp);
@@ -1050,13 +1083,13 @@ static void first_event(struct auxcap_session *s, struct set *set, int *ret_fd,
 {
 	if (set->aux_fd >= 0) {
 		*ret_fd = set->aux_fd;
-		*ret_attr = &s->aux_attr;
+		*ret_attr = &s->aux_attr.attr;
 	} else if (set->sb_fd >= 0) {
 		*ret_fd = set->sb_fd;
-		*ret_attr = &s->sb_attr;
+		*ret_attr = &s->sb_attr.attr;
 	} else {
 		*ret_fd = set->fds[0];
-		*ret_attr = &s->attrs[0];
+		*ret_attr = &s->attrs[0].attr;
 	}
 }
 

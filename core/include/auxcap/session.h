@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "auxcap/api.h"
 #include "auxcap/sys.h"
 
 struct perf_event_attr;
@@ -43,7 +44,13 @@ struct auxcap_session;
 struct auxcap_sink;
 struct auxcap_aux_ring;
 
-/** An event of the session. */
+/**
+ * An event of the session.  @attr is read as a struct perf_event_attr of this build (config3
+ * is not part of it with older uapi headers) unless attr->size is AUXCAP_ATTR_SIZE_VER8 (or
+ * more): then @attr is the `attr` member of a struct auxcap_attr (auxcap/pmu.h) and its
+ * config3 is passed to the kernel too (the event is opened with size 136 when config3 is
+ * non-zero, e.g. arm_spe's inv_event_filter).
+ */
 struct auxcap_session_event {
 	const struct perf_event_attr *attr; /* borrowed during open; copied */
 	const char *name;                   /* borrowed during open; copied */
@@ -130,6 +137,11 @@ struct auxcap_session_opts {
 	/** Open every event with attr.use_clockid on @clockid (a CLOCK_* id). */
 	bool use_clockid;
 	int clockid;
+	/**
+	 * Bytes: the AUX trace is made of records of this size (the backend's alignment, Intel
+	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
+	 */
+	uint32_t aux_alignment;
 };
 
 struct auxcap_session_stats {
@@ -249,8 +261,15 @@ size_t auxcap_session_nr_sets(const struct auxcap_session *s);
  * wrapped once any of its last 4 KiB is non-zero (remembered in @state); then the whole buffer
  * ending at @head is valid, else [old, head).
  */
-int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
-				   uint64_t old, uint64_t *state, uint64_t *ret_start,
-				   uint64_t *ret_end);
+AUXCAP_API int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
+					      uint64_t old, uint64_t *state, uint64_t *ret_start,
+					      uint64_t *ret_end);
+
+/**
+ * The AUX buffer of @ring, for find_snapshot callbacks: its mapping (read-only in snapshot
+ * mode, borrowed for the callback) and its size in bytes in *@ret_size.
+ */
+AUXCAP_API const unsigned char *auxcap_aux_ring_data(const struct auxcap_aux_ring *ring,
+						     uint64_t *ret_size);
 
 #endif /* AUXCAP_SESSION_H */
