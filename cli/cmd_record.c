@@ -33,7 +33,11 @@
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
 #include "cli.h"
+#include "config.h"
 #include "emulate.h"
+#if AUXCAP_HAVE_LIBELF
+#include "binaries.h"
+#endif
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
@@ -1083,7 +1087,13 @@ static int run_record(int argc, char **argv)
 	auxcap_session_get_stats(s, &st);
 	{
 		uint64_t data_bytes = auxcap_perf_writer_data_size(w);
-		int rc = auxcap_perf_writer_close(w);
+		int rc;
+
+#if AUXCAP_HAVE_LIBELF
+		/* Build-ids of the mapped binaries: decode and archive find them by it. */
+		(void)auxcap_binaries_add_build_ids(w);
+#endif
+		rc = auxcap_perf_writer_close(w);
 
 		w = NULL;
 		if (r == 0)

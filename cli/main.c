@@ -12,12 +12,18 @@
 #include "config.h"
 
 extern const struct cli_cmd cli_cmd_decode;
+#if AUXCAP_HAVE_LIBELF
+extern const struct cli_cmd cli_cmd_archive;
+#endif
 
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_list,
 	&cmd_record,
 	&cmd_info,
 	&cli_cmd_decode,
+#if AUXCAP_HAVE_LIBELF
+	&cli_cmd_archive,
+#endif
 	NULL,
 };
 

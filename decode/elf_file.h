@@ -90,4 +90,14 @@ int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uin
  */
 int auxcap_elf_addr_to_offset(const struct auxcap_elf *elf, uint64_t addr, uint64_t *ret_offset);
 
+/** Largest build-id we keep (bytes); perf's files hold at most 20. */
+#define AUXCAP_ELF_BUILD_ID_MAX 20
+
+/**
+ * The file's GNU build-id (NT_GNU_BUILD_ID note) into *@ret_id (borrowed, lives as long as
+ * @elf).  Returns its size in bytes, 0 if the file has none (or one longer than
+ * AUXCAP_ELF_BUILD_ID_MAX); *@ret_id is then untouched.
+ */
+size_t auxcap_elf_build_id(const struct auxcap_elf *elf, const uint8_t **ret_id);
+
 #endif

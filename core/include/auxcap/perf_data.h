@@ -389,6 +389,20 @@ uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w);
  */
 int auxcap_perf_writer_close(struct auxcap_perf_writer *w);
 
+/**
+ * Number of distinct files that executable PERF_RECORD_MMAP/MMAP2 records written so far map
+ * (anonymous, [vdso]-like and data mappings left out): the files whose build-ids the caller
+ * should add with auxcap_perf_writer_add_build_id() before closing.
+ */
+size_t auxcap_perf_writer_nr_mapped_files(const struct auxcap_perf_writer *w);
+
+/**
+ * The @i-th of those files: its path (borrowed, valid until @w is closed), and through
+ * @ret_cpumode (may be NULL) the cpumode of the record that mapped it.  NULL past the end.
+ */
+const char *auxcap_perf_writer_mapped_file(const struct auxcap_perf_writer *w, size_t i,
+					   uint16_t *ret_cpumode);
+
 /* --- feature values (reader side) ----------------------------------------------------------- */
 
 struct auxcap_perf_build_id {
