@@ -4,8 +4,8 @@
  * (auxcap/decode_out.h).  All decoding, merging and formatting lives in decode/ and the
  * backends; this file parses arguments and prints errors.
  *
- * Backends without decoder ops (Intel BTS and Arm SPE until theirs land) are printed with
- * their own raw printers, queue by queue, as before.
+ * Backends without decoder ops, and the text of Intel BTS and Arm SPE (text_by_backend()),
+ * are printed with the backends' own printers, queue by queue.
  */
 #include "config.h"
 
@@ -454,6 +454,17 @@ static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *ou
 	return CLI_OK;
 }
 
+/*
+ * Intel BTS and Arm SPE text keeps their printers' layout (README "Raw traces"): their
+ * records carry fields (SPE operation classes, events) the backend-neutral text writer does
+ * not name.  Their JSON, Perfetto and folded output is the merged stream's.
+ */
+static bool text_by_backend(const struct decode_args *a, const char *backend)
+{
+	return a->out.format == AUXCAP_OUT_TEXT &&
+	       (!strcmp(backend, "intel_bts") || !strcmp(backend, "arm_spe"));
+}
+
 /* ---- the decode stage ------------------------------------------------------------------ */
 
 static int print_line(void *ctx, const char *line)
@@ -565,7 +576,7 @@ static int cmd_decode_run(int argc, char **argv)
 				a.pmu);
 			return CLI_ERR;
 		}
-		if (!b->decoder_new && !(a.dump && b->dump)) {
+		if ((!b->decoder_new || text_by_backend(&a, b->name)) && !(a.dump && b->dump)) {
 			if (a.output && !(out = fopen(a.output, "w"))) {
 				cli_err("cannot write '%s': %s", a.output, strerror(errno));
 				return CLI_ERR;
@@ -607,7 +618,7 @@ static int cmd_decode_run(int argc, char **argv)
 	backend = auxcap_decode_get_info(d)->backend;
 	if (a.dump && auxcap_backend_find(backend)->dump)
 		ret = run_dump(&a, d, out);
-	else if (!auxcap_backend_find(backend)->decoder_new)
+	else if (!auxcap_backend_find(backend)->decoder_new || text_by_backend(&a, backend))
 		ret = legacy_print(&a, d, out, !strcmp(backend, "arm_spe"));
 	else
 		ret = run_merge(&a, d, out);

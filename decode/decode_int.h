@@ -22,6 +22,10 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 		       uint64_t pgoff, const char *path);
 /* Forget the mappings of @pid (an exec replaced its address space). */
 void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid);
+/* Read up to @len bytes of code at @addr of @pid from its file.  Returns the bytes read, or
+ * -ENOENT if no readable mapping holds @addr. */
+int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
+			size_t len);
 /* As auxcap_decode_symbolize(). */
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
@@ -150,8 +154,17 @@ struct tid_info {
 	char comm[16];
 };
 
+/* A binary the capture mapped, and the file decode reads it from (archive, cache, ...). */
+struct found_file {
+	char *mapped; /* owned */
+	char *file;   /* owned */
+};
+
 struct auxcap_decode {
 	struct auxcap_decode_opts opts; /* copied; strings below */
+	char *path;		  /* the capture (owned) */
+	struct found_file *found; /* binaries found so far */
+	size_t nr_found, cap_found;
 	char *backend_options;
 	struct auxcap_image_map *extra_maps;
 	char errtext[256];
@@ -209,6 +222,9 @@ struct auxcap_decode {
 
 	struct auxcap_decode_info info;
 	bool warned_timeless;
+	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
+	bool disasm_tried;
+	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
 	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
 };
 

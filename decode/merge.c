@@ -32,6 +32,7 @@
 
 #include "auxcap/log.h"
 #include "decode_int.h"
+#include "disasm.h"
 
 #define HIST_MIN 4096	 /* branches kept per thread (at least), power of two */
 #define FWD_MAX 65536	 /* held events searched forward for a sample's IP */
@@ -208,6 +209,8 @@ void merge_fini(struct auxcap_decode *d)
 	free(d->sbranches);
 	free(d->sftime);
 	free(d->fwd);
+	free(d->brc);
+	auxcap_disasm_free(d->disasm);
 }
 
 /* ---- stacks ---------------------------------------------------------------------------- */
@@ -430,6 +433,56 @@ static int32_t pid_of(struct auxcap_decode *d, int32_t tid)
 	return ti ? ti->pid : -1;
 }
 
+#define BRC_SIZE 4096 /* branch classes cached, power of two */
+
+/*
+ * The type of the branch at @from, for backends that do not know it (Intel BTS): from the
+ * instruction in the binary, disassembled.  AUXCAP_BR_NONE if it cannot be read.
+ */
+static enum auxcap_branch_type branch_at(struct auxcap_decode *d, int32_t pid, uint64_t from)
+{
+	size_t slot = (size_t)((from * 0x9e3779b97f4a7c15ull) >> 52) & (BRC_SIZE - 1);
+	enum auxcap_branch_type t = AUXCAP_BR_NONE;
+	uint8_t code[16];
+	char text[160];
+	int n;
+
+	if (!d->disasm_tried) {
+		d->disasm_tried = true;
+		d->brc = calloc(BRC_SIZE, sizeof(*d->brc));
+		if (!d->brc || auxcap_disasm_new(&d->disasm) < 0)
+			d->disasm = NULL;
+	}
+	if (!d->disasm || !d->brc)
+		return AUXCAP_BR_NONE;
+	if (d->brc[slot].valid && d->brc[slot].addr == from)
+		return (enum auxcap_branch_type)d->brc[slot].type;
+	n = auxcap_symbols_read(d->syms, pid, from, code, sizeof(code));
+	if (n > 0 && auxcap_disasm_insn(d->disasm, 64, code, (size_t)n, from, text, sizeof(text)) > 0) {
+		/* Intel syntax mnemonics (capstone), prefixes first ("bnd jmp", "notrack call"). */
+		const char *m = text;
+
+		while (!strncmp(m, "bnd ", 4) || !strncmp(m, "notrack ", 8) || !strncmp(m, "rep ", 4))
+			m = strchr(m, ' ') + 1;
+		if (!strncmp(m, "call", 4))
+			t = AUXCAP_BR_CALL;
+		else if (!strncmp(m, "ret", 3))
+			t = AUXCAP_BR_RETURN;
+		else if (!strncmp(m, "jmp", 3) || !strncmp(m, "ljmp", 4))
+			t = AUXCAP_BR_JUMP;
+		else if (m[0] == 'j' || !strncmp(m, "loop", 4))
+			t = AUXCAP_BR_COND;
+		else if (!strncmp(m, "syscall", 7) || !strncmp(m, "sysenter", 8) ||
+			 !strncmp(m, "int", 3))
+			t = AUXCAP_BR_SYSCALL;
+		else if (!strncmp(m, "sysret", 6) || !strncmp(m, "sysexit", 7) ||
+			 !strncmp(m, "iret", 4))
+			t = AUXCAP_BR_SYSRET;
+	}
+	d->brc[slot] = (struct br_class){ from, (uint8_t)t, true };
+	return t;
+}
+
 static int emit_trace(struct auxcap_decode *d, size_t c, const struct qev *e)
 {
 	struct dqueue *q = &d->queues[c];
@@ -449,6 +502,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, const struct qev *e)
 		tid = (int32_t)e->ev.tid;
 		pid = pid_of(d, tid);
 	}
+	if (d->trace.kind == AUXCAP_TRACE_BRANCH && d->trace.branch == AUXCAP_BR_NONE)
+		d->trace.branch = branch_at(d, pid, d->trace.ip);
 	memset(out, 0, sizeof(*out));
 	out->kind = AUXCAP_DECODE_TRACE;
 	out->time = e->key;
@@ -464,7 +519,14 @@ static int emit_trace(struct auxcap_decode *d, size_t c, const struct qev *e)
 		return -ENOMEM;
 	t->pid = pid;
 	t->queue = q;
-	apply_trace(t, e, &out->stack);
+	if (d->trace.branch != e->ev.branch) {
+		struct qev copy = *e;
+
+		copy.ev.branch = d->trace.branch;
+		apply_trace(t, &copy, &out->stack);
+	} else {
+		apply_trace(t, e, &out->stack);
+	}
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
 		d->info.timeless = true;

@@ -12,7 +12,7 @@
  *     lost in a gap (from the gap to the queue's next event) goes to "[gap]"; time with
  *     tracing off is not counted;
  *   - instructions: the instructions the trace says ran in each node (for trace without
- *     time).
+ *     time; a trace that does not count them, Intel BTS, counts its branches).
  * AUXCAP_OUT_WEIGHT_AUTO uses samples when the capture had any, else time (ns) when the
  * trace has time, else instructions.
  */
@@ -189,7 +189,7 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	t->paused = false;
 	/* The instructions up to this event ran in the frame the thread was in. */
 	if (te->kind == AUXCAP_TRACE_BRANCH || te->kind == AUXCAP_TRACE_DISABLE)
-		f->nodes[top(t)].insns += te->ninsn;
+		f->nodes[top(t)].insns += te->ninsn ? te->ninsn : 1; /* BTS: the branch only */
 	if (te->kind == AUXCAP_TRACE_GAP || te->kind == AUXCAP_TRACE_DISABLE) {
 		t->paused = true;
 		t->gap = te->kind == AUXCAP_TRACE_GAP;

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "auxcap/log.h"
-#include "auxcap/time_conv.h"
+#include "auxcap/timeconv.h"
 #include "decode_int.h"
 
 #define RUN_MAX 16384 /* events held in one open run */
@@ -90,7 +90,7 @@ static bool ev_clock(const struct auxcap_decode *d, const struct auxcap_trace_ev
 		     uint64_t *ret)
 {
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
-		*ret = auxcap_time_conv_to_perf(&d->tc, ev->tsc);
+		*ret = auxcap_time_conv_to_ns(&d->tc, ev->tsc);
 		return true;
 	}
 	if (ev->flags & AUXCAP_TRACE_F_HAS_TIME) {
@@ -251,6 +251,18 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
+	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming. */
+	if (q->info.snapshot) {
+		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
+			const struct dqueue *o = &d->queues[k];
+
+			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
+				ctx.snapshot_prev = o->pieces[0].data;
+				ctx.snapshot_prev_len = (size_t)o->pieces[0].len;
+				break;
+			}
+		}
+	}
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {

@@ -24,9 +24,10 @@
 #include <sys/stat.h>
 
 #include "auxcap/log.h"
-#include "auxcap/time_conv.h"
+#include "auxcap/timeconv.h"
 #include "decode_int.h"
 #if AUXCAP_HAVE_LIBELF
+#include "binaries.h"
 #include "elf_file.h"
 #endif
 
@@ -166,15 +167,6 @@ static int add_map(struct auxcap_decode *d, const char *path, uint64_t off, uint
 	return r;
 }
 
-/* Has @path been reported missing (or found) already?  Linear: files are few. */
-static bool path_seen(struct auxcap_decode *d, const char *path)
-{
-	for (size_t i = 0; i < d->nr_maps; i++)
-		if (!strcmp(d->maps[i].path, path))
-			return true;
-	return false;
-}
-
 struct missing {
 	char **paths;
 	size_t n, cap;
@@ -204,9 +196,48 @@ static void missing_add(struct missing *m, const char *path)
 		m->n++;
 }
 
+/* The build-id the capture recorded for @path (MMAP2 with build-id, or the BUILD_ID
+ * feature), 0 bytes if none. */
+static size_t mapping_build_id(const struct auxcap_decode *d, const struct auxcap_record *rec,
+			       const uint8_t **ret_id)
+{
+	const struct auxcap_perf_features *f = auxcap_perf_reader_features(d->rd);
+
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.build_id_size) {
+		*ret_id = rec->u.mmap.build_id;
+		return rec->u.mmap.build_id_size;
+	}
+	for (size_t i = 0; i < f->nr_build_ids; i++)
+		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename,
+							rec->u.mmap.filename)) {
+			*ret_id = f->build_ids[i].id;
+			return f->build_ids[i].size;
+		}
+	return 0;
+}
+
+/* The file @path was found at (a previous mapping of it), or NULL. */
+static const char *path_found(struct auxcap_decode *d, const char *path)
+{
+	for (size_t i = 0; i < d->nr_found; i++)
+		if (!strcmp(d->found[i].mapped, path))
+			return d->found[i].file;
+	return NULL;
+}
+
+/*
+ * An executable mapping of the capture joins the image and the symbols.  Its binary is the
+ * mapped path when its build-id matches the one recorded (or none was), else the copy in the
+ * capture's archive or perf's build-id cache (decode/binaries.h); a missing one is reported
+ * once.
+ */
 static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, struct missing *miss)
 {
-	const char *fn = rec->u.mmap.filename;
+	const char *fn = rec->u.mmap.filename, *file;
+	const uint8_t *id = NULL;
+	size_t id_size;
+	char *found = NULL;
+	int r;
 
 	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
 		return 0;
@@ -216,16 +247,50 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, str
 		return 0; /* [vdso], [kernel.kallsyms]_text, //anon, ... */
 	if (missing_has(miss, fn))
 		return 0;
-	if (!path_seen(d, fn) && access(fn, R_OK) < 0) {
-		auxcap_log(AUXCAP_LOG_WARN,
-			   "'%s' (mapped at 0x%" PRIx64 ") cannot be read: %s; its code is not "
-			   "decoded (copy it to that path or use 'auxcap archive')",
-			   fn, rec->u.mmap.addr, strerror(errno));
-		d->info.missing_binaries++;
-		missing_add(miss, fn);
-		return 0;
+	file = path_found(d, fn);
+	if (!file) {
+		id_size = mapping_build_id(d, rec, &id);
+#if AUXCAP_HAVE_LIBELF
+		r = auxcap_binary_find(d->path, fn, id, id_size, &found);
+#else
+		r = access(fn, R_OK) < 0 ? -errno : 0;
+		found = r == 0 ? strdup(fn) : NULL;
+		if (r == 0 && !found)
+			r = -ENOMEM;
+#endif
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "'%s' (mapped at 0x%" PRIx64 ") %s; its code is not decoded (run "
+				   "'auxcap archive' where it was recorded, or copy it back)",
+				   fn, rec->u.mmap.addr,
+				   id_size ? "is missing or was rebuilt (build-id differs)"
+					   : "cannot be read");
+			d->info.missing_binaries++;
+			missing_add(miss, fn);
+			return 0;
+		}
+		if (d->nr_found == d->cap_found) {
+			size_t cap = d->cap_found ? 2 * d->cap_found : 8;
+			struct found_file *nf = realloc(d->found, cap * sizeof(*nf));
+
+			if (!nf) {
+				free(found);
+				return -ENOMEM;
+			}
+			d->found = nf;
+			d->cap_found = cap;
+		}
+		d->found[d->nr_found].file = found;
+		d->found[d->nr_found].mapped = strdup(fn);
+		if (!d->found[d->nr_found].mapped) {
+			free(found);
+			return -ENOMEM;
+		}
+		file = d->found[d->nr_found++].file;
 	}
-	return add_map(d, fn, rec->u.mmap.pgoff, rec->u.mmap.len, rec->u.mmap.addr,
+	return add_map(d, file, rec->u.mmap.pgoff, rec->u.mmap.len, rec->u.mmap.addr,
 		       (int32_t)rec->u.mmap.pid);
 }
 
@@ -429,7 +494,9 @@ static int first_pass(struct auxcap_decode *d)
 	if (r < 0)
 		return r;
 	d->info.snapshot = snapshot;
-	d->have_tc = has_tc && auxcap_time_conv_usable(&d->tc, short_tc);
+	/* TIME_CONV records from before cap_user_time_zero was in them are trusted. */
+	d->have_tc = has_tc && d->tc.time_mult && d->tc.time_shift < 64 &&
+		     (d->tc.cap_user_time_zero || short_tc);
 	d->info.has_time_conv = d->have_tc;
 	return 0;
 }
@@ -655,6 +722,11 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 			goto err;
 	}
 
+	d->path = strdup(path);
+	if (!d->path) {
+		r = -ENOMEM;
+		goto err;
+	}
 	if (d->opts.raw_backend) {
 		r = open_raw(d, path);
 		if (r < 0)
@@ -737,6 +809,12 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->qmaps);
 	auxcap_symbols_free(d->syms);
 	free(d->tids);
+	for (size_t i = 0; i < d->nr_found; i++) {
+		free(d->found[i].file);
+		free(d->found[i].mapped);
+	}
+	free(d->found);
+	free(d->path);
 	free(d->info_words);
 	free(d->backend_options);
 	auxcap_perf_reader_close(d->rd);

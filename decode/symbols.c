@@ -12,8 +12,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decode_int.h"
 #if AUXCAP_HAVE_LIBELF
@@ -24,6 +26,8 @@
 
 struct sym_file {
 	char *path;
+	int fd; /* for reading code, -1 until opened (or if it cannot be) */
+	bool fd_tried;
 #if AUXCAP_HAVE_LIBELF
 	struct auxcap_elf *elf; /* owned, NULL until opened or if it cannot be */
 #endif
@@ -78,6 +82,8 @@ void auxcap_symbols_free(struct auxcap_symbols *s)
 #if AUXCAP_HAVE_LIBELF
 		auxcap_elf_free(s->files[i].elf);
 #endif
+		if (s->files[i].fd >= 0)
+			(void)close(s->files[i].fd);
 		free(s->files[i].path);
 	}
 	free(s->files);
@@ -110,6 +116,7 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 			s->capfiles = cap;
 		}
 		memset(&s->files[f], 0, sizeof(s->files[f]));
+		s->files[f].fd = -1;
 		s->files[f].path = strdup(path);
 		if (!s->files[f].path)
 			return -ENOMEM;
@@ -222,4 +229,26 @@ int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 	if (c->result && ret_dso)
 		*ret_dso = c->dso;
 	return c->result;
+}
+
+int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
+			size_t len)
+{
+	const struct sym_map *m = find_map(s, pid, addr);
+	struct sym_file *f;
+	ssize_t n;
+
+	if (!m)
+		return -ENOENT;
+	f = &s->files[m->file];
+	if (!f->fd_tried) {
+		f->fd_tried = true;
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	}
+	if (f->fd < 0)
+		return -ENOENT;
+	if (len > m->end - addr)
+		len = (size_t)(m->end - addr);
+	n = pread(f->fd, buf, len, (off_t)(addr - m->start + m->pgoff));
+	return n < 0 ? -errno : (int)n;
 }

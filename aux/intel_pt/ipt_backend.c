@@ -43,7 +43,7 @@
 #include <intel-pt.h>
 
 #include "auxcap/backend.h"
-#include "auxcap/time_conv.h"
+#include "auxcap/timeconv.h"
 #include "ipt.h"
 
 /* perf's intel_pt AUXTRACE_INFO words (spec/perf-data-and-perf-tool.md section 1.5). */
@@ -755,7 +755,7 @@ static int ipt_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 		d->tc.time_mult = ctx->info[INFO_TIME_MULT];
 		d->tc.time_zero = ctx->info[INFO_TIME_ZERO];
 		d->tc.cap_user_time_zero = true;
-		d->have_tc = auxcap_time_conv_usable(&d->tc, false);
+		d->have_tc = d->tc.time_mult && d->tc.time_shift < 64;
 	}
 	r = auxcap_ipt_image_new(&d->image);
 	if (r < 0)
@@ -820,7 +820,7 @@ static int ipt_decoder_next(void *p, struct auxcap_trace_event *ev)
 	}
 	*ev = d->out[d->iout++];
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
-		ev->time = auxcap_time_conv_to_perf(&d->tc, ev->tsc);
+		ev->time = auxcap_time_conv_to_ns(&d->tc, ev->tsc);
 		ev->flags |= AUXCAP_TRACE_F_HAS_TIME;
 	}
 	return 1;

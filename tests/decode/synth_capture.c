@@ -24,7 +24,7 @@
 
 #include <sys/mman.h>
 
-#include "auxcap/time_conv.h"
+#include "auxcap/timeconv.h"
 #include "capture_builder.h"
 #include "tracer.h"
 
@@ -154,7 +154,7 @@ static int write_capture(const char *path, struct state *s, size_t pieces, bool 
 
 		if (take_sb) {
 			const struct auxcap_tracer_sideband *e = &s->sbs[i].sb;
-			uint64_t t = auxcap_time_conv_to_perf(&tc, e->tsc);
+			uint64_t t = auxcap_time_conv_to_ns(&tc, e->tsc);
 
 			if (e->type == AUXCAP_TRACER_SB_COMM)
 				cb_comm(b, e->pid, e->tid, s->sbs[i].str, e->comm.exec, t, 0);
@@ -166,7 +166,7 @@ static int write_capture(const char *path, struct state *s, size_t pieces, bool 
 			i++;
 		} else {
 			cb_sample(b, 1, s->samples[j].ip, s->pid, s->pid,
-				  auxcap_time_conv_to_perf(&tc, s->samples[j].tsc), 0, 100000);
+				  auxcap_time_conv_to_ns(&tc, s->samples[j].tsc), 0, 100000);
 			j++;
 		}
 		if (++k % 1000 == 0)
@@ -181,7 +181,7 @@ static int write_capture(const char *path, struct state *s, size_t pieces, bool 
 		cuts[i] = s->len * i / pieces + (size_t)(rnd(s) % 97) - 48;
 	for (size_t i = 0; i < pieces; i++) {
 		size_t len = cuts[i + 1] - cuts[i];
-		uint64_t t = auxcap_time_conv_to_perf(&tc, s->last_tsc);
+		uint64_t t = auxcap_time_conv_to_ns(&tc, s->last_tsc);
 
 		cb_aux(b, cuts[i], len, 0, s->pid, s->pid, t, 0);
 		cb_auxtrace(b, s->trace + cuts[i], len, cuts[i], 0, s->pid, (uint32_t)-1);
