@@ -64,9 +64,17 @@ struct dqueue {
 	struct qev *ring;
 	size_t cap;	     /* power of two */
 	size_t head, ready, tail;
+	bool held;	     /* the head is the event handed out last (auxcap_decode_next()) */
+	const struct auxcap_trace_event **held_out; /* where it was handed out */
 	bool run_has_clock;  /* the open run has a timestamp */
+	bool run_gap;	     /* the open run holds a gap */
 	uint64_t run_clock;  /* its perf time */
 	uint64_t last_key;   /* key of the last final event (keys never go back) */
+	int32_t c_tid, c_pid; /* the thread of the last event handed out, its process */
+	const char *c_comm;   /* and its name (borrowed from the thread table) */
+	uint64_t c_gen;	      /* tid_gen when they were looked up */
+	uint64_t c_tsc, c_clock; /* the last timestamp converted, and its perf time */
+	bool c_have;
 	uint64_t last_run_hi;
 };
 
@@ -132,6 +140,7 @@ struct dthread {
 	struct auxcap_decode_frame *stack; /* outermost first */
 	uint32_t depth, cap_stack;
 	struct hist *hist; /* ring, newest at (hhead - 1) */
+	struct hist scratch; /* stands in for history entries when none are kept */
 	uint32_t hcap, hn, hhead;
 	uint64_t seq_from; /* where the current sequential run began */
 	bool have_seq;
@@ -143,6 +152,9 @@ struct dthread {
 	struct ftime_slot *ft;
 	uint32_t ft_cap, ft_n;
 	uint64_t ft_since; /* time the current function has been accounted up to */
+	uint64_t ft_last_func; /* the last function accounted, and its slot (a cache) */
+	uint32_t ft_last_slot;
+	bool ft_last_valid;
 	bool ft_paused;	   /* tracing stopped: the next event restarts the accounting */
 	uint64_t trace_ns;
 };
@@ -198,6 +210,8 @@ struct auxcap_decode {
 	struct sb_cursor sb;
 	bool sb_ready;
 	size_t *heap; /* cursor indices: 0..nr_queues-1 queues, nr_queues the records */
+	uint64_t *ckey; /* each cursor's head key */
+	uint64_t tid_gen; /* bumped whenever thread names or pids may have changed */
 	size_t heap_n;
 	bool started;
 	int32_t *cpu_tid; /* per CPU: the thread running, -1 */
@@ -205,9 +219,11 @@ struct auxcap_decode {
 	struct dthread *threads; /* hash table by tid */
 	size_t threads_cap, threads_n;
 	struct dthread *last_thread;
+	struct dqueue *held_q; /* the queue whose head is the event handed out */
 
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;
+	bool out_record; /* @out holds a record's fields (cleared for the next trace event) */
 	struct auxcap_trace_event trace;
 	struct auxcap_record rec;
 	struct auxcap_perf_auxtrace_error *err_hold;
@@ -221,11 +237,14 @@ struct auxcap_decode {
 	size_t fwd_cap;
 
 	struct auxcap_decode_info info;
+	int ip_reg; /* the IP's index in perf's user register set of the capture's arch, -1 */
 	bool warned_timeless;
 	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
 	bool disasm_tried;
 	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
 	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
+	bool want_context; /* the capture has counter samples: keep history and function time */
+	const struct auxcap_perf_evsel *sample_evsel; /* the one event with samples, or NULL */
 };
 
 /* session.c */
@@ -238,8 +257,21 @@ uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time);
 
 /* queue.c */
 /* The next final event of @q (filling the ring as needed): 1, 0 at the end, or an error. */
-int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret);
-void queue_pop(struct dqueue *q);
+int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret);
+static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+{
+	size_t first = q->head + (q->held ? 1 : 0);
+
+	if (first != q->ready) { /* the usual case: a final event is waiting */
+		*ret = &q->ring[first & (q->cap - 1)];
+		return 1;
+	}
+	return queue_fill(d, q, ret);
+}
+/* The head was handed out (at *@out): keep it until queue_release(), which drops it.  If the
+ * ring moves meanwhile, *@out is pointed at the event's new place. */
+void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out);
+void queue_release(struct dqueue *q);
 /* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
  * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
 const struct qev *queue_at(const struct dqueue *q, size_t i);

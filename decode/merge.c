@@ -103,20 +103,24 @@ static void heap_remove_top(struct auxcap_decode *d)
 		heap_down(d, 0);
 }
 
-/* Keys are read from the cursors' heads, which are final (never change while peeked). */
+/* The key of cursor @c's head (kept in d->ckey when the cursor is re-keyed). */
 static struct ckey cursor_key(struct auxcap_decode *d, size_t c)
 {
-	struct ckey k = { 0, false };
+	struct ckey k = { d->ckey[c], c == d->nr_queues };
 
+	return k;
+}
+
+/* Note cursor @c's head key. */
+static void rekey(struct auxcap_decode *d, size_t c)
+{
 	if (c < d->nr_queues) {
 		struct dqueue *q = &d->queues[c];
 
-		k.key = q->ring[q->head & (q->cap - 1)].key;
+		d->ckey[c] = q->ring[(q->head + (q->held ? 1 : 0)) & (q->cap - 1)].key;
 	} else {
-		k.key = d->sb.heap[0].time;
-		k.record = true;
+		d->ckey[c] = d->sb.heap[0].time;
 	}
-	return k;
 }
 
 /* ---- threads ---------------------------------------------------------------------------- */
@@ -203,6 +207,7 @@ void merge_fini(struct auxcap_decode *d)
 	if (d->sb_ready)
 		sb_fini(&d->sb);
 	free(d->heap);
+	free(d->ckey);
 	free(d->cpu_tid);
 	free(d->err_hold);
 	free(d->sstack);
@@ -288,6 +293,10 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 	if (!ns)
 		return;
 	t->trace_ns += ns;
+	if (t->ft_last_valid && t->ft_last_func == func) {
+		t->ft[t->ft_last_slot].ns += ns;
+		return;
+	}
 	if ((t->ft_n + 1) * 2 > t->ft_cap) {
 		uint32_t cap = 2 * t->ft_cap;
 		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
@@ -309,13 +318,16 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 	mask = t->ft_cap - 1;
 	for (i = (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40) & mask; t->ft[i].ns;
 	     i = (i + 1) & mask)
-		if (t->ft[i].func == func) {
-			t->ft[i].ns += ns;
-			return;
-		}
-	t->ft[i].func = func;
-	t->ft[i].ns = ns;
-	t->ft_n++;
+		if (t->ft[i].func == func)
+			break;
+	if (!t->ft[i].ns) {
+		t->ft[i].func = func;
+		t->ft_n++;
+	}
+	t->ft[i].ns += ns;
+	t->ft_last_func = func;
+	t->ft_last_slot = i;
+	t->ft_last_valid = true;
 }
 
 /* Account the time up to @time to the innermost frame's function. */
@@ -329,6 +341,7 @@ static void ftime_account(struct dthread *t, uint64_t time)
 
 /* ---- trace events ---------------------------------------------------------------------- */
 
+/* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
 static struct hist *hist_push(struct dthread *t)
 {
 	struct hist *h = &t->hist[t->hhead];
@@ -336,7 +349,7 @@ static struct hist *hist_push(struct dthread *t)
 	t->hhead = (t->hhead + 1) & (t->hcap - 1);
 	if (t->hn < t->hcap)
 		t->hn++;
-	memset(h, 0, sizeof(*h));
+	h->undo = UNDO_NONE;
 	return h;
 }
 
@@ -346,7 +359,11 @@ static struct hist *hist_at(const struct dthread *t, uint32_t k)
 	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
 }
 
-static void apply_trace(struct dthread *t, const struct qev *e,
+/*
+ * Apply trace event @e to thread @t: its stack, and, with @ctx (the capture has samples to
+ * give context to), its branch history and per-function time.
+ */
+static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 			struct auxcap_decode_stack_change *sc)
 {
 	const struct auxcap_trace_event *ev = &e->ev;
@@ -373,7 +390,7 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 	}
 	switch (ev->kind) {
 	case AUXCAP_TRACE_BRANCH:
-		h = hist_push(t);
+		h = ctx ? hist_push(t) : &t->scratch;
 		h->from = ev->ip;
 		h->to = ev->to;
 		h->seq_from = t->have_seq ? t->seq_from : 0;
@@ -383,13 +400,15 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 		if (ev->branch == AUXCAP_BR_CALL && s.depth) {
 			struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
 
-			ftime_account(t, now);
+			if (ctx)
+				ftime_account(t, now);
 			if (stack_push(&s, &fr) == 0) {
 				h->undo = UNDO_PUSHED;
 				sc->pushed = true;
 			}
 		} else if (ev->branch == AUXCAP_BR_RETURN && s.depth) {
-			ftime_account(t, now);
+			if (ctx)
+				ftime_account(t, now);
 			stack_return(&s, ev->to, now, sc, h);
 		}
 		t->seq_from = ev->to;
@@ -402,8 +421,9 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 		t->seq_start = true;
 		break;
 	case AUXCAP_TRACE_DISABLE:
-		h = hist_push(t);
+		h = ctx ? hist_push(t) : &t->scratch;
 		h->from = ev->ip;
+		h->to = 0;
 		h->seq_from = t->have_seq ? t->seq_from : 0;
 		h->seq_start = t->seq_start;
 		h->time = now;
@@ -426,12 +446,6 @@ static void apply_trace(struct dthread *t, const struct qev *e,
 	sc->depth = t->depth;
 }
 
-static int32_t pid_of(struct auxcap_decode *d, int32_t tid)
-{
-	struct tid_info *ti = decode_tid(d, tid, false);
-
-	return ti ? ti->pid : -1;
-}
 
 #define BRC_SIZE 4096 /* branch classes cached, power of two */
 
@@ -483,50 +497,55 @@ static enum auxcap_branch_type branch_at(struct auxcap_decode *d, int32_t pid, u
 	return t;
 }
 
-static int emit_trace(struct auxcap_decode *d, size_t c, const struct qev *e)
+static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 {
 	struct dqueue *q = &d->queues[c];
 	struct auxcap_decode_event *out = &d->out;
 	struct dthread *t;
-	int32_t tid = -1, pid = -1;
+	int32_t tid = -1;
 
-	d->trace = e->ev;
-	if (q->info.tid >= 0) {
+	if (q->info.tid >= 0)
 		tid = q->info.tid;
-		pid = q->info.pid;
-	} else if (q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpus) {
+	else if (q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpus)
 		tid = d->cpu_tid[q->info.cpu];
-		pid = pid_of(d, tid);
-	}
-	if (e->ev.flags & AUXCAP_TRACE_F_HAS_TID) {
+	if (e->ev.flags & AUXCAP_TRACE_F_HAS_TID)
 		tid = (int32_t)e->ev.tid;
-		pid = pid_of(d, tid);
+	/* The thread's process and name, looked up again only when they may have changed. */
+	if (tid != q->c_tid || d->tid_gen != q->c_gen) {
+		struct tid_info *ti = decode_tid(d, tid, false);
+
+		q->c_tid = tid;
+		q->c_gen = d->tid_gen;
+		q->c_pid = q->info.tid >= 0 && tid == q->info.tid ? q->info.pid : ti ? ti->pid : -1;
+		q->c_comm = ti && ti->comm[0] ? ti->comm : NULL;
 	}
-	if (d->trace.kind == AUXCAP_TRACE_BRANCH && d->trace.branch == AUXCAP_BR_NONE)
-		d->trace.branch = branch_at(d, pid, d->trace.ip);
-	memset(out, 0, sizeof(*out));
+	if (e->ev.kind == AUXCAP_TRACE_BRANCH && e->ev.branch == AUXCAP_BR_NONE)
+		e->ev.branch = branch_at(d, q->c_pid, e->ev.ip);
 	out->kind = AUXCAP_DECODE_TRACE;
 	out->time = e->key;
 	out->has_time = e->has_time;
 	out->cpu = q->info.cpu;
-	out->pid = pid;
+	out->pid = q->c_pid;
 	out->tid = tid;
-	out->comm = auxcap_decode_comm(d, tid);
+	out->comm = q->c_comm;
 	out->queue = (int32_t)c;
-	out->trace = &d->trace;
-	t = thread_get(d, tid >= 0 ? tid : -1000 - (int32_t)c, true);
+	out->trace = &e->ev; /* held in the queue until the next call */
+	if (d->out_record) { /* the record fields of the previous event */
+		out->rec = NULL;
+		out->evsel = NULL;
+		out->ctx = NULL;
+		out->loss = NULL;
+		out->lost = 0;
+		out->auxtrace_error = NULL;
+		d->out_record = false;
+	}
+	tid = tid >= 0 ? tid : -1000 - (int32_t)c;
+	t = d->last_thread && d->last_thread->tid == tid ? d->last_thread : thread_get(d, tid, true);
 	if (!t)
 		return -ENOMEM;
-	t->pid = pid;
+	t->pid = q->c_pid;
 	t->queue = q;
-	if (d->trace.branch != e->ev.branch) {
-		struct qev copy = *e;
-
-		copy.ev.branch = d->trace.branch;
-		apply_trace(t, &copy, &out->stack);
-	} else {
-		apply_trace(t, e, &out->stack);
-	}
+	apply_trace(t, e, d->want_context, &out->stack);
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
 		d->info.timeless = true;
@@ -774,6 +793,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		x->ftime = d->sftime;
 		x->nr_ftime = n < FTIME_MAX ? n : FTIME_MAX;
 		t->ft_n = 0;
+		t->ft_last_valid = false;
 	}
 	x->trace_ns = t->trace_ns;
 	t->trace_ns = 0;
@@ -804,6 +824,24 @@ static int cpu_set_tid(struct auxcap_decode *d, uint32_t cpu, int32_t tid)
 	return 0;
 }
 
+/*
+ * The IP to look a sample up by in the trace: its own, unless it was taken in the kernel and
+ * carries the user-mode registers (REGS_USER with the IP), as counter samples of a task under
+ * the live tracer do: then the user-mode IP, where the traced code was.
+ */
+static uint64_t sample_ip(const struct auxcap_decode *d, const struct auxcap_perf_evsel *es,
+			  const struct auxcap_sample *sa)
+{
+	uint64_t mask = es->layout.sample_regs_user;
+	int reg = d->ip_reg;
+
+	if (!(sa->ip >> 63) || reg < 0 || !(es->layout.sample_type & PERF_SAMPLE_REGS_USER) ||
+	    !sa->regs_user.abi || !(mask & (UINT64_C(1) << reg)))
+		return sa->ip;
+	return auxcap_get_u64(sa->regs_user.regs,
+			      (size_t)__builtin_popcountll(mask & ((UINT64_C(1) << reg) - 1)));
+}
+
 static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 {
 	const struct auxcap_perf_evsel *es = e->evsel;
@@ -813,6 +851,7 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 	int r;
 
 	memset(out, 0, sizeof(*out));
+	d->out_record = true;
 	out->kind = AUXCAP_DECODE_SIDEBAND;
 	out->time = e->time;
 	out->has_time = e->has_time;
@@ -879,7 +918,10 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 		}
 		t = out->tid >= 0 ? thread_get(d, out->tid, false) : NULL;
 		if (t && t->has_trace) {
-			r = sample_context(d, t, sa->ip, e->time);
+			uint64_t ip = sample_ip(d, es, sa);
+
+			r = sample_context(d, t, ip, e->time);
+			d->sctx.ip = ip;
 			if (r < 0)
 				return r;
 			out->ctx = &d->sctx;
@@ -918,6 +960,7 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 		if (ti) {
 			ti->pid = (int32_t)rec->u.comm.pid;
 			snprintf(ti->comm, sizeof(ti->comm), "%s", rec->u.comm.comm);
+			d->tid_gen++;
 		}
 		out->pid = (int32_t)rec->u.comm.pid;
 		out->tid = (int32_t)rec->u.comm.tid;
@@ -961,13 +1004,15 @@ static int start(struct auxcap_decode *d)
 	int r;
 
 	d->heap = calloc(d->nr_queues + 1, sizeof(*d->heap));
-	if (!d->heap)
+	d->ckey = calloc(d->nr_queues + 1, sizeof(*d->ckey));
+	if (!d->heap || !d->ckey)
 		return -ENOMEM;
 	for (size_t c = 0; c < d->nr_queues; c++) {
 		r = queue_peek(d, &d->queues[c], &e);
 		if (r < 0)
 			return r;
 		if (r == 1) {
+			rekey(d, c);
 			d->heap[d->heap_n++] = c;
 			heap_up(d, d->heap_n - 1);
 		}
@@ -981,6 +1026,7 @@ static int start(struct auxcap_decode *d)
 		if (r < 0)
 			return r;
 		if (r == 1) {
+			rekey(d, d->nr_queues);
 			d->heap[d->heap_n++] = d->nr_queues;
 			heap_up(d, d->heap_n - 1);
 		}
@@ -999,6 +1045,10 @@ int merge_next(struct auxcap_decode *d)
 		if (r < 0)
 			return r;
 	}
+	if (d->held_q) {
+		queue_release(d->held_q);
+		d->held_q = NULL;
+	}
 	if (!d->heap_n)
 		return 0;
 	c = d->heap[0];
@@ -1006,15 +1056,24 @@ int merge_next(struct auxcap_decode *d)
 		struct dqueue *q = &d->queues[c];
 		struct qev *e;
 
-		r = emit_trace(d, c, &q->ring[q->head & (q->cap - 1)]);
+		r = queue_peek(d, q, &e);
 		if (r < 0)
 			return r;
-		queue_pop(q);
+		r = emit_trace(d, c, e);
+		if (r < 0)
+			return r;
+		queue_hold(q, &d->out.trace);
+		d->held_q = q;
 		r = queue_peek(d, q, &e);
-		if (r == 1)
-			heap_down(d, 0);
-		else
+		if (r == 1) {
+			d->ckey[c] = e->key;
+			/* Still first (the usual case between records): no need to sift. */
+			if (d->heap_n > 1 && !(e->key < d->ckey[d->heap[1]] &&
+					       (d->heap_n < 3 || e->key < d->ckey[d->heap[2]])))
+				heap_down(d, 0);
+		} else {
 			heap_remove_top(d);
+		}
 		/* A failing queue ends after the event just handed out; the error comes next. */
 		if (r < 0)
 			d->pending_error = r;
@@ -1032,10 +1091,12 @@ int merge_next(struct auxcap_decode *d)
 		r = sb_peek(&d->sb, &se);
 		if (r < 0)
 			return r;
-		if (r == 1)
+		if (r == 1) {
+			d->ckey[c] = se->time;
 			heap_down(d, 0);
-		else
+		} else {
 			heap_remove_top(d);
+		}
 		return 1;
 	}
 }

@@ -203,9 +203,9 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		fputs(",\"context\":null}\n", f);
 		return;
 	}
-	fprintf(f,
-		",\"context\":{\"aligned\":%s,\"delta_ns\":%" PRId64 ",\"window\":[%" PRIu64
-		",%" PRIu64 "]",
+	fputs(",\"context\":{", f);
+	addr_sym(w, ev->pid, "ip", x->ip);
+	fprintf(f, ",\"aligned\":%s,\"delta_ns\":%" PRId64 ",\"window\":[%" PRIu64 ",%" PRIu64 "]",
 		x->aligned ? "true" : "false", x->delta_ns, x->window_lo, x->window_hi);
 	if (x->aligned)
 		addr(f, "seq_from", x->seq_from);
@@ -214,7 +214,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	fprintf(f, ",\"seq_from_start\":%s", x->seq_from_start ? "true" : "false");
 	fputs(",\"stack\":[", f);
 	for (size_t i = 0; i < x->nr_stack; i++) {
-		uint64_t at = i ? x->stack[i - 1].call_site : sa->ip;
+		uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
 
 		fprintf(f, "%s{\"func\":\"0x%" PRIx64 "\",\"func_sym\":", i ? "," : "",
 			x->stack[i].func);

@@ -230,7 +230,7 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	}
 	fputs(x->aligned ? "\tstack:" : "\tstack (ip not found in the trace near it):", w->f);
 	for (size_t i = 0; i < x->nr_stack; i++) {
-		uint64_t at = i ? x->stack[i - 1].call_site : sa->ip;
+		uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
 
 		fprintf(w->f, "%s%s", i ? " <- " : " ",
 			out_sym(w, ev->pid, at ? at : x->stack[i].func, true, sym, sizeof(sym)));

@@ -10,8 +10,9 @@
  * the events of such a stretch, a "run", are held until the next timestamp is known and then
  * spread between the two by instruction count: event i of a run that started at t0, with the
  * next timestamp t1, gets t0 + (t1 - t0) * (instructions up to and including i) /
- * (instructions of the run + 1).  A run is also closed, without spreading, by a gap (time
- * was lost), the end of the trace, or when it reaches RUN_MAX events (memory stays bounded).
+ * (instructions of the run + 1).  A run with a gap in it is not spread (time was lost: its
+ * events stay at t0); a run is also closed, without spreading, by a gap that has its own
+ * timestamp, the end of the trace, or when it reaches RUN_MAX events (memory stays bounded).
  * Events before the first timestamp of the queue take that timestamp.  Without any time
  * the events of a piece take the time of the last record written before the piece.  Keys
  * never go back within a queue.
@@ -32,6 +33,12 @@
 static size_t ring_count(const struct dqueue *q)
 {
 	return q->tail - q->head;
+}
+
+/* The first event not handed out yet (the head, or the one after a held head). */
+static size_t first(const struct dqueue *q)
+{
+	return q->head + (q->held ? 1 : 0);
 }
 
 static struct qev *ring_at(const struct dqueue *q, size_t pos)
@@ -58,18 +65,29 @@ static int ring_reserve(struct dqueue *q)
 	free(q->ring);
 	q->ring = nr;
 	q->cap = cap;
+	if (q->held && q->held_out)
+		*q->held_out = &ring_at(q, q->head)->ev; /* the event handed out moved */
 	return 0;
 }
 
 const struct qev *queue_at(const struct dqueue *q, size_t i)
 {
-	return i < ring_count(q) ? ring_at(q, q->head + i) : NULL;
+	return first(q) + i < q->tail ? ring_at(q, first(q) + i) : NULL;
 }
 
-void queue_pop(struct dqueue *q)
+void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out)
 {
-	if (q->head != q->ready)
+	q->held = true;
+	q->held_out = out;
+}
+
+void queue_release(struct dqueue *q)
+{
+	if (q->held) {
 		q->head++;
+		q->held = false;
+		q->held_out = NULL;
+	}
 }
 
 void queue_fini(struct auxcap_decode *d, struct dqueue *q)
@@ -85,12 +103,17 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 	q->cap = q->head = q->ready = q->tail = 0;
 }
 
-/* Perf time of @ev, if it has one. */
-static bool ev_clock(const struct auxcap_decode *d, const struct auxcap_trace_event *ev,
-		     uint64_t *ret)
+/* Perf time of @ev, if it has one (the last conversion is remembered: runs share it). */
+static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
+		     const struct auxcap_trace_event *ev, uint64_t *ret)
 {
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
-		*ret = auxcap_time_conv_to_ns(&d->tc, ev->tsc);
+		if (!q->c_have || q->c_tsc != ev->tsc) {
+			q->c_tsc = ev->tsc;
+			q->c_clock = auxcap_time_conv_to_ns(&d->tc, ev->tsc);
+			q->c_have = true;
+		}
+		*ret = q->c_clock;
 		return true;
 	}
 	if (ev->flags & AUXCAP_TRACE_F_HAS_TIME) {
@@ -161,36 +184,34 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 	}
 	q->ready = q->tail;
 	q->run_has_clock = false;
+	q->run_gap = false;
 }
 
-static int push(struct dqueue *q, const struct auxcap_trace_event *ev)
+/* Append the event decoded into the slot at the tail (see queue_peek()). */
+static void push(struct dqueue *q)
 {
-	struct qev *e;
-	int r = ring_reserve(q);
+	struct qev *e = ring_at(q, q->tail++);
 
-	if (r < 0)
-		return r;
-	e = ring_at(q, q->tail++);
-	e->ev = *ev;
 	/* Provisional until the run is closed: the earliest it can be. */
 	e->key = q->run_has_clock && q->run_clock > q->last_key ? q->run_clock : q->last_key;
 	e->run_lo = e->run_hi = e->key;
 	e->has_time = false;
-	return 0;
 }
 
-static int add_event(struct auxcap_decode *d, struct dqueue *q, const struct auxcap_trace_event *ev)
+/* The event in the slot at the tail joins the queue. */
+static void add_event(struct auxcap_decode *d, struct dqueue *q)
 {
+	const struct auxcap_trace_event *ev = &ring_at(q, q->tail)->ev;
 	uint64_t c = 0;
-	bool has_clock = ev_clock(d, ev, &c);
-	int r;
+	bool has_clock = ev_clock(d, q, ev, &c);
 
-	if (ev->kind == AUXCAP_TRACE_GAP) {
+	if (ev->kind == AUXCAP_TRACE_GAP && !has_clock) {
+		/* Time was lost: the run it is in is not spread (and it takes that run's time). */
+		q->run_gap = true;
+	} else if (ev->kind == AUXCAP_TRACE_GAP) {
 		/* Time was lost: the run before it is not spread over the gap. */
 		close_run(q, false, 0, false);
-		r = push(q, ev);
-		if (r < 0)
-			return r;
+		push(q);
 		{
 			struct qev *e = ring_at(q, q->tail - 1);
 			uint64_t key = has_clock ? c : (q->last_key ? q->last_key : hint(q));
@@ -200,11 +221,11 @@ static int add_event(struct auxcap_decode *d, struct dqueue *q, const struct aux
 			finalize(q, e, key);
 		}
 		q->ready = q->tail;
-		return 0;
+		return;
 	}
 	if (has_clock) {
 		if (q->run_has_clock && c != q->run_clock)
-			close_run(q, true, c, true);
+			close_run(q, true, c, !q->run_gap);
 		else if (!q->run_has_clock && q->tail != q->ready)
 			close_run(q, true, c, false); /* events before the first timestamp */
 		if (!q->run_has_clock) {
@@ -212,12 +233,9 @@ static int add_event(struct auxcap_decode *d, struct dqueue *q, const struct aux
 			q->run_clock = c;
 		}
 	}
-	r = push(q, ev);
-	if (r < 0)
-		return r;
+	push(q);
 	if (q->tail - q->ready >= RUN_MAX)
 		close_run(q, false, 0, false);
-	return 0;
 }
 
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
@@ -274,14 +292,14 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	return 0;
 }
 
-int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 {
-	struct auxcap_trace_event ev;
+	struct auxcap_trace_event *ev;
 	int r;
 
 	for (;;) {
-		if (q->head != q->ready) {
-			*ret = ring_at(q, q->head);
+		if (first(q) != q->ready) {
+			*ret = ring_at(q, first(q));
 			return 1;
 		}
 		if (q->done)
@@ -291,7 +309,7 @@ int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (q->head == q->ready)
+				if (first(q) == q->ready)
 					q->done = true;
 				continue;
 			}
@@ -304,8 +322,14 @@ int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 			}
 			continue;
 		}
-		memset(&ev, 0, sizeof(ev));
-		r = d->backend->decoder_next(q->dec, &ev);
+		/* Decode straight into the slot after the tail. */
+		r = ring_reserve(q);
+		if (r < 0) {
+			q->error = r;
+			return r;
+		}
+		ev = &ring_at(q, q->tail)->ev;
+		r = d->backend->decoder_next(q->dec, ev);
 		if (r < 0) {
 			snprintf(d->errtext, sizeof(d->errtext), "decoding AUX queue %u stopped: %s",
 				 q->info.idx, strerror(-r));
@@ -317,10 +341,6 @@ int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 			q->dec = NULL;
 			continue;
 		}
-		r = add_event(d, q, &ev);
-		if (r < 0) {
-			q->error = r;
-			return r;
-		}
+		add_event(d, q);
 	}
 }

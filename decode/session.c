@@ -73,6 +73,7 @@ struct tid_info *decode_tid(struct auxcap_decode *d, int32_t tid, bool create)
 		free(d->tids);
 		d->tids = nt;
 		d->tids_cap = cap;
+		d->tid_gen++;
 	}
 	if (!d->tids_cap)
 		return NULL;
@@ -82,6 +83,7 @@ struct tid_info *decode_tid(struct auxcap_decode *d, int32_t tid, bool create)
 			return &d->tids[i];
 	if (!create)
 		return NULL;
+	d->tid_gen++;
 	d->tids[i].tid = tid;
 	d->tids[i].pid = -1;
 	d->tids[i].comm[0] = '\0';
@@ -102,6 +104,7 @@ static void note_tid(struct auxcap_decode *d, uint32_t pid, uint32_t tid, const 
 		t->pid = (int32_t)pid;
 	if (comm)
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	d->tid_gen++;
 }
 
 const char *auxcap_decode_comm(const struct auxcap_decode *d, int32_t tid)
@@ -252,6 +255,11 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, str
 		id_size = mapping_build_id(d, rec, &id);
 #if AUXCAP_HAVE_LIBELF
 		r = auxcap_binary_find(d->path, fn, id, id_size, &found);
+		/* Not ELF (raw code, a JIT's file) and no build-id to check: the file as it is. */
+		if (r == -ENOENT && !id_size && access(fn, R_OK) == 0) {
+			found = strdup(fn);
+			r = found ? 0 : -ENOMEM;
+		}
 #else
 		r = access(fn, R_OK) < 0 ? -errno : 0;
 		found = r == 0 ? strdup(fn) : NULL;
@@ -413,7 +421,8 @@ static int first_pass(struct auxcap_decode *d)
 	struct auxcap_perf_event ev;
 	struct missing miss = { 0 };
 	uint64_t last_time = 0;
-	bool snapshot = false, has_tc = false, short_tc = false;
+	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
+	const struct auxcap_perf_evsel *sample_evsel = NULL;
 	int r;
 
 	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
@@ -448,6 +457,10 @@ static int first_pass(struct auxcap_decode *d)
 		case PERF_RECORD_SAMPLE:
 			if (ev.evsel && (ev.evsel->layout.sample_type & PERF_SAMPLE_TID))
 				note_tid(d, rec->u.sample.pid, rec->u.sample.tid, NULL);
+			if (!sample_evsel)
+				sample_evsel = ev.evsel;
+			else if (ev.evsel != sample_evsel)
+				several_evsels = true;
 			break;
 		case PERF_RECORD_AUX:
 			snapshot |= (rec->u.aux.flags & AUX_FLAG_OVERWRITE) != 0;
@@ -494,6 +507,9 @@ static int first_pass(struct auxcap_decode *d)
 	if (r < 0)
 		return r;
 	d->info.snapshot = snapshot;
+	/* Counter samples (decided again once the AUX event is known). */
+	d->sample_evsel = several_evsels ? NULL : sample_evsel;
+	d->want_context = several_evsels || sample_evsel;
 	/* TIME_CONV records from before cap_user_time_zero was in them are trusted. */
 	d->have_tc = has_tc && d->tc.time_mult && d->tc.time_shift < 64 &&
 		     (d->tc.cap_user_time_zero || short_tc);
@@ -751,9 +767,20 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 				r == -EBADMSG ? auxcap_perf_reader_error(d->rd) : strerror(-r));
 			goto err;
 		}
+		{
+			const char *arch = auxcap_perf_reader_features(d->rd)->arch;
+
+			/* PERF_REG_X86_IP, PERF_REG_ARM64_PC (asm/perf_regs.h) */
+			d->ip_reg = !arch ? -1
+				    : !strcmp(arch, "x86_64") ? 8
+				    : !strcmp(arch, "aarch64") || !strcmp(arch, "arm64") ? 32
+											: -1;
+		}
 		if (d->auxtrace_type)
 			d->backend = auxcap_backend_for_type(d->auxtrace_type);
 		pick_aux_evsel(d);
+		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
+			d->want_context = false; /* only the AUX event's own samples */
 		if (!d->nr_queues) {
 			set_err(d,
 				"'%s' holds no AUX trace (no AUXTRACE records); record with an AUX "

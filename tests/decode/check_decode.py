@@ -248,7 +248,7 @@ def check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_know
         c = s["context"]
         if not c or not c["aligned"]:
             continue
-        ip, seq = int(s["ip"], 16), int(c["seq_from"], 16)
+        ip, seq = int(c["ip"], 16), int(c["seq_from"], 16)
         if c["branches"] and not c["seq_from_start"] and int(c["branches"][0]["to"], 16) != seq:
             window_bad += 1
             print("  sample at %d: last branch %s -> %s, run from %s" %

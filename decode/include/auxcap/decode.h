@@ -133,7 +133,9 @@ struct auxcap_decode_ftime {
 
 /** The trace context of a counter sample. */
 struct auxcap_decode_sample_ctx {
-	bool aligned;	     /* the sample's IP was found in its window */
+	uint64_t ip;	     /* the IP looked up: the sample's, or, for a sample taken in the
+			      * kernel with REGS_USER, its user-mode IP */
+	bool aligned;	     /* that IP was found in the sample's window */
 	int64_t delta_ns;    /* time of the trace position used minus the sample's time */
 	uint64_t window_lo;  /* the window searched: perf time, ns */
 	uint64_t window_hi;
