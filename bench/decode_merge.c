@@ -18,7 +18,12 @@
  * with a tenth of the samples: memory must not grow with the trace.  (The trace itself is
  * read through the reader's file mapping: page cache, not counted.)
  *
- * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-k]   (-k: keep the files in /tmp)
+ * Timing: a TSC packet every -t iterations (default 64, about 220 events: what MTC packets at
+ * perf's default period give real hardware); -t 0 puts timestamps only at PSBs (every 4 KiB,
+ * as the emulated PMU does), the worst case for the stage, which holds every event between
+ * two timestamps.
+ *
+ * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-k]   (-k: keep the files)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -89,8 +94,8 @@ static int enc(struct pt_encoder *e, const struct pt_packet *p)
 	return pt_enc_next(e, p) < 0 ? 1 : 0;
 }
 
-/* The trace of @iters iterations into @g (PSB+TSC every 4 KiB). */
-static int gen_trace(struct gen *g, uint64_t bytes, uint64_t tsc0)
+/* The trace into @g: PSB+TSC every 4 KiB, a TSC every @timing iterations (0: none). */
+static int gen_trace(struct gen *g, uint64_t bytes, uint64_t tsc0, unsigned int timing)
 {
 	struct pt_config config;
 	struct pt_encoder *e;
@@ -142,6 +147,14 @@ static int gen_trace(struct gen *g, uint64_t bytes, uint64_t tsc0)
 				p.payload.ip.ip = CODE_ADDR;
 				r |= enc(e, &p);
 			}
+		}
+		/* A timing packet every @timing iterations (hardware with MTC at perf's default
+		 * period gives one every microsecond or so); without, only at PSBs. */
+		if (timing && k && k % timing == 0 && off - last_psb < 4096) {
+			memset(&p, 0, sizeof(p));
+			p.type = ppt_tsc;
+			p.payload.tsc.tsc = tsc0 + k * TICKS_PER_ITER;
+			r |= enc(e, &p);
 		}
 		/* TNT: [jnz of the previous iteration (taken)], jz of this one. */
 		memset(&p, 0, sizeof(p));
@@ -332,19 +345,22 @@ int main(int argc, char **argv)
 	double best_b = 1e9, best_m = 1e9;
 	uint64_t eb = 0, em = 0, ns = 0, na = 0;
 	struct gen g = { 0 }, gs = { 0 };
+	unsigned int timing = 64;
 	bool keep = false;
 	FILE *f;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "s:n:k")) != -1) {
-		if (opt == 's')
+	while ((opt = getopt(argc, argv, "s:n:t:k")) != -1) {
+		if (opt == 't')
+			timing = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 's')
 			mib = strtoull(optarg, NULL, 0);
 		else if (opt == 'n')
 			nsamples = strtoull(optarg, NULL, 0);
 		else if (opt == 'k')
 			keep = true;
 		else {
-			fprintf(stderr, "usage: %s [-s MIB] [-n SAMPLES] [-k]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-k]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -360,11 +376,11 @@ int main(int argc, char **argv)
 		perror(codefile);
 		return 1;
 	}
-	r = gen_trace(&g, mib << 20, tsc0);
+	r = gen_trace(&g, mib << 20, tsc0, timing);
 	if (r == 0)
 		r = write_capture(big, codefile, &g, tsc0, nsamples);
 	if (r == 0)
-		r = gen_trace(&gs, (mib << 20) / 10, tsc0);
+		r = gen_trace(&gs, (mib << 20) / 10, tsc0, timing);
 	if (r == 0)
 		r = write_capture(small, codefile, &gs, tsc0, nsamples / 10);
 	if (r < 0) {
@@ -372,8 +388,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("trace: %.1f MiB of Intel PT, %" PRIu64 " loop iterations, %" PRIu64
-	       " samples, %u MiB buffers\n",
-	       (double)g.len / (1 << 20), g.iters, nsamples, PIECE >> 20);
+	       " samples, %u MiB buffers, a timestamp every %u iterations%s\n",
+	       (double)g.len / (1 << 20), g.iters, nsamples, PIECE >> 20, timing ? timing : 0,
+	       timing ? "" : " (only at PSBs)");
 
 	for (int i = 0; i < 3; i++) {
 		double t0 = now(), t1;

@@ -152,9 +152,9 @@ struct dthread {
 	struct ftime_slot *ft;
 	uint32_t ft_cap, ft_n;
 	uint64_t ft_since; /* time the current function has been accounted up to */
-	uint64_t ft_last_func; /* the last function accounted, and its slot (a cache) */
-	uint32_t ft_last_slot;
-	bool ft_last_valid;
+	uint64_t ft_last_func[2]; /* the last two functions accounted, and their slots */
+	uint32_t ft_last_slot[2];
+	unsigned int ft_last_valid; /* bit k: entry k is valid */
 	bool ft_paused;	   /* tracing stopped: the next event restarts the accounting */
 	uint64_t trace_ns;
 };

@@ -293,10 +293,12 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 	if (!ns)
 		return;
 	t->trace_ns += ns;
-	if (t->ft_last_valid && t->ft_last_func == func) {
-		t->ft[t->ft_last_slot].ns += ns;
-		return;
-	}
+	/* Calls and returns alternate between a few functions: two remembered slots. */
+	for (int k = 0; k < 2; k++)
+		if (t->ft_last_valid & (1u << k) && t->ft_last_func[k] == func) {
+			t->ft[t->ft_last_slot[k]].ns += ns;
+			return;
+		}
 	if ((t->ft_n + 1) * 2 > t->ft_cap) {
 		uint32_t cap = 2 * t->ft_cap;
 		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
@@ -314,6 +316,7 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 		free(t->ft);
 		t->ft = nf;
 		t->ft_cap = cap;
+		t->ft_last_valid = 0;
 	}
 	mask = t->ft_cap - 1;
 	for (i = (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40) & mask; t->ft[i].ns;
@@ -325,9 +328,11 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 		t->ft_n++;
 	}
 	t->ft[i].ns += ns;
-	t->ft_last_func = func;
-	t->ft_last_slot = i;
-	t->ft_last_valid = true;
+	t->ft_last_func[1] = t->ft_last_func[0];
+	t->ft_last_slot[1] = t->ft_last_slot[0];
+	t->ft_last_func[0] = func;
+	t->ft_last_slot[0] = i;
+	t->ft_last_valid = (t->ft_last_valid << 1 | 1) & 3;
 }
 
 /* Account the time up to @time to the innermost frame's function. */
@@ -793,7 +798,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		x->ftime = d->sftime;
 		x->nr_ftime = n < FTIME_MAX ? n : FTIME_MAX;
 		t->ft_n = 0;
-		t->ft_last_valid = false;
+		t->ft_last_valid = 0;
 	}
 	x->trace_ns = t->trace_ns;
 	t->trace_ns = 0;

@@ -203,8 +203,20 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		fputs(",\"context\":null}\n", f);
 		return;
 	}
-	fputs(",\"context\":{", f);
-	addr_sym(w, ev->pid, "ip", x->ip);
+	/* addr_sym() writes ",key...": the first member is written here. */
+	fprintf(f, ",\"context\":{\"ip\":\"0x%" PRIx64 "\",\"ip_sym\":", x->ip);
+	{
+		const char *sname = NULL;
+		uint64_t off = 0;
+		char buf[300];
+
+		if (auxcap_decode_symbolize(w->d, ev->pid, x->ip, &sname, &off, NULL) == 1) {
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, sname, off);
+			out_json_str(f, buf);
+		} else {
+			fputs("null", f);
+		}
+	}
 	fprintf(f, ",\"aligned\":%s,\"delta_ns\":%" PRId64 ",\"window\":[%" PRIu64 ",%" PRIu64 "]",
 		x->aligned ? "true" : "false", x->delta_ns, x->window_lo, x->window_hi);
 	if (x->aligned)
