@@ -497,7 +497,12 @@ int auxcap_perf_reader_open_fd(int fd, const struct auxcap_perf_reader_opts *opt
  */
 int auxcap_perf_reader_next(struct auxcap_perf_reader *r, struct auxcap_perf_event *ev);
 
-/** Start the record stream over (file mode).  Returns -ESPIPE in pipe mode. */
+/**
+ * Start the record stream over (file mode).  The reader is back in the state open() left:
+ * events that HEADER_ATTR records in the stream added count again (nr_evsels, find_id, record
+ * decoding) only once the walk meets their records anew; their evsel pointers stay valid.
+ * Returns -ESPIPE in pipe mode.
+ */
 int auxcap_perf_reader_rewind(struct auxcap_perf_reader *r);
 
 /** File facts (borrowed, valid until close). */
