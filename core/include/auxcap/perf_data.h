@@ -43,6 +43,7 @@
 
 #include <sys/uio.h>
 
+#include "auxcap/file.h"
 #include "auxcap/record.h"
 
 struct perf_event_attr;
@@ -151,15 +152,22 @@ struct auxcap_perf_writer_opts {
 	const struct auxcap_perf_io *io; /* borrowed, outlives the writer; NULL: the real one */
 	uint64_t header_update_bytes;	 /* rewrite the header every this many data bytes, at the
 					* next FINISHED_ROUND; 0: 4 MiB; UINT64_MAX: never */
+	enum auxcap_file_mode file_mode; /* auxcap_perf_writer_open(): what to do with an
+					    existing file; 0: AUXCAP_FILE_REPLACE */
+	char *errbuf;	  /* caller-owned: auxcap_perf_writer_open() writes why it failed here */
+	size_t errbuf_size; /* bytes at @errbuf */
 };
 
 /**
- * Create @path (truncating it) and start a perf.data writer on it.
+ * Create @path with auxcap_file_create() (mode 0600, O_EXCL, never through a symlink, as root
+ * never in another user's directory; an existing file is replaced, or handled as
+ * @opts->file_mode says) and start a perf.data writer on it.
  *
  * @opts may be NULL (file mode, defaults).  On success *@ret owns the fd; release it with
- * auxcap_perf_writer_close().
+ * auxcap_perf_writer_close().  On failure a one-line reason goes to @opts->errbuf.
  * Returns -EINVAL if @path or @ret is NULL or @opts->sz is too small.
- * Returns -ENOMEM if out of memory, or the errno of open(2).
+ * Returns -ENOMEM if out of memory, or an errno of auxcap_file_create() (-EEXIST, -ELOOP,
+ * -EPERM, -EISDIR, -ENOENT, -EACCES, ...).
  */
 int auxcap_perf_writer_open(const char *path, const struct auxcap_perf_writer_opts *opts,
 			    struct auxcap_perf_writer **ret);
