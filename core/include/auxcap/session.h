@@ -146,7 +146,10 @@ void auxcap_session_request(struct auxcap_session *s, unsigned int req);
 /** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
 int auxcap_session_drain(struct auxcap_session *s);
 
-/** Take a snapshot now (snapshot mode).  Returns 0 or a negative errno. */
+/**
+ * Take a snapshot now (snapshot mode).  Whatever fails, the events it stopped are running
+ * again when it returns.  Returns 0 or a negative errno.
+ */
 int auxcap_session_snapshot(struct auxcap_session *s);
 
 /** Counters so far (copied). */
