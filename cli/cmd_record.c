@@ -105,7 +105,8 @@ static void usage(FILE *f)
 		"  -m, --mmap-pages D[,A]  data ring pages and AUX pages per ring (powers of two;\n"
 		"                       a size with K/M/G is accepted too)\n"
 		"  -o, --output FILE    output perf.data file (default auxcap.data; '-' = pipe mode\n"
-		"                       on stdout); an existing FILE is kept as FILE.old\n"
+		"                       on stdout); created 0600, never through a symlink; an\n"
+		"                       existing FILE is kept as FILE.old\n"
 		"  -S, --snapshot[=SIZE|e]  flight recorder: keep the newest data in the rings and\n"
 		"                       write it on SIGUSR2, the 's' key or the control FIFO;\n"
 		"                       'e' also writes one at exit\n"
@@ -121,7 +122,7 @@ static void usage(FILE *f)
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
-		"  -f, --force          overwrite FILE instead of keeping FILE.old\n"
+		"  -f, --force          replace FILE instead of keeping FILE.old\n"
 		"  -v, --verbose        more messages\n");
 }
 
@@ -733,28 +734,26 @@ static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_sp
 static int open_output(const struct record_opts *o, struct auxcap_perf_writer **w)
 {
 	struct auxcap_perf_writer_opts wo = { .sz = sizeof(wo) };
-	struct stat st;
+	char why[512] = "";
 	int r;
 
 	if (!strcmp(o->output, "-")) {
 		wo.pipe = true;
 		r = auxcap_perf_writer_open_fd(STDOUT_FILENO, &wo, w);
-	} else {
-		if (!o->force && stat(o->output, &st) == 0 && S_ISREG(st.st_mode)) {
-			char old[4096];
-
-			snprintf(old, sizeof(old), "%s.old", o->output);
-			if (rename(o->output, old) < 0) {
-				cli_err("cannot keep the existing '%s' as '%s': %s (use -f to "
-					"overwrite it)",
-					o->output, old, strerror(errno));
-				return -errno;
-			}
-		}
-		r = auxcap_perf_writer_open(o->output, &wo, w);
+		if (r < 0)
+			cli_err("cannot write to standard output: %s", strerror(-r));
+		return r;
 	}
-	if (r < 0)
-		cli_err("cannot create '%s': %s", o->output, strerror(-r));
+	/* 0600, O_EXCL, never through a symlink; an existing file is kept as FILE.old. */
+	wo.file_mode = o->force ? AUXCAP_FILE_REPLACE : AUXCAP_FILE_KEEP_OLD;
+	wo.errbuf = why;
+	wo.errbuf_size = sizeof(why);
+	r = auxcap_perf_writer_open(o->output, &wo, w);
+	if (r < 0) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "cannot create '%s': %s", o->output, strerror(-r));
+		cli_err("%s%s", why, r == -EEXIST ? " (-f replaces it)" : "");
+	}
 	return r;
 }
 
