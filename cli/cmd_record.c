@@ -53,6 +53,7 @@ struct record_opts {
 	bool snapshot, snapshot_at_exit;
 	uint64_t snapshot_size;
 	const char *control;
+	const char *filter;
 	bool strict;
 	bool force;
 	bool emulate;
@@ -82,7 +83,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
 		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
-		"                     [--strict] [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"                     [--filter FILTER] [--strict] [-f] [-v] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -99,6 +100,8 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
+		"      --filter FILTER  AUX address filters, perf's syntax: 'filter SYM @BIN',\n"
+		"                       'filter 0x1000/0x200@/path/bin', 'start SYM @BIN', 'stop ...'\n"
 		"      --emulate        use the emulated AUX PMUs (intel_pt, intel_bts, arm_spe_0):\n"
 		"                       COMMAND runs under a single-stepping tracer that encodes\n"
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
@@ -161,6 +164,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "strict", no_argument, NULL, 2 },
 		{ "emulate", no_argument, NULL, 3 },
 		{ "max-insns", required_argument, NULL, 4 },
+		{ "filter", required_argument, NULL, 5 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -213,6 +217,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
 		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 5: o->filter = optarg; break;
 		case 'f': o->force = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
@@ -797,6 +802,7 @@ static int run_record(int argc, char **argv)
 			.per_cpu = so.cpus != NULL,
 			.cpu_wide = o.all_cpus || o.cpu_list,
 			.sideband = !o.emulate,
+			.filter = o.filter,
 		};
 
 		if (record_backend_setup(&rb, aux_spec, &bp) < 0)
@@ -808,6 +814,10 @@ static int run_record(int argc, char **argv)
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
 		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.filter && !aux_spec) {
+		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
+		goto out;
 	}
 	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
 		goto out;
@@ -854,8 +864,13 @@ static int run_record(int argc, char **argv)
 						 : "the rings";
 		const char *hint = auxcap_event_open_hint(r);
 
-		cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
-			hint ? hint : "");
+		if (failed == -4)
+			cli_err("the kernel refused the address filter '%s' of %s: %s (check the "
+				"file is mapped executable and the ranges lie inside it)",
+				so.aux_filter, aux_ev.name, strerror(-r));
+		else
+			cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
+				hint ? hint : "");
 		goto out;
 	}
 	g_session = s;

@@ -191,6 +191,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->aux_fd = set->ring_fd = fd;
+		if (o->aux_filter) {
+			*ret_failed = -4;
+			r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
+					  (unsigned long)o->aux_filter);
+			if (r < 0)
+				return r;
+		}
 	}
 	if (o->sideband) {
 		*ret_failed = -2;
