@@ -36,6 +36,7 @@
 #define HAVE_IPT 0
 #endif
 #if AUXCAP_HAVE_LIBELF
+#include "binaries.h"
 #include "elf_file.h"
 #endif
 #include "disasm.h"
@@ -80,7 +81,8 @@ static void usage(FILE *f)
 #if HAVE_IPT
 
 struct image_file {
-	const char *path; /* borrowed from argv */
+	const char *path; /* borrowed from argv, or the file found for a capture's mapping */
+	const char *mapped; /* capture mappings: the path the capture mapped (borrowed) */
 	uint64_t addr;	  /* load address (--elf: of the first segment) */
 	bool has_addr;	  /* ADDR was given */
 	bool raw;	  /* --raw-bin (no ELF) */
@@ -920,12 +922,35 @@ static int stream_append(struct pd_stream *st, const void *p, size_t n)
 	return 0;
 }
 
-/* Executable mappings of the capture become --elf images loaded where they were mapped. */
-static int add_mapping(struct decode_args *a, char **owned, const struct auxcap_record *rec)
+/* The build-id the capture recorded for @path, or 0 bytes. */
+static size_t mapping_build_id(const struct auxcap_perf_reader *rd, const char *path,
+			       const uint8_t **ret_id)
+{
+	const struct auxcap_perf_features *f = auxcap_perf_reader_features(rd);
+
+	for (size_t i = 0; i < f->nr_build_ids; i++)
+		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename, path)) {
+			*ret_id = f->build_ids[i].id;
+			return f->build_ids[i].size;
+		}
+	return 0;
+}
+
+/*
+ * Executable mappings of the capture become --elf images loaded where they were mapped.  The
+ * binary is looked up by build-id (auxcap_binary_find: the mapped path if it still matches,
+ * the capture's archive, perf's build-id cache).
+ */
+static int add_mapping(struct decode_args *a, const struct auxcap_perf_reader *rd, char **owned,
+		       const struct auxcap_record *rec)
 {
 	const char *fn = rec->u.mmap.filename;
 	uint64_t base = rec->u.mmap.addr - rec->u.mmap.pgoff;
+	const uint8_t *id = NULL;
 	struct image_file *img;
+	size_t id_size;
+	char *found = NULL;
+	int r;
 
 	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
 		return 0;
@@ -934,25 +959,50 @@ static int add_mapping(struct decode_args *a, char **owned, const struct auxcap_
 	if (!fn || fn[0] != '/')
 		return 0; /* [vdso], //anon, ... */
 	for (size_t k = 0; k < a->nimages; k++)
-		if (!strcmp(a->images[k].path, fn))
+		if (a->images[k].mapped && !strcmp(a->images[k].mapped, fn))
 			return 0; /* the first mapping of a file gives its load base */
-	if (access(fn, R_OK) < 0) {
-		cli_warn("'%s' (mapped at 0x%" PRIx64 ") cannot be read: %s; its code is not "
-			 "decoded (copy it here or use 'auxcap archive')",
-			 fn, rec->u.mmap.addr, strerror(errno));
+	id_size = mapping_build_id(rd, fn, &id);
+#if AUXCAP_HAVE_LIBELF
+	r = auxcap_binary_find(a->file, fn, id, id_size, &found);
+#else
+	r = access(fn, R_OK) < 0 ? -errno : 0;
+	found = r == 0 ? strdup(fn) : NULL;
+	if (r == 0 && !found)
+		r = -ENOMEM;
+#endif
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		cli_warn("'%s' (mapped at 0x%" PRIx64 ") %s; its code is not decoded (run 'auxcap "
+			 "archive' where it was recorded, or copy it back)",
+			 fn, rec->u.mmap.addr,
+			 id_size ? "is missing or was rebuilt (build-id differs)" : "cannot be read");
 		return 0;
 	}
 	if (a->nimages == MAX_IMAGES) {
 		cli_warn("more than %d binaries mapped; '%s' and later ones are not decoded",
 			 MAX_IMAGES, fn);
+		free(found);
 		return 0;
 	}
-	owned[a->nimages] = strdup(fn);
-	if (!owned[a->nimages])
-		return -ENOMEM;
-	img = &a->images[a->nimages++];
-	memset(img, 0, sizeof(*img));
-	img->path = owned[a->nimages - 1];
+	/* One allocation holds both paths: the file to read, then the path it was mapped as. */
+	{
+		size_t lf = strlen(found) + 1, lm = strlen(fn) + 1;
+		char *both = malloc(lf + lm);
+
+		if (!both) {
+			free(found);
+			return -ENOMEM;
+		}
+		memcpy(both, found, lf);
+		memcpy(both + lf, fn, lm);
+		free(found);
+		owned[a->nimages] = both;
+		img = &a->images[a->nimages++];
+		memset(img, 0, sizeof(*img));
+		img->path = both;
+		img->mapped = both + lf;
+	}
 	img->addr = base;
 	img->has_addr = true;
 	return 0;
@@ -989,7 +1039,7 @@ static int decode_perf_data(struct decode_args *a)
 		switch (ev.rec.type) {
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
-			r = add_mapping(a, owned, &ev.rec);
+			r = add_mapping(a, rd, owned, &ev.rec);
 			break;
 		case PERF_RECORD_AUX:
 			snapshot |= (ev.rec.u.aux.flags & PERF_AUX_FLAG_OVERWRITE) != 0;

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auxcap/api.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
@@ -195,6 +196,15 @@ struct auxcap_decode_ctx {
 	const char *options;		  /* backend-specific options text, NULL for none */
 	char *errbuf;			  /* one-line reason on failure; may be NULL */
 	size_t errlen;			  /* bytes at @errbuf */
+	/**
+	 * Snapshot mode: the previous snapshot of the same queue, NULL if none or if @buf is not
+	 * a snapshot.  Consecutive snapshots of an overwrite buffer overlap; a backend may trim
+	 * the bytes at the start of @buf that repeat the end of @snapshot_prev (perf's "fix
+	 * overlap", which it does when AUXTRACE_INFO says snapshot mode).  Borrowed for
+	 * decoder_new() only.
+	 */
+	const uint8_t *snapshot_prev;
+	size_t snapshot_prev_len; /* bytes at @snapshot_prev */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
@@ -272,6 +282,16 @@ struct auxcap_backend_ops {
 	uint64_t (*reference)(void);
 
 	/**
+	 * Bytes: the trace is made of records of this size that must not be split (Intel BTS:
+	 * 24).  Every AUX copy is trimmed to whole records the way perf trims with its
+	 * auxtrace_record.alignment: the part before the buffer's end is cut to a multiple of it
+	 * (which drops the unused tail of a buffer whose size is not a multiple).  0: any byte.
+	 */
+	uint32_t alignment;
+
+	uint32_t flags; /* AUXCAP_BACKEND_F_* */
+
+	/**
 	 * Record side, appended: turn the user's address filter text (@ctx->filter, perf's
 	 * --filter syntax: "filter main @/bin/prog", "start 0x1000@/lib/x.so", ...) into the
 	 * string handed to the kernel with PERF_EVENT_IOC_SET_FILTER, in @buf (@len bytes):
@@ -284,6 +304,16 @@ struct auxcap_backend_ops {
 	int (*addr_filter)(const struct auxcap_record_ctx *ctx, char *buf, size_t len);
 };
 
+/** Flags of a backend (auxcap_backend_ops.flags). */
+enum {
+	/**
+	 * The record side works per thread only (Intel BTS, as perf has it): a command or -p/-t
+	 * is traced with one event per thread (cpu -1, so no inheritance to children: the
+	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
+	 */
+	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
+};
+
 /* ------------------------------------------------------------------------------------------ */
 /* Registry */
 
@@ -294,30 +324,71 @@ struct auxcap_backend_ops {
  * -EPROTO if its ABI version differs, -EEXIST if a backend of that name is registered,
  * -ENOSPC if the registry is full.
  */
-int auxcap_backend_register(const struct auxcap_backend_ops *ops);
+AUXCAP_API int auxcap_backend_register(const struct auxcap_backend_ops *ops);
 
 /** Number of registered backends (built-in first). */
-size_t auxcap_backend_count(void);
+AUXCAP_API size_t auxcap_backend_count(void);
 
 /** The @i-th registered backend, NULL past the end.  Borrowed, lives as long as the process. */
-const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
 
-/** The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
-							const struct auxcap_pmu *pmu);
+/**
+ * The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none.  Backends
+ * registered at run time are asked first, in the order they were registered, so a plug-in can
+ * take over a PMU that a built-in backend also serves.
+ */
+AUXCAP_API const struct auxcap_backend_ops *
+auxcap_backend_for_pmu(const char *pmu_name, const struct auxcap_pmu *pmu);
 
-/** The backend reading AUXTRACE_INFO type @type, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
+/** The backend reading AUXTRACE_INFO type @type, NULL if none (same order as above). */
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
 
 /** The backend called @name, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plug-ins */
 
 /**
  * Name of the entry point a plug-in exports: a function returning its ops table,
- * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.
+ * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.  It is called once, right
+ * after the plug-in is loaded; the table it returns must stay valid while the process runs
+ * (a static const table).  The plug-in is never unloaded.
  */
 #define AUXCAP_BACKEND_PLUGIN_SYMBOL "auxcap_backend_plugin"
 typedef const struct auxcap_backend_ops *(*auxcap_backend_plugin_fn)(void);
+
+/**
+ * Load the plug-in at @path (a shared object: dlopen() with RTLD_NOW), get its ops table from
+ * its entry point and register it (auxcap_backend_register()).  On success *@ret_ops (if not
+ * NULL) is the registered table.  On failure the plug-in is unloaded and @errbuf (if not NULL)
+ * holds one line saying what is wrong and how to fix it.
+ * Returns -ENOENT if the file cannot be loaded (missing, not a shared object, unresolved
+ * symbols: dlerror()'s text is in @errbuf).
+ * Returns -ENOEXEC if it exports no AUXCAP_BACKEND_PLUGIN_SYMBOL.
+ * Returns -EPROTO if its ops table was built for another AUXCAP_BACKEND_ABI.
+ * Returns -EEXIST if a backend of the same name is registered (built-in or plug-in).
+ * Returns -EINVAL if the entry point returns NULL or an incomplete table.
+ * Returns -ENOSPC if too many plug-ins are loaded, -ENOMEM.
+ */
+AUXCAP_API int auxcap_backend_load(const char *path, const struct auxcap_backend_ops **ret_ops,
+				   char *errbuf, size_t errlen);
+
+/** Told about each plug-in of a directory that failed to load: its path, errno and reason. */
+typedef void (*auxcap_backend_load_report_fn)(void *arg, const char *path, int err,
+					      const char *reason);
+
+/**
+ * Load every `*.so` of directory @dir, in name order, with auxcap_backend_load().  A plug-in
+ * that fails does not stop the others: @report (may be NULL) is told about it.
+ * Returns the number of plug-ins loaded; 0 if @dir does not exist.
+ * Returns -EINVAL if @dir is NULL, or the errno of reading the directory (-EACCES, -ENOTDIR).
+ */
+AUXCAP_API int auxcap_backend_load_dir(const char *dir, auxcap_backend_load_report_fn report,
+				       void *arg);
+
+/** The file plug-in @ops was loaded from (borrowed), or NULL for a built-in backend. */
+AUXCAP_API const char *auxcap_backend_origin(const struct auxcap_backend_ops *ops);
 
 #ifdef __cplusplus
 }
