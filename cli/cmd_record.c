@@ -1017,6 +1017,12 @@ static int run_record(int argc, char **argv)
 				 "decoding may not find its binaries",
 				 strerror(-r));
 	}
+#if AUXCAP_HAVE_TRACER
+	/* The tracer's side-band gets the capture's time, so decoders see each mapping before
+	 * the code that runs from it. */
+	if (live.src && rb.ctx.time_conv)
+		auxcap_live_source_set_time_conv(live.src, rb.ctx.time_conv);
+#endif
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));

@@ -310,9 +310,11 @@ int auxcap_ipt_recording_options(const struct auxcap_record_ctx *ctx, struct aux
 	r = check_sizes(ctx, attr);
 	if (r < 0)
 		return r;
-	/* every PT packet goes to the AUX area: no sampling */
+	/* every PT packet goes to the AUX area: no sampling; the sample fields perf record
+	 * gives the event (perf script checks them before it shows the decoded samples) */
 	attr->attr.freq = 0;
 	attr->attr.sample_period = 1;
+	attr->attr.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	return 0;
 }
 
