@@ -150,6 +150,16 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 	if (opts)
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
+	if (dec->opts.start) {
+		if (dec->opts.start >= len) {
+			free(dec);
+			return -EINVAL;
+		}
+		/* the first sync goes straight there; what lies before is someone else's */
+		dec->have_resync = true;
+		dec->resync_at = dec->opts.start;
+		dec->synced_once = true;
+	}
 
 	if (dec->opts.block) {
 		config.flags.variant.block.enable_tick_events = dec->opts.tick_events;
