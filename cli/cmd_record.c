@@ -64,6 +64,7 @@ struct record_opts {
 	const char *control;
 	const char *trigger_on; /* SYMBOL[@BINARY] */
 	enum cli_trigger_via trigger_via;
+	const char *filter;
 	bool strict;
 	bool force;
 	bool emulate;
@@ -93,8 +94,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
 		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
-		"                     [--trigger-on SYMBOL[@BINARY]] [--strict] [-f] [-v]\n"
-		"                     [-- COMMAND [ARGS...]]\n"
+		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
+		"                     [-f] [-v] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -112,6 +113,8 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
+		"      --filter FILTER  AUX address filters, perf's syntax: 'filter SYM @BIN',\n"
+		"                       'filter 0x1000/0x200@/path/bin', 'start SYM @BIN', 'stop ...'\n"
 		"      --trigger-on SYMBOL[@BINARY]  with -S: a snapshot each time the traced\n"
 		"                       program enters function SYMBOL of BINARY (default: the\n"
 		"                       command's, or -p/-t's, executable)\n"
@@ -181,6 +184,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "max-insns", required_argument, NULL, 4 },
 		{ "trigger-on", required_argument, NULL, 5 },
 		{ "trigger-via", required_argument, NULL, 6 },
+		{ "filter", required_argument, NULL, 7 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -238,6 +242,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
 				return -EINVAL;
 			break;
+		case 7: o->filter = optarg; break;
 		case 'f': o->force = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
@@ -906,6 +911,7 @@ static int run_record(int argc, char **argv)
 			.per_cpu = so.cpus != NULL,
 			.cpu_wide = o.all_cpus || o.cpu_list,
 			.sideband = !o.emulate,
+			.filter = o.filter,
 		};
 
 		if (record_backend_setup(&rb, aux_spec, &bp) < 0)
@@ -917,6 +923,10 @@ static int run_record(int argc, char **argv)
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
 		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.filter && !aux_spec) {
+		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
+		goto out;
 	}
 	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
 		goto out;
@@ -986,8 +996,13 @@ static int run_record(int argc, char **argv)
 						 : "the rings";
 		const char *hint = auxcap_event_open_hint(r);
 
-		cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
-			hint ? hint : "");
+		if (failed == -4)
+			cli_err("the kernel refused the address filter '%s' of %s: %s (check the "
+				"file is mapped executable and the ranges lie inside it)",
+				so.aux_filter, aux_ev.name, strerror(-r));
+		else
+			cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
+				hint ? hint : "");
 		goto out;
 	}
 	g_session = s;
@@ -1001,6 +1016,12 @@ static int run_record(int argc, char **argv)
 				 "decoding may not find its binaries",
 				 strerror(-r));
 	}
+#if AUXCAP_HAVE_TRACER
+	/* The tracer's side-band gets the capture's time, so decoders see each mapping before
+	 * the code that runs from it. */
+	if (live.src && rb.ctx.time_conv)
+		auxcap_live_source_set_time_conv(live.src, rb.ctx.time_conv);
+#endif
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));

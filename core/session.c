@@ -41,6 +41,7 @@ struct set {
 	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot */
 	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
+	uint32_t itrace_tid;  /* tid of the last ITRACE_START in the ring, 0 before one */
 	bool snap_taken;
 	int *trig_fds;        /* trigger events, -1 where not opened */
 	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
@@ -274,6 +275,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->aux_fd = set->ring_fd = fd;
+		if (o->aux_filter) {
+			*ret_failed = -4;
+			r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
+					  (unsigned long)o->aux_filter);
+			if (r < 0)
+				return r;
+		}
 	}
 	if (o->sideband) {
 		*ret_failed = -2;
@@ -563,6 +571,10 @@ static void account_record(struct auxcap_session *s, struct set *set,
 		memcpy(v, h + 1, 8);
 		s->stats.lost_samples += v[0];
 		break;
+	case PERF_RECORD_ITRACE_START:
+		/* u32 pid, u32 tid: the task the AUX data of this set belongs to from now on */
+		memcpy(&set->itrace_tid, (const char *)(h + 1) + 4, 4);
+		break;
 	case PERF_RECORD_AUX:
 		memcpy(v, h + 1, 24);
 		s->stats.aux_records++;
@@ -639,7 +651,10 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 		.offset = sp->offset,
 		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
 		.idx = set_idx(s, set),
-		.tid = set->cpu < 0 ? (uint32_t)set->pid : (uint32_t)-1,
+		/* per task: the task ITRACE_START named (the set's own on a kernel) */
+		.tid = set->cpu >= 0	  ? (uint32_t)-1
+		       : set->itrace_tid ? set->itrace_tid
+					 : (uint32_t)set->pid,
 		.cpu = (uint32_t)set->cpu,
 		.snapshot = snapshot,
 	};
