@@ -5,11 +5,14 @@
  * The capture session runs in its own thread; the main thread starts the command, watches it,
  * turns signals (SIGINT/SIGTERM stop, SIGUSR2 snapshot), the control FIFO and the terminal
  * hotkeys into session requests, shows a status line on a terminal, and prints the summary.
+ * A --trigger-on function is a trigger event of the session, which turns its hits into
+ * snapshot requests itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -37,6 +41,7 @@
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
+#include "record_trigger.h"
 #if AUXCAP_HAVE_TRACER
 #include "live_source.h"
 #endif
@@ -56,6 +61,8 @@ struct record_opts {
 	bool snapshot, snapshot_at_exit;
 	uint64_t snapshot_size;
 	const char *control;
+	const char *trigger_on; /* SYMBOL[@BINARY] */
+	enum cli_trigger_via trigger_via;
 	bool strict;
 	bool force;
 	bool emulate;
@@ -77,7 +84,7 @@ static void on_snapshot_signal(int sig)
 {
 	(void)sig;
 	if (g_session)
-		auxcap_session_request(g_session, AUXCAP_REQ_SNAPSHOT);
+		auxcap_session_request_from(g_session, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_SIGNAL);
 }
 
 static void usage(FILE *f)
@@ -85,7 +92,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
 		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
-		"                     [--strict] [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"                     [--trigger-on SYMBOL[@BINARY]] [--strict] [-f] [-v]\n"
+		"                     [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -102,6 +110,11 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
+		"      --trigger-on SYMBOL[@BINARY]  with -S: a snapshot each time the traced\n"
+		"                       program enters function SYMBOL of BINARY (default: the\n"
+		"                       command's, or -p/-t's, executable)\n"
+		"      --trigger-via uprobe|breakpoint  how (default: a uprobe when the kernel\n"
+		"                       has them, else an execute breakpoint)\n"
 		"      --emulate        use the emulated AUX PMUs (intel_pt, intel_bts, arm_spe_0):\n"
 		"                       COMMAND runs under a single-stepping tracer that encodes\n"
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
@@ -164,6 +177,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "strict", no_argument, NULL, 2 },
 		{ "emulate", no_argument, NULL, 3 },
 		{ "max-insns", required_argument, NULL, 4 },
+		{ "trigger-on", required_argument, NULL, 5 },
+		{ "trigger-via", required_argument, NULL, 6 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -216,6 +231,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
 		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 5: o->trigger_on = optarg; break;
+		case 6:
+			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
+				return -EINVAL;
+			break;
 		case 'f': o->force = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
@@ -237,6 +257,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (!!o->pid_list + !!o->tid_list + (o->all_cpus || o->cpu_list) > 1) {
 		cli_err("-p, -t and -a/-C exclude each other");
+		return -EINVAL;
+	}
+	if (o->trigger_on && !o->snapshot) {
+		cli_err("--trigger-on takes snapshots, and without -S every byte is written anyway "
+			"(full-trace mode): add -S (or --snapshot=SIZE) for a flight recorder");
+		return -EINVAL;
+	}
+	if (o->trigger_on && o->emulate) {
+		cli_err("--trigger-on cannot be used with --emulate yet (the command runs under the "
+			"emulator's tracer); trigger with SIGUSR2, 's' or --control instead");
 		return -EINVAL;
 	}
 	return 0;
@@ -300,8 +330,11 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 	return *nr ? 0 : -EINVAL;
 }
 
-/* Fork @argv stopped before exec; returns the pid and the go pipe. */
-static pid_t start_command(char **argv, int *ret_go)
+/*
+ * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
+ * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
+ */
+static pid_t start_command(char **argv, int *ret_go, bool traced)
 {
 	int p[2];
 	pid_t pid;
@@ -318,6 +351,8 @@ static pid_t start_command(char **argv, int *ret_go)
 		signal(SIGINT, SIG_DFL);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
+		if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
 		fprintf(stderr, "auxcap: error: cannot run '%s': %s\n", argv[0], strerror(errno));
@@ -326,6 +361,51 @@ static pid_t start_command(char **argv, int *ret_go)
 	close(p[0]);
 	*ret_go = p[1];
 	return pid;
+}
+
+/* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
+static char *proc_exe(pid_t pid)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/*
+ * Let a command started with start_command(traced) exec and wait until it stops right after
+ * the exec, its new image mapped and none of it run.  Returns 0, or -1 after printing why
+ * (the child is then reaped).
+ */
+static int run_to_exec(pid_t child, int *go)
+{
+	int st;
+
+	(void)!write(*go, "g", 1);
+	close(*go);
+	*go = -1;
+	while (waitpid(child, &st, 0) < 0) {
+		if (errno != EINTR) {
+			cli_err("cannot wait for '%d': %s", (int)child, strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
+		return 0;
+	if (WIFSTOPPED(st)) {
+		kill(child, SIGKILL);
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+		waitpid(child, NULL, 0);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 127) /* 127: it said why itself */
+		cli_err("the command did not start (it %s); check the command line",
+			WIFEXITED(st) ? "exited at once" : "stopped or died before its exec");
+	return -1;
 }
 
 /* --- events ------------------------------------------------------------------------------ */
@@ -421,7 +501,7 @@ static void control_line(struct control *c, const char *line, struct loop_state 
 
 	auxcap_session_get_stats(ls->s, &st);
 	if (!strcmp(line, "snapshot")) {
-		auxcap_session_request(ls->s, AUXCAP_REQ_SNAPSHOT);
+		auxcap_session_request_from(ls->s, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_FIFO);
 		wait_snapshot(ls->s, st.snapshots + st.snapshot_requests_coalesced, ls);
 	} else if (!strcmp(line, "enable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_ENABLE);
@@ -704,6 +784,9 @@ static int run_record(int argc, char **argv)
 	struct auxcap_emu *emu = NULL;
 	struct auxcap_pmu_list *emu_pmus = NULL;
 	struct emu_live live = { 0 };
+	struct cli_trigger trig = { 0 };
+	struct auxcap_session_event trig_ev;
+	bool stop_after_exec = false, child_stopped = false;
 
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
@@ -792,6 +875,30 @@ static int run_record(int argc, char **argv)
 	if (o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
 		goto out;
 
+	/* The function trigger: find the binary and the symbol before anything starts. */
+	if (o.trigger_on) {
+		char *exe = o.cmd ? cli_find_executable(o.cmd[0])
+			    : nr_targets ? proc_exe(targets[0]) : NULL;
+
+		if (!exe && (o.cmd || nr_targets) && !strchr(o.trigger_on, '@')) {
+			cli_err("--trigger-on %s: cannot find the executable of %s%s; give "
+				"SYMBOL@BINARY",
+				o.trigger_on, o.cmd ? "command " : "target ",
+				o.cmd ? o.cmd[0] : "(see /proc/PID/exe)");
+			goto out;
+		}
+
+		/* A command is followed into its new tasks (inherit) unless -a/-C. */
+		r = cli_trigger_resolve(&trig, o.trigger_on, exe, o.trigger_via,
+					o.cmd && !o.all_cpus && !o.cpu_list);
+		free(exe);
+		if (r < 0)
+			goto out;
+		stop_after_exec = o.cmd && cli_trigger_needs_process(&trig);
+		if (!stop_after_exec && cli_trigger_build(&trig, targets, nr_targets) < 0)
+			goto out;
+	}
+
 	r = open_output(&o, &w);
 	if (r < 0)
 		goto out;
@@ -802,7 +909,7 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go);
+		child = start_command(o.cmd, &go, stop_after_exec);
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -812,7 +919,29 @@ static int run_record(int argc, char **argv)
 			nr_targets = 1;
 			so.inherit = true;
 		}
-		so.enable_on_exec = true;
+		so.enable_on_exec = !stop_after_exec;
+		if (stop_after_exec) {
+			/*
+			 * A breakpoint needs the run-time address, known once the program is
+			 * mapped: run the command to its exec, read /proc/PID/maps, open the
+			 * events on the stopped process, write its side-band, let it go.
+			 */
+			if (run_to_exec(child, &go) < 0) {
+				child = -1;
+				goto out;
+			}
+			child_stopped = true;
+			if (cli_trigger_build(&trig, &child, 1) < 0)
+				goto out;
+		}
+	}
+	if (o.trigger_on) {
+		trig_ev.attr = &trig.attr;
+		trig_ev.name = trig.desc;
+		so.triggers = &trig_ev;
+		so.nr_triggers = 1;
+		if (o.verbose)
+			fprintf(stderr, "auxcap: trigger on %s\n", trig.desc);
 	}
 	so.aux = aux_ev.attr ? &aux_ev : NULL;
 	so.events = evs;
@@ -831,6 +960,7 @@ static int run_record(int argc, char **argv)
 		const char *what = failed == -1 ? aux_ev.name
 				   : failed == -2 ? "side-band (dummy)"
 				   : failed >= 0 ? evs[failed].name
+				   : failed <= AUXCAP_SESSION_FAILED_TRIGGER ? trig.desc
 						 : "the rings";
 		const char *hint = auxcap_event_open_hint(r);
 
@@ -839,17 +969,29 @@ static int run_record(int argc, char **argv)
 		goto out;
 	}
 	g_session = s;
+	if (o.pid_list || o.tid_list || child_stopped) {
+		/* Events opened on running tasks missed their COMM and MMAP2: write them now. */
+		r = auxcap_session_synthesize(s, NULL);
+		if (r < 0)
+			cli_warn("cannot write the side-band of the running target from /proc: %s; "
+				 "decoding may not find its binaries",
+				 strerror(-r));
+	}
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
-	if (!o.cmd || o.emulate) {
+	if (!o.cmd || o.emulate || child_stopped) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
 			goto out;
 		}
+	}
+	if (child_stopped) {
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+		child_stopped = false;
 	}
 	if (control_open(o.control, &ctl) < 0)
 		goto out;
@@ -902,7 +1044,9 @@ static int run_record(int argc, char **argv)
 
 					if (read(STDIN_FILENO, &ch, 1) == 1) {
 						if (ch == 's')
-							auxcap_session_request(s, AUXCAP_REQ_SNAPSHOT);
+							auxcap_session_request_from(
+								s, AUXCAP_REQ_SNAPSHOT,
+								AUXCAP_TRIGGER_HOTKEY);
 						else if (ch == 'q')
 							auxcap_session_request(s, AUXCAP_REQ_STOP);
 					}
@@ -933,8 +1077,10 @@ static int run_record(int argc, char **argv)
 	/* Stopping the events makes the drivers close their AUX transactions. */
 	if (r == 0 && !o.snapshot)
 		r = auxcap_session_enable(s, false);
-	if (r == 0 && o.snapshot_at_exit)
+	if (r == 0 && o.snapshot_at_exit) {
+		auxcap_session_request_from(s, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_EXIT);
 		r = auxcap_session_snapshot(s);
+	}
 	if (r == 0)
 		r = auxcap_session_drain(s);
 	emu_report(&live, emu);
@@ -960,6 +1106,15 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 		print_summary(&st, &ps, data_bytes, o.output);
+		if (o.trigger_on)
+			fprintf(stderr, "auxcap: trigger %s: %" PRIu64 " hits, %" PRIu64
+					" snapshots%s\n",
+				trig.desc, st.trigger_hits, st.trigger_snapshots,
+				st.trigger_lost ? " (some hits lost: see below)" : "");
+		if (st.trigger_lost)
+			fprintf(stderr, "auxcap: warning: %" PRIu64 " trigger hits lost: they came "
+					"faster than snapshots could be taken\n",
+				st.trigger_lost);
 	}
 	ret = o.strict && total_loss(&st) ? CLI_LOST : CLI_OK;
 
@@ -971,6 +1126,10 @@ out:
 	g_session = NULL;
 	if (go >= 0)
 		close(go); /* the command exits without running */
+	if (child > 0 && child_stopped) {
+		kill(child, SIGKILL); /* stopped after its exec, never let go */
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+	}
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	auxcap_session_free(s);
@@ -985,6 +1144,7 @@ out:
 		close(ctl.ack_fd);
 	for (size_t i = 0; i < nr_events; i++)
 		auxcap_event_spec_free(specs[i]);
+	cli_trigger_fini(&trig);
 	free(cpus);
 	return ret;
 }

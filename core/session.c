@@ -2,8 +2,8 @@
 /*
  * The capture session (see auxcap/session.h).
  *
- * Divisions: options and attrs; opening event sets; the drain (full-trace); snapshots;
- * requests and the loop; wrap detection.
+ * Divisions: options and attrs; opening event sets; the drain (full-trace); snapshots (and
+ * wrap detection); requests and the loop; side-band of running tasks.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -16,6 +16,8 @@
 
 #include "auxcap/log.h"
 #include "auxcap/pmu.h"
+#include "auxcap/proc.h"
+#include "auxcap/record.h"
 #include "auxcap/session.h"
 #include "aux_ring.h"
 #include "event.h"
@@ -39,7 +41,21 @@ struct set {
 	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
 	bool snap_taken;
+	int *trig_fds;        /* trigger events, -1 where not opened */
+	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
+	struct auxcap_mapped_ring trig_ring;
+	bool has_trig_ring;
 };
+
+/* The trigger ring of a set: hits are read at once, so a few pages hold any burst. */
+#define TRIGGER_RING_PAGES 8
+
+/*
+ * A pending snapshot request is one atomic word: the source in the top bits, the
+ * CLOCK_MONOTONIC time in ns below (2^60 ns is 36 years of uptime); 0 means none.
+ */
+#define REQ_SOURCE_SHIFT 60
+#define REQ_TIME_MASK	 ((1ull << REQ_SOURCE_SHIFT) - 1)
 
 struct auxcap_session {
 	struct auxcap_session_opts opts;
@@ -54,10 +70,16 @@ struct auxcap_session {
 	size_t nr_events;
 	struct set *sets;
 	size_t nr_sets;
+	struct perf_event_attr *trig_attrs; /* nr_triggers, owned */
+	size_t nr_triggers;
+	struct auxcap_sample_layout trig_layout; /* of every trigger sample */
 	int wake_fd;
 	unsigned int pending; /* enum auxcap_session_request bits, atomic */
-	uint64_t req_ns;      /* CLOCK_MONOTONIC of the oldest pending snapshot request; atomic:
-				 written by auxcap_session_request() from any thread or handler */
+	uint64_t req_word;    /* the oldest pending snapshot request (REQ_SOURCE_SHIFT); atomic:
+				 written by auxcap_session_request_from() from any thread or
+				 handler */
+	uint32_t coalesced_pending; /* requests merged into the pending snapshot; atomic */
+	uint32_t hit_tid, hit_cpu;  /* the trigger sample that made the pending request (loop) */
 	struct auxcap_session_stats stats;
 	unsigned char *snap_buf; /* snapshot mode: records of one ring, oldest first */
 	size_t snap_buf_size;
@@ -76,6 +98,21 @@ static uint64_t now_ns(void)
 static bool pow2_or_zero(size_t v)
 {
 	return !(v & (v - 1));
+}
+
+static uint64_t req_word(enum auxcap_trigger_source source, uint64_t ns)
+{
+	uint64_t w = (uint64_t)source << REQ_SOURCE_SHIFT | (ns & REQ_TIME_MASK);
+
+	return w ? w : 1;
+}
+
+const char *auxcap_trigger_source_name(unsigned int source)
+{
+	static const char *const names[] = { "api",	 "signal", "hotkey",
+					     "fifo",	 "function", "exit" };
+
+	return source < sizeof(names) / sizeof(names[0]) ? names[source] : "?";
 }
 
 /*
@@ -151,6 +188,28 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		if (!s->names[i])
 			return -ENOMEM;
 	}
+	s->nr_triggers = o->nr_triggers;
+	s->trig_attrs = calloc(o->nr_triggers ? o->nr_triggers : 1, sizeof(*s->trig_attrs));
+	if (!s->trig_attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nr_triggers; i++) {
+		struct perf_event_attr *a = &s->trig_attrs[i];
+
+		*a = *o->triggers[i].attr;
+		/* One layout for every trigger sample, timed on the clock of now_ns(). */
+		a->sample_type = 0;
+		attr_common(a, per_cpu, o->inherit, o->enable_on_exec);
+		a->freq = 0;
+		if (!a->sample_period)
+			a->sample_period = 1;
+		a->watermark = 0;
+		a->wakeup_events = 1;
+		a->write_backward = 0;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		if (i == 0)
+			auxcap_sample_layout_from_attr(a, &s->trig_layout);
+	}
 	return 0;
 }
 
@@ -158,6 +217,12 @@ static int session_prepare_attrs(struct auxcap_session *s)
 
 static void set_close(struct auxcap_session *s, struct set *set)
 {
+	auxcap_mapped_ring_close(&set->trig_ring);
+	for (size_t i = 0; set->trig_fds && i < s->nr_triggers; i++)
+		if (set->trig_fds[i] >= 0)
+			(void)s->sys->close(s->sys->ctx, set->trig_fds[i]);
+	free(set->trig_fds);
+	set->trig_fds = NULL;
 	auxcap_aux_ring_close(&set->aux);
 	auxcap_mapped_ring_close(&set->snap_ring);
 	auxcap_mapped_ring_close(&set->ring);
@@ -185,12 +250,15 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	size_t aux_pages = o->aux_pages ? o->aux_pages : 1024;
 	int fd, r;
 
-	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = -1;
+	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = set->trig_ring_fd = -1;
 	set->fds = malloc((s->nr_events ? s->nr_events : 1) * sizeof(int));
-	if (!set->fds)
+	set->trig_fds = malloc((s->nr_triggers ? s->nr_triggers : 1) * sizeof(int));
+	if (!set->fds || !set->trig_fds)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_events; i++)
 		set->fds[i] = -1;
+	for (size_t i = 0; i < s->nr_triggers; i++)
+		set->trig_fds[i] = -1;
 
 	if (s->has_aux) {
 		*ret_failed = -1;
@@ -214,6 +282,24 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->fds[i] = fd;
+	}
+	/* Trigger events: a ring of their own, read by the loop as soon as it wakes. */
+	for (size_t i = 0; i < s->nr_triggers; i++) {
+		*ret_failed = AUXCAP_SESSION_FAILED_TRIGGER - (int)i;
+		fd = auxcap_event_open(s->sys, &s->trig_attrs[i], set->pid, set->cpu, -1, 0);
+		if (fd < 0)
+			return fd;
+		set->trig_fds[i] = fd;
+		if (set->trig_ring_fd < 0) {
+			r = auxcap_mapped_ring_open(s->sys, fd, TRIGGER_RING_PAGES, 0,
+						    &set->trig_ring);
+			if (r < 0)
+				return r;
+			set->trig_ring_fd = fd;
+			set->has_trig_ring = true;
+		} else if ((r = redirect(s, fd, set->trig_ring_fd)) < 0) {
+			return r;
+		}
 	}
 	*ret_failed = -3;
 
@@ -323,6 +409,7 @@ void auxcap_session_free(struct auxcap_session *s)
 		free(s->names[i]);
 	free(s->names);
 	free(s->attrs);
+	free(s->trig_attrs);
 	free(s->aux_name);
 	free(s->snap_buf);
 	if (s->wake_fd >= 0)
@@ -351,6 +438,12 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 	/* The kernel cannot map an inherited per-thread event (cpu -1). */
 	if (opts->inherit && !(opts->cpus && opts->nr_cpus))
 		return -EINVAL;
+	/* A trigger asks for snapshots: full-trace mode writes everything anyway. */
+	if (opts->nr_triggers && (!opts->snapshot || !opts->triggers))
+		return -EINVAL;
+	for (size_t i = 0; i < opts->nr_triggers; i++)
+		if (!opts->triggers[i].attr)
+			return -EINVAL;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -422,6 +515,9 @@ static int for_each_fd(struct auxcap_session *s, unsigned long req)
 			return r;
 		for (size_t i = 0; i < s->nr_events; i++)
 			if ((r = s->sys->ioctl(s->sys->ctx, set->fds[i], req, 0)) < 0)
+				return r;
+		for (size_t i = 0; i < s->nr_triggers; i++)
+			if ((r = s->sys->ioctl(s->sys->ctx, set->trig_fds[i], req, 0)) < 0)
 				return r;
 	}
 	return 0;
@@ -707,11 +803,24 @@ static int snapshot_aux(struct auxcap_session *s, struct set *set)
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t t0 = __atomic_exchange_n(&s->req_ns, 0, __ATOMIC_ACQ_REL), lat;
+	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen, lat;
+	struct auxcap_snapshot_info info;
 	int r = 0, r2;
 
-	if (!t0)
-		t0 = now_ns();
+	if (!word)
+		word = req_word(AUXCAP_TRIGGER_API, now_ns());
+	t0 = word & REQ_TIME_MASK;
+	info = (struct auxcap_snapshot_info){
+		.trigger_ns = t0,
+		.source = (uint32_t)(word >> REQ_SOURCE_SHIFT),
+		.coalesced = __atomic_exchange_n(&s->coalesced_pending, 0, __ATOMIC_ACQ_REL),
+		.tid = (uint32_t)-1,
+		.cpu = (uint32_t)-1,
+	};
+	if (info.source == AUXCAP_TRIGGER_FUNCTION) {
+		info.tid = s->hit_tid;
+		info.cpu = s->hit_cpu;
+	}
 	/* Freeze: stop the AUX events (the driver publishes its head) and the sample rings. */
 	for (size_t k = 0; k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
@@ -722,7 +831,10 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0)
 			return r;
 	}
-	lat = now_ns() - t0;
+	frozen = now_ns();
+	/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
+	lat = frozen > t0 ? frozen - t0 : 0;
+	info.frozen_ns = frozen;
 	s->stats.snapshot_latency_ns_last = lat;
 	if (lat > s->stats.snapshot_latency_ns_max)
 		s->stats.snapshot_latency_ns_max = lat;
@@ -751,27 +863,93 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 	if (r < 0)
 		return r;
 	s->stats.snapshots++;
-	return sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+	if (info.source == AUXCAP_TRIGGER_FUNCTION)
+		s->stats.trigger_snapshots++;
+	r = sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+	if (r == 0 && sink->ops->snapshot)
+		r = sink->ops->snapshot(sink->ctx, &info);
+	return r;
 }
 
 /* --- requests and the loop ------------------------------------------------------------------ */
 
-void auxcap_session_request(struct auxcap_session *s, unsigned int req)
+/*
+ * Post @req; a snapshot request carries @word (source and time).  Async-signal-safe.
+ * Returns true if @word became the pending snapshot's (no other request was pending).
+ */
+static bool request_word(struct auxcap_session *s, unsigned int req, uint64_t word, bool wake)
 {
 	uint64_t one = 1;
 	unsigned int prev;
+	bool first = false;
 
 	if (req & AUXCAP_REQ_SNAPSHOT) {
 		uint64_t none = 0;
 
 		/* Keep the oldest pending request's time: only the first one sets it. */
-		__atomic_compare_exchange_n(&s->req_ns, &none, now_ns(), false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
+		first = __atomic_compare_exchange_n(&s->req_word, &none, word, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
 	prev = __atomic_fetch_or(&s->pending, req, __ATOMIC_SEQ_CST);
-	if (prev & req & AUXCAP_REQ_SNAPSHOT)
+	if (prev & req & AUXCAP_REQ_SNAPSHOT) {
 		__atomic_fetch_add(&s->stats.snapshot_requests_coalesced, 1, __ATOMIC_RELAXED);
-	(void)!write(s->wake_fd, &one, sizeof(one));
+		__atomic_fetch_add(&s->coalesced_pending, 1, __ATOMIC_RELAXED);
+	}
+	if (wake)
+		(void)!write(s->wake_fd, &one, sizeof(one));
+	return first;
+}
+
+void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
+				 enum auxcap_trigger_source source)
+{
+	(void)request_word(s, req, req_word(source, now_ns()), true);
+}
+
+void auxcap_session_request(struct auxcap_session *s, unsigned int req)
+{
+	auxcap_session_request_from(s, req, AUXCAP_TRIGGER_API);
+}
+
+/*
+ * Read the hits of a set's trigger events: each sample is a snapshot request timed by the
+ * sample itself.  Sets *@hit when there was one.  Runs in the loop's thread.
+ */
+static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
+{
+	struct auxcap_ring *ring = &set->trig_ring.ring;
+	const struct perf_event_header *h;
+	struct auxcap_record rec;
+	uint64_t v[2];
+	int r;
+
+	if (auxcap_ring_begin(ring) <= 0)
+		return 0;
+	while ((r = auxcap_ring_next(ring, &h)) == 1) {
+		if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+			memcpy(v, h + 1, sizeof(v));
+			s->stats.trigger_lost += v[1];
+			continue;
+		}
+		if (h->type != PERF_RECORD_SAMPLE ||
+		    auxcap_record_parse(&s->trig_layout, h, h->size, &rec) < 0)
+			continue;
+		s->stats.trigger_hits++;
+		*hit = true;
+		if (request_word(s, AUXCAP_REQ_SNAPSHOT,
+				 req_word(AUXCAP_TRIGGER_FUNCTION, rec.u.sample.time), false)) {
+			s->hit_tid = rec.u.sample.tid;
+			s->hit_cpu = (s->trig_layout.sample_type & PERF_SAMPLE_CPU)
+					     ? rec.u.sample.cpu
+					     : (uint32_t)set->cpu;
+		}
+	}
+	if (r == -EBADMSG) {
+		s->stats.corrupt++;
+		r = 0;
+	}
+	auxcap_ring_end(ring);
+	return r;
 }
 
 static int handle_requests(struct auxcap_session *s, bool *stop)
@@ -798,17 +976,22 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 	bool stop = false;
 	int r = 0;
 
-	pfd = calloc(s->nr_sets + 1, sizeof(*pfd));
+	pfd = calloc(2 * s->nr_sets + 1, sizeof(*pfd));
 	if (!pfd)
 		return -ENOMEM;
 	pfd[nfd++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
-	for (size_t k = 0; k < s->nr_sets; k++)
+	for (size_t k = 0; k < s->nr_sets; k++) {
 		if (s->sets[k].has_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ring_fd, .events = POLLIN };
+		if (s->sets[k].has_trig_ring)
+			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].trig_ring_fd,
+						      .events = POLLIN };
+	}
 
 	while (!stop) {
 		int wait = -1, n;
 		size_t hups = 0;
+		bool hit = false;
 
 		if (timeout_ms >= 0) {
 			uint64_t el = (now_ns() - start) / 1000000;
@@ -827,10 +1010,17 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 			r = n;
 			break;
 		}
-		if (pfd[0].revents & POLLIN) {
+		/* Trigger hits first: the snapshot they ask for is taken before anything else. */
+		for (size_t k = 0; k < s->nr_sets && r == 0; k++)
+			if (s->sets[k].has_trig_ring)
+				r = read_triggers(s, &s->sets[k], &hit);
+		if (r < 0)
+			break;
+		if ((pfd[0].revents & POLLIN) || hit) {
 			uint64_t v;
 
-			(void)!read(s->wake_fd, &v, sizeof(v));
+			if (pfd[0].revents & POLLIN)
+				(void)!read(s->wake_fd, &v, sizeof(v));
 			r = handle_requests(s, &stop);
 			if (r < 0)
 				break;
@@ -847,4 +1037,89 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 	}
 	free(pfd);
 	return r;
+}
+
+/* --- side-band of running tasks -------------------------------------------------------------- */
+
+struct synth_ctx {
+	struct auxcap_session *s;
+	int n;
+};
+
+static int synth_record(void *ctx, const void *rec, size_t len)
+{
+	struct synth_ctx *c = ctx;
+	const struct auxcap_sink *sink = c->s->opts.sink;
+	int r;
+
+	r = sink->ops->record(sink->ctx, rec, len);
+	if (r < 0)
+		return r;
+	c->s->stats.records++;
+	c->s->stats.record_bytes += len;
+	c->n++;
+	return 0;
+}
+
+/* The fd and attr of the first event the session announced (its id goes in sample_id). */
+static void first_event(struct auxcap_session *s, struct set *set, int *ret_fd,
+			const struct perf_event_attr **ret_attr)
+{
+	if (set->aux_fd >= 0) {
+		*ret_fd = set->aux_fd;
+		*ret_attr = &s->aux_attr.attr;
+	} else if (set->sb_fd >= 0) {
+		*ret_fd = set->sb_fd;
+		*ret_attr = &s->sb_attr.attr;
+	} else {
+		*ret_fd = set->fds[0];
+		*ret_attr = &s->attrs[0].attr;
+	}
+}
+
+int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
+{
+	struct synth_ctx c = { s, 0 };
+	pid_t *tgids;
+	size_t nr_tgids = 0;
+	int r = 0;
+
+	if (!s)
+		return -EINVAL;
+	tgids = calloc(s->nr_sets ? s->nr_sets : 1, sizeof(*tgids));
+	if (!tgids)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nr_sets && r >= 0; k++) {
+		struct set *set = &s->sets[k];
+		const struct perf_event_attr *attr;
+		struct auxcap_sample_layout lay;
+		struct auxcap_sample_id sid = { 0 };
+		bool seen = false, mapped = false;
+		pid_t tgid;
+		int fd;
+
+		if (set->pid <= 0)
+			continue;
+		for (size_t j = 0; j < k; j++)
+			seen = seen || s->sets[j].pid == set->pid;
+		if (seen)
+			continue;
+		r = auxcap_proc_tgid(proc, set->pid, &tgid);
+		if (r < 0)
+			break;
+		for (size_t j = 0; j < nr_tgids; j++)
+			mapped = mapped || tgids[j] == tgid;
+		if (!mapped)
+			tgids[nr_tgids++] = tgid;
+		first_event(s, set, &fd, &attr);
+		r = auxcap_event_id(s->sys, fd, &sid.id);
+		if (r < 0)
+			break;
+		sid.cpu = set->cpu < 0 ? 0 : (uint32_t)set->cpu;
+		auxcap_sample_layout_from_attr(attr, &lay);
+		r = auxcap_proc_synthesize(proc, tgid, set->pid, !mapped, &lay, &sid, synth_record,
+					   &c);
+	}
+	free(tgids);
+	return r < 0 ? r : c.n;
 }

@@ -18,6 +18,7 @@
 #include "aux_ring.h"
 
 struct perf_event_attr;
+struct auxcap_snapshot_info;
 
 /** Where an AUX chunk came from (perf's PERF_RECORD_AUXTRACE fields). */
 struct auxcap_aux_chunk {
@@ -40,6 +41,11 @@ struct auxcap_sink_ops {
 		   const struct auxcap_aux_span *span);
 	/** The end of one pass over all rings: everything before is ordered (FINISHED_ROUND). */
 	int (*round)(void *ctx);
+	/**
+	 * A snapshot's data went out (after its round): what triggered it and when it froze
+	 * (borrowed for the call).  Optional (NULL: not recorded).
+	 */
+	int (*snapshot)(void *ctx, const struct auxcap_snapshot_info *info);
 };
 
 struct auxcap_sink {

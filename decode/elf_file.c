@@ -332,3 +332,41 @@ size_t auxcap_elf_build_id(const struct auxcap_elf *elf, const uint8_t **ret_id)
 		*ret_id = elf->build_id;
 	return elf->build_id_size;
 }
+
+int auxcap_elf_addr_to_offset(const struct auxcap_elf *elf, uint64_t addr, uint64_t *ret_offset)
+{
+	const struct auxcap_elf_segment *best = NULL;
+
+	for (size_t i = 0; i < elf->nsegs; i++) {
+		const struct auxcap_elf_segment *g = &elf->segs[i];
+
+		if (addr < g->vaddr || addr - g->vaddr >= g->filesz)
+			continue;
+		if (!best || (g->exec && !best->exec))
+			best = g;
+	}
+	if (!best)
+		return -ENXIO;
+	*ret_offset = addr - best->vaddr + best->offset;
+	return 0;
+}
+
+int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uint64_t *ret_addr,
+			     uint64_t *ret_file_offset)
+{
+	uint64_t off;
+	int r;
+
+	/* Sorted by address: the first match is the lowest-addressed one. */
+	for (size_t i = 0; i < elf->nsyms; i++) {
+		if (strcmp(elf->names + elf->syms[i].name, name) != 0)
+			continue;
+		r = auxcap_elf_addr_to_offset(elf, elf->syms[i].addr, &off);
+		if (r < 0)
+			return r;
+		*ret_addr = elf->syms[i].addr;
+		*ret_file_offset = off;
+		return 1;
+	}
+	return 0;
+}

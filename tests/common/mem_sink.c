@@ -86,11 +86,22 @@ static int m_round(void *ctx)
 	return 0;
 }
 
+static int m_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct mem_sink *m = ctx;
+
+	if (m->nr_snaps < sizeof(m->snaps) / sizeof(m->snaps[0]))
+		m->snaps[m->nr_snaps] = *info;
+	m->nr_snaps++;
+	return 0;
+}
+
 static const struct auxcap_sink_ops mem_ops = {
 	.attr = m_attr,
 	.record = m_record,
 	.aux = m_aux,
 	.round = m_round,
+	.snapshot = m_snapshot,
 };
 
 void mem_sink_init(struct mem_sink *m)

@@ -19,6 +19,14 @@
  * Loss is never silent: LOST and LOST_SAMPLES records, and AUX records flagged TRUNCATED,
  * PARTIAL or COLLISION are counted in struct auxcap_session_stats.  After TRUNCATED the kernel
  * disables the AUX event; the session re-enables it after draining and counts the event.
+ *
+ * Triggers (snapshot mode): a snapshot request comes from a signal, a key, a control FIFO or
+ * the program itself (auxcap_session_request_from() with its source), or from a *trigger
+ * event* of the session (a uprobe or an execute breakpoint on a function of the traced
+ * program, see auxcap/trigger.h): every sample such an event writes is a request whose time
+ * is the sample's own time, so the trigger-to-frozen latency is measured from the hit.
+ * Requests that arrive while one is pending are coalesced and counted.  Each snapshot taken
+ * is reported to the sink (struct auxcap_snapshot_info) with its source and latency.
  */
 #ifndef AUXCAP_SESSION_H
 #define AUXCAP_SESSION_H
@@ -58,6 +66,30 @@ typedef int (*auxcap_find_snapshot_fn)(const struct auxcap_aux_ring *ring, uint6
 				       uint64_t old, uint64_t *state, uint64_t *ret_start,
 				       uint64_t *ret_end);
 
+/** What asked for a snapshot (stored with each snapshot in the capture file). */
+enum auxcap_trigger_source {
+	AUXCAP_TRIGGER_API = 0,      /* auxcap_session_request()/_snapshot() without a source */
+	AUXCAP_TRIGGER_SIGNAL = 1,   /* SIGUSR2 */
+	AUXCAP_TRIGGER_HOTKEY = 2,   /* a key on the terminal */
+	AUXCAP_TRIGGER_FIFO = 3,     /* the control FIFO */
+	AUXCAP_TRIGGER_FUNCTION = 4, /* a trigger event (uprobe, breakpoint) fired */
+	AUXCAP_TRIGGER_EXIT = 5,     /* the end of the capture (--snapshot=e) */
+	AUXCAP_TRIGGER_SOURCE_MAX = 16, /* sources are below this */
+};
+
+/** Name of a trigger source ("signal", "function", ...), or "?" for an unknown value. */
+const char *auxcap_trigger_source_name(unsigned int source);
+
+/** One snapshot taken, as the session reports it to the sink after its data. */
+struct auxcap_snapshot_info {
+	uint64_t trigger_ns; /* CLOCK_MONOTONIC, ns: the request, or the trigger event's sample */
+	uint64_t frozen_ns;  /* CLOCK_MONOTONIC, ns: every AUX event stopped, sample rings paused */
+	uint32_t source;     /* enum auxcap_trigger_source */
+	uint32_t coalesced;  /* further requests merged into this snapshot */
+	uint32_t tid;        /* AUXCAP_TRIGGER_FUNCTION: thread that hit it, else (uint32_t)-1 */
+	uint32_t cpu;        /* AUXCAP_TRIGGER_FUNCTION: its CPU if known, else (uint32_t)-1 */
+};
+
 struct auxcap_session_opts {
 	size_t sz;                    /* sizeof(struct auxcap_session_opts) */
 	const struct auxcap_sys *sys; /* NULL: the real kernel */
@@ -90,6 +122,18 @@ struct auxcap_session_opts {
 	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
 	 */
 	uint32_t aux_alignment;
+	/**
+	 * Trigger events (snapshot mode only): opened on every target like the others, disabled
+	 * and enabled with them, each set's in a small ring of its own that the loop reads at
+	 * once; every sample is a snapshot request timed by the sample.  Give them
+	 * sample_period 1 and use_clockid with CLOCK_MONOTONIC (auxcap_trigger_*_attr() do);
+	 * the session sets the sample_id fields and wakeup_events 1.  Their records are not
+	 * written to the sink.  Borrowed array; attrs copied, pointers inside an attr (a
+	 * uprobe's path) borrowed until auxcap_session_open() returns.  With @inherit, give no
+	 * uprobe-PMU event: the kernel cannot copy it into new tasks (auxcap/trigger.h).
+	 */
+	const struct auxcap_session_event *triggers;
+	size_t nr_triggers;
 };
 
 struct auxcap_session_stats {
@@ -112,6 +156,9 @@ struct auxcap_session_stats {
 	uint64_t snapshot_requests_coalesced; /* requests that arrived while one was pending */
 	uint64_t snapshot_latency_ns_last; /* request to AUX frozen, last snapshot */
 	uint64_t snapshot_latency_ns_max;
+	uint64_t trigger_hits;     /* samples read from the trigger events */
+	uint64_t trigger_lost;     /* trigger samples the kernel dropped (LOST in their rings) */
+	uint64_t trigger_snapshots; /* snapshots whose request came from a trigger event */
 };
 
 enum auxcap_session_request {
@@ -127,11 +174,12 @@ enum auxcap_session_request {
  *
  * Returns 0 and sets @ret_s, or a negative errno from the kernel unchanged, with nothing left
  * open.  auxcap_session_error() is not available then; the caller knows which call failed
- * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band) when
- * @ret_failed_event is not NULL.
+ * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band,
+ * AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i) when @ret_failed_event is not NULL.
  * Returns -EINVAL for inconsistent options (no events, a page count not a power of two,
- * no sink, @opts->sz too small).
+ * no sink, @opts->sz too small, trigger events without snapshot mode).
  */
+#define AUXCAP_SESSION_FAILED_TRIGGER (-100)
 int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_session **ret_s,
 			int *ret_failed_event);
 
@@ -155,11 +203,34 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms);
  */
 void auxcap_session_request(struct auxcap_session *s, unsigned int req);
 
+/**
+ * As auxcap_session_request(), naming what asked (enum auxcap_trigger_source) for the
+ * snapshot's record.  When requests coalesce, the first one's source and time are kept.
+ */
+void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
+				 enum auxcap_trigger_source source);
+
 /** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
 int auxcap_session_drain(struct auxcap_session *s);
 
-/** Take a snapshot now (snapshot mode).  Returns 0 or a negative errno. */
+/**
+ * Take a snapshot now (snapshot mode), for the pending request if there is one (its source
+ * and time), else as AUXCAP_TRIGGER_API requested now.  Returns 0 or a negative errno.
+ */
 int auxcap_session_snapshot(struct auxcap_session *s);
+
+/**
+ * Write the side-band of tasks that already run (perf record -p does the same): for every
+ * distinct target pid of the session (thread ids are grouped by process) a COMM per thread
+ * from /proc/PID/task/TID/comm and an MMAP2 per executable mapping (and per named mapping
+ * like [vdso]) from /proc/PID/maps, with time 0 and the session's first event's id in
+ * their sample_id, to the sink.  Call it after auxcap_session_open() and before the events
+ * run, so they precede the captured records.  @proc is the procfs root (NULL: "/proc").
+ *
+ * Returns the number of records written, or a negative errno.
+ * Returns -ESRCH if a target is gone, -EACCES if its maps cannot be read, the sink's error.
+ */
+int auxcap_session_synthesize(struct auxcap_session *s, const char *proc);
 
 /** Counters so far (copied). */
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret);
