@@ -19,6 +19,7 @@
 #include "auxcap/proc.h"
 #include "auxcap/record.h"
 #include "auxcap/session.h"
+#include "auxcap/timeconv.h"
 #include "aux_ring.h"
 #include "event.h"
 #include "sink.h"
@@ -119,8 +120,11 @@ const char *auxcap_trigger_source_name(unsigned int source)
  * Every event of a session carries the same sample_id fields, with IDENTIFIER, so that records
  * of different events in one ring can be told apart (perf's rule for mixed streams).
  */
-static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, bool on_exec)
+static void attr_common(const struct auxcap_session_opts *o, struct perf_event_attr *a,
+			bool per_cpu)
 {
+	bool inherit = o->inherit, on_exec = o->enable_on_exec;
+
 	a->size = sizeof(*a);
 	a->sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	if (per_cpu)
@@ -130,6 +134,10 @@ static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, b
 	a->disabled = 1;
 	a->inherit = inherit;
 	a->enable_on_exec = on_exec;
+	if (o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = o->clockid;
+	}
 }
 
 /*
@@ -153,7 +161,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 	if (o->aux) {
 		s->has_aux = true;
 		attr_copy(&s->aux_attr, o->aux->attr);
-		attr_common(&s->aux_attr.attr, per_cpu, o->inherit, o->enable_on_exec);
+		attr_common(o, &s->aux_attr.attr, per_cpu);
 		s->aux_name = strdup(o->aux->name ? o->aux->name : "aux");
 		if (!s->aux_name)
 			return -ENOMEM;
@@ -172,7 +180,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->task = 1;
 		a->context_switch = s->has_aux;
 		a->exclude_kernel = s->has_aux ? s->aux_attr.attr.exclude_kernel : 0;
-		attr_common(a, per_cpu, o->inherit, o->enable_on_exec);
+		attr_common(o, a, per_cpu);
 	}
 	s->nr_events = o->nr_events;
 	s->attrs = calloc(o->nr_events ? o->nr_events : 1, sizeof(*s->attrs));
@@ -181,7 +189,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->nr_events; i++) {
 		attr_copy(&s->attrs[i], o->events[i].attr);
-		attr_common(&s->attrs[i].attr, per_cpu, o->inherit, o->enable_on_exec);
+		attr_common(o, &s->attrs[i].attr, per_cpu);
 		if (o->snapshot)
 			s->attrs[i].attr.write_backward = 1;
 		s->names[i] = strdup(o->events[i].name ? o->events[i].name : "event");
@@ -198,7 +206,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		*a = *o->triggers[i].attr;
 		/* One layout for every trigger sample, timed on the clock of now_ns(). */
 		a->sample_type = 0;
-		attr_common(a, per_cpu, o->inherit, o->enable_on_exec);
+		attr_common(o, a, per_cpu);
 		a->freq = 0;
 		if (!a->sample_period)
 			a->sample_period = 1;
@@ -492,6 +500,14 @@ err:
 	return r;
 }
 
+int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_time_conv *ret)
+{
+	for (size_t k = 0; k < s->nr_sets; k++)
+		if (s->sets[k].has_ring)
+			return auxcap_time_conv_read_page(s->sets[k].ring.ring.pc, ret);
+	return -ENODEV;
+}
+
 size_t auxcap_session_nr_sets(const struct auxcap_session *s)
 {
 	return s->nr_sets;
@@ -621,7 +637,7 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 	struct auxcap_aux_span aligned = *span, *sp = &aligned;
 	struct auxcap_aux_chunk chunk = {
 		.offset = sp->offset,
-		.reference = now_ns(),
+		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
 		.idx = set_idx(s, set),
 		.tid = set->cpu < 0 ? (uint32_t)set->pid : (uint32_t)-1,
 		.cpu = (uint32_t)set->cpu,

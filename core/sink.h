@@ -23,7 +23,8 @@ struct auxcap_snapshot_info;
 /** Where an AUX chunk came from (perf's PERF_RECORD_AUXTRACE fields). */
 struct auxcap_aux_chunk {
 	uint64_t offset;    /* position of the first byte in aux_head space */
-	uint64_t reference; /* a tool timestamp (perf time, ns) taken when copied */
+	uint64_t reference; /* taken when copied: the backend's timestamp (TSC for Intel PT),
+			       else CLOCK_MONOTONIC ns */
 	uint32_t idx;       /* mmap index: the event set's position in the session */
 	uint32_t tid;       /* thread for per-thread sets, else -1 */
 	uint32_t cpu;       /* cpu for per-CPU sets, else -1 */

@@ -92,6 +92,12 @@ struct auxcap_record_ctx {
 	const char *filter; /* address filter text (--filter), NULL for none; borrowed */
 	char *errbuf;	    /* where ops write a one-line reason on failure; may be NULL */
 	size_t errlen;	    /* bytes at @errbuf */
+	/*
+	 * Appended (check @sz before use): the per-CPU sets count every task (-a, -C), so
+	 * context switches arrive as PERF_RECORD_SWITCH_CPU_WIDE; false: per task
+	 * (PERF_RECORD_SWITCH), or no per-CPU sets.
+	 */
+	bool cpu_wide;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -277,6 +283,13 @@ struct auxcap_backend_ops {
 	uint32_t alignment;
 
 	uint32_t flags; /* AUXCAP_BACKEND_F_* */
+
+	/**
+	 * Record side, appended: the `reference` of each PERF_RECORD_AUXTRACE, read when the
+	 * chunk is copied (perf's auxtrace_record.reference): the TSC for Intel PT and BTS.
+	 * NULL: CLOCK_MONOTONIC in ns.  Must be cheap and thread-safe.
+	 */
+	uint64_t (*reference)(void);
 };
 
 /** Flags of a backend (auxcap_backend_ops.flags). */
@@ -287,6 +300,12 @@ enum {
 	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
 	 */
 	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
+	/**
+	 * The trace names the thread of every record itself (Arm SPE context packets), so a
+	 * per-CPU capture needs no context-switch side-band for decoders to attribute it (perf
+	 * decodes such traces per CPU only).
+	 */
+	AUXCAP_BACKEND_F_TRACE_HAS_TID = 1u << 1,
 };
 
 /* ------------------------------------------------------------------------------------------ */

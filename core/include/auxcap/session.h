@@ -134,6 +134,14 @@ struct auxcap_session_opts {
 	 */
 	const struct auxcap_session_event *triggers;
 	size_t nr_triggers;
+	/**
+	 * The `reference` of each AUX chunk (PERF_RECORD_AUXTRACE), read when it is copied: the
+	 * backend's timestamp (the TSC for Intel PT and BTS).  NULL: CLOCK_MONOTONIC in ns.
+	 */
+	uint64_t (*reference)(void);
+	/** Open every event with attr.use_clockid on @clockid (a CLOCK_* id). */
+	bool use_clockid;
+	int clockid;
 };
 
 struct auxcap_session_stats {
@@ -234,6 +242,16 @@ int auxcap_session_synthesize(struct auxcap_session *s, const char *proc);
 
 /** Counters so far (copied). */
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret);
+
+struct auxcap_perf_time_conv;
+
+/**
+ * The time conversion fields of the first data ring's control page (what perf copies into
+ * PERF_RECORD_TIME_CONV), read with auxcap_time_conv_read_page().
+ * Returns 0 and fills @ret (check ret->cap_user_time_zero), -ENODEV if the session has no
+ * data ring, -EAGAIN if the page never settled.
+ */
+int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_time_conv *ret);
 
 /** Number of event sets and their targets. */
 size_t auxcap_session_nr_sets(const struct auxcap_session *s);
