@@ -7,8 +7,10 @@
  * AUXTRACE payloads of one queue in full-trace mode, each snapshot on its own (with the
  * previous snapshot of the queue for overlap trimming) in snapshot mode.
  *
- *	auxcap-aux-events [--plugin PATH] FILE
+ *	auxcap-aux-events [--plugin PATH] [--backend NAME] FILE
  *
+ * --backend decodes with the backend called NAME whatever the file's AUXTRACE_INFO type, without
+ * the AUXTRACE_INFO words (they are another backend's).
  * Lines: "stream IDX cpu CPU tid TID bytes N", then per event
  * "KIND off=OFF ip=IP to=TO addr=ADDR tid=TID tsc=TSC time=TIME op=OP ev=EVENTS what=WHAT"
  * with the fields that are set.  Exit 0, or 1 with a message on stderr.
@@ -124,17 +126,24 @@ int main(int argc, char **argv)
 	uint32_t type = 0;
 	bool snapshot = false, have_tc = false;
 	char err[1024] = "";
+	const char *force = NULL;
 	int r, argi = 1;
 
-	if (argc > 3 && !strcmp(argv[1], "--plugin")) {
-		if (auxcap_backend_load(argv[2], NULL, err, sizeof(err)) < 0) {
-			fprintf(stderr, "auxcap-aux-events: %s\n", err);
-			return 1;
+	while (argi + 2 < argc) {
+		if (!strcmp(argv[argi], "--plugin")) {
+			if (auxcap_backend_load(argv[argi + 1], NULL, err, sizeof(err)) < 0) {
+				fprintf(stderr, "auxcap-aux-events: %s\n", err);
+				return 1;
+			}
+		} else if (!strcmp(argv[argi], "--backend")) {
+			force = argv[argi + 1];
+		} else {
+			break;
 		}
-		argi = 3;
+		argi += 2;
 	}
 	if (argi + 1 != argc) {
-		fprintf(stderr, "usage: auxcap-aux-events [--plugin PATH] FILE\n");
+		fprintf(stderr, "usage: auxcap-aux-events [--plugin PATH] [--backend NAME] FILE\n");
 		return 1;
 	}
 	ro.errbuf = err;
@@ -187,13 +196,14 @@ int main(int argc, char **argv)
 			auxcap_perf_reader_error(rd));
 		return 1;
 	}
-	b = auxcap_backend_for_type(type);
+	b = force ? auxcap_backend_find(force) : auxcap_backend_for_type(type);
 	if (!b || !b->decoder_new) {
 		fprintf(stderr, "auxcap-aux-events: no backend decodes AUXTRACE type %u\n", type);
 		return 1;
 	}
-	ctx.auxtrace_type = type;
-	ctx.info = info;
+	ctx.auxtrace_type = force ? 0 : type;
+	ctx.info = force ? NULL : info;
+	ctx.nr_info = force ? 0 : ctx.nr_info;
 	ctx.time_conv = have_tc ? &tc : NULL;
 	for (size_t k = 0; k < nstreams; k++) {
 		ctx.snapshot_prev = NULL;
