@@ -275,6 +275,13 @@ struct auxcap_backend_ops {
 		    auxcap_backend_line_fn fn, void *arg);
 
 	/**
+	 * Record side, appended: the `reference` of each PERF_RECORD_AUXTRACE, read when the
+	 * chunk is copied (perf's auxtrace_record.reference): the TSC for Intel PT and BTS.
+	 * NULL: CLOCK_MONOTONIC in ns.  Must be cheap and thread-safe.
+	 */
+	uint64_t (*reference)(void);
+
+	/**
 	 * Bytes: the trace is made of records of this size that must not be split (Intel BTS:
 	 * 24).  Every AUX copy is trimmed to whole records the way perf trims with its
 	 * auxtrace_record.alignment: the part before the buffer's end is cut to a multiple of it
@@ -283,13 +290,6 @@ struct auxcap_backend_ops {
 	uint32_t alignment;
 
 	uint32_t flags; /* AUXCAP_BACKEND_F_* */
-
-	/**
-	 * Record side, appended: the `reference` of each PERF_RECORD_AUXTRACE, read when the
-	 * chunk is copied (perf's auxtrace_record.reference): the TSC for Intel PT and BTS.
-	 * NULL: CLOCK_MONOTONIC in ns.  Must be cheap and thread-safe.
-	 */
-	uint64_t (*reference)(void);
 };
 
 /** Flags of a backend (auxcap_backend_ops.flags). */

@@ -118,11 +118,6 @@ struct auxcap_session_opts {
 	auxcap_find_snapshot_fn find_snapshot;
 	const struct auxcap_sink *sink; /* borrowed, outlives the session */
 	/**
-	 * Bytes: the AUX trace is made of records of this size (the backend's alignment, Intel
-	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
-	 */
-	uint32_t aux_alignment;
-	/**
 	 * Trigger events (snapshot mode only): opened on every target like the others, disabled
 	 * and enabled with them, each set's in a small ring of its own that the loop reads at
 	 * once; every sample is a snapshot request timed by the sample.  Give them
@@ -142,6 +137,11 @@ struct auxcap_session_opts {
 	/** Open every event with attr.use_clockid on @clockid (a CLOCK_* id). */
 	bool use_clockid;
 	int clockid;
+	/**
+	 * Bytes: the AUX trace is made of records of this size (the backend's alignment, Intel
+	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
+	 */
+	uint32_t aux_alignment;
 };
 
 struct auxcap_session_stats {
