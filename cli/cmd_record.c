@@ -1273,6 +1273,8 @@ out:
 		kill(child, SIGKILL); /* stopped after its exec, never let go */
 		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
 	}
+	if (child > 0 && waitpid(child, &(int){ 0 }, WNOHANG) == 0)
+		kill(child, SIGTERM); /* recording stopped first ('q', stop, a signal): as perf does */
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	auxcap_session_free(s);

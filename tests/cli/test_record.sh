@@ -143,5 +143,14 @@ ns=$(sed -n 's/.* \([0-9][0-9]*\) samples$/\1/p' p.txt)
 check '[ $st -eq 0 ] && [ "${ns:-0}" -eq $((insns / 1024)) ]' "SPE period=1024: one sample per 1024 instructions ($ns for $insns)"
 check 'grep -q " 0 errors" p.txt && grep -q "op=LD" p.txt' "SPE decode without errors, with loads and their addresses"
 
+# 11. 'stop' while the command still runs: the recorder ends and, as perf does, sends the
+# command SIGTERM instead of waiting for it.
+mkfifo stop.ctl
+(sleep 1; echo stop >stop.ctl) &
+SECONDS=0
+$A record -S --control fifo:stop.ctl -e cpu-clock -o stop.data -- sleep 60 >/dev/null 2>stop.err; st=$?
+took=$SECONDS
+check '[ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 60$" >/dev/null' "stop ends a capture whose command still runs (${took}s, command terminated)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
