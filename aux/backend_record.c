@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend_record.h"
 
@@ -30,6 +31,35 @@ int auxcap_backend_record_options(const struct auxcap_backend_ops *be,
 	if (r < 0)
 		set_err(ctx, "recording_options", r);
 	return r < 0 ? r : 0;
+}
+
+int auxcap_backend_addr_filter(const struct auxcap_backend_ops *be,
+			       const struct auxcap_record_ctx *ctx, char *buf, size_t len)
+{
+	int r;
+
+	if (!ctx || !ctx->filter || !buf || !len || ctx->sz < sizeof(*ctx))
+		return -EINVAL;
+	if (ctx->errbuf && ctx->errlen)
+		ctx->errbuf[0] = '\0';
+	if (ctx->pmu && !ctx->pmu->nr_addr_filters) {
+		if (ctx->errbuf && ctx->errlen)
+			snprintf(ctx->errbuf, ctx->errlen,
+				 "%s has no address filters here (nr_addr_filters is 0 or absent): "
+				 "drop --filter",
+				 ctx->pmu->name);
+		return -EOPNOTSUPP;
+	}
+	if (be && be->addr_filter) {
+		r = be->addr_filter(ctx, buf, len);
+		if (r < 0)
+			set_err(ctx, "addr_filter", r);
+		return r < 0 ? r : 0;
+	}
+	if (strlen(ctx->filter) >= len)
+		return -ENOSPC;
+	strcpy(buf, ctx->filter);
+	return 0;
 }
 
 int auxcap_backend_write_info(const struct auxcap_backend_ops *be,

@@ -27,6 +27,21 @@ int auxcap_backend_record_options(const struct auxcap_backend_ops *be,
 				  const struct auxcap_record_ctx *ctx, struct auxcap_attr *attr);
 
 /**
+ * The address filter for PERF_EVENT_IOC_SET_FILTER from the user's text @ctx->filter, in @buf
+ * (@len bytes): @be's addr_filter (symbols resolved), or the text as it is when @be has none.
+ * Call before auxcap_backend_record_options(), and give the result to the record ops as
+ * @ctx->filter.
+ *
+ * Returns 0 on success.
+ * Returns -EINVAL if an argument is NULL, @ctx->filter is NULL, or the backend refuses the
+ * text (its reason in @ctx->errbuf).
+ * Returns -EOPNOTSUPP if the PMU has no address filters (nr_addr_filters 0).
+ * Returns -E2BIG, -ENOSPC, -ENOMEM as the backend says.
+ */
+int auxcap_backend_addr_filter(const struct auxcap_backend_ops *be,
+			       const struct auxcap_record_ctx *ctx, char *buf, size_t len);
+
+/**
  * Write what a decoder needs before the trace: PERF_RECORD_TIME_CONV when @ctx->time_conv
  * is set and says cap_user_time_zero, then PERF_RECORD_AUXTRACE_INFO of @be's type with
  * the words of @be's info_size/info_fill (nothing if @be has none).  Call it after the

@@ -63,8 +63,13 @@ int record_backend_setup(struct record_backend *rb, const struct auxcap_event_sp
 	}
 	rb->pmu = pmu;
 	rb->be = auxcap_backend_for_pmu(spec->pmu, pmu);
-	if (!rb->be)
+	if (!rb->be) {
+		if (p->filter) {
+			cli_err("--filter: no backend for %s in this build to resolve it", spec->pmu);
+			return -EOPNOTSUPP;
+		}
 		return 0; /* an AUX PMU without a backend (cs_etm): recorded as it is */
+	}
 
 	ctx->sz = sizeof(*ctx);
 	ctx->pmu = pmu;
@@ -78,9 +83,22 @@ int record_backend_setup(struct record_backend *rb, const struct auxcap_event_sp
 	ctx->nr_cpus = ncpu > 0 ? (size_t)ncpu : 1;
 	ctx->have_sched_switch = p->sideband;
 	ctx->cpu_wide = p->per_cpu && p->cpu_wide;
-	ctx->filter = p->filter;
 	ctx->errbuf = rb->errbuf;
 	ctx->errlen = sizeof(rb->errbuf);
+	if (p->filter) {
+		/* the backend resolves the user's text; its result is what the kernel and the
+		 * other ops see */
+		ctx->filter = p->filter;
+		r = auxcap_backend_addr_filter(rb->be, ctx, rb->filter, sizeof(rb->filter));
+		if (r < 0) {
+			cli_err("--filter '%s': %s", p->filter,
+				rb->errbuf[0] ? rb->errbuf
+					      : r == -ENOSPC ? "too long" : strerror(-r));
+			return r;
+		}
+		ctx->filter = rb->filter;
+		auxcap_log(AUXCAP_LOG_INFO, "address filter: %s", rb->filter);
+	}
 
 	r = auxcap_backend_record_options(rb->be, ctx, &rb->attr);
 	if (r < 0) {
@@ -93,13 +111,17 @@ int record_backend_setup(struct record_backend *rb, const struct auxcap_event_sp
 void record_backend_session(struct record_backend *rb, struct auxcap_session_event *aux_ev,
 			    struct auxcap_session_opts *so)
 {
+	/* The session reads a struct auxcap_attr, config3 included, when the size says so. */
+	rb->attr.attr.size = AUXCAP_ATTR_SIZE_VER8;
 	aux_ev->attr = &rb->attr.attr;
 	if (rb->be) {
 		so->find_snapshot = rb->be->find_snapshot;
 		so->reference = rb->be->reference;
+		so->aux_alignment = rb->be->alignment;
 	}
 	so->use_clockid = rb->use_clockid;
 	so->clockid = rb->clockid;
+	so->aux_filter = rb->filter[0] ? rb->filter : NULL;
 }
 
 int record_backend_write_info(struct record_backend *rb, struct auxcap_session *s,

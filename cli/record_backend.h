@@ -43,6 +43,7 @@ struct record_backend {
 	struct auxcap_record_ctx ctx;	     /* what the backend ops are given */
 	struct auxcap_attr attr;	     /* the AUX event's attr, completed */
 	struct auxcap_perf_time_conv tc;     /* the conversion written to the file */
+	char filter[8192];		     /* the address filter for the kernel, "" for none */
 	bool use_clockid;		     /* events are opened on @clockid */
 	int clockid;
 	char errbuf[512]; /* the backend's one-line reasons */

@@ -41,6 +41,7 @@ struct set {
 	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot */
 	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
+	uint32_t itrace_tid;  /* tid of the last ITRACE_START in the ring, 0 before one */
 	bool snap_taken;
 	int *trig_fds;        /* trigger events, -1 where not opened */
 	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
@@ -274,6 +275,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->aux_fd = set->ring_fd = fd;
+		if (o->aux_filter) {
+			*ret_failed = -4;
+			r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
+					  (unsigned long)o->aux_filter);
+			if (r < 0)
+				return r;
+		}
 	}
 	if (o->sideband) {
 		*ret_failed = -2;
@@ -563,6 +571,10 @@ static void account_record(struct auxcap_session *s, struct set *set,
 		memcpy(v, h + 1, 8);
 		s->stats.lost_samples += v[0];
 		break;
+	case PERF_RECORD_ITRACE_START:
+		/* u32 pid, u32 tid: the task the AUX data of this set belongs to from now on */
+		memcpy(&set->itrace_tid, (const char *)(h + 1) + 4, 4);
+		break;
 	case PERF_RECORD_AUX:
 		memcpy(v, h + 1, 24);
 		s->stats.aux_records++;
@@ -639,7 +651,10 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 		.offset = sp->offset,
 		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
 		.idx = set_idx(s, set),
-		.tid = set->cpu < 0 ? (uint32_t)set->pid : (uint32_t)-1,
+		/* per task: the task ITRACE_START named (the set's own on a kernel) */
+		.tid = set->cpu >= 0	  ? (uint32_t)-1
+		       : set->itrace_tid ? set->itrace_tid
+					 : (uint32_t)set->pid,
 		.cpu = (uint32_t)set->cpu,
 		.snapshot = snapshot,
 	};
@@ -819,8 +834,10 @@ static int snapshot_aux(struct auxcap_session *s, struct set *set)
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen, lat;
+	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen_ns, lat;
 	struct auxcap_snapshot_info info;
+	size_t frozen = 0; /* sets whose AUX event is stopped and sample ring paused */
+	bool aux_only = false; /* set @frozen has its AUX event stopped, its ring not paused */
 	int r = 0, r2;
 
 	if (!word)
@@ -842,18 +859,23 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		struct set *set = &s->sets[k];
 
 		if (set->has_aux && (r = auxcap_event_enable(s->sys, set->aux_fd, false)) < 0)
-			return r;
+			break;
 		if (set->has_snap_ring &&
-		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0)
-			return r;
+		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0) {
+			aux_only = set->has_aux;
+			break;
+		}
+		frozen++;
 	}
-	frozen = now_ns();
-	/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
-	lat = frozen > t0 ? frozen - t0 : 0;
-	info.frozen_ns = frozen;
-	s->stats.snapshot_latency_ns_last = lat;
-	if (lat > s->stats.snapshot_latency_ns_max)
-		s->stats.snapshot_latency_ns_max = lat;
+	if (r == 0) {
+		frozen_ns = now_ns();
+		/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
+		lat = frozen_ns > t0 ? frozen_ns - t0 : 0;
+		info.frozen_ns = frozen_ns;
+		s->stats.snapshot_latency_ns_last = lat;
+		if (lat > s->stats.snapshot_latency_ns_max)
+			s->stats.snapshot_latency_ns_max = lat;
+	}
 
 	for (size_t k = 0; r == 0 && k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
@@ -865,11 +887,12 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		if (r == 0 && set->has_snap_ring)
 			r = snapshot_ring(s, set);
 	}
-	/* Resume even after a sink error, so the traced program is left as it was. */
-	for (size_t k = 0; k < s->nr_sets; k++) {
+	/* Resume what was frozen, even after an error, so the traced program is left as it
+	 * was and tracing goes on. */
+	for (size_t k = 0; k < frozen + aux_only; k++) {
 		struct set *set = &s->sets[k];
 
-		if (set->has_snap_ring &&
+		if (k < frozen && set->has_snap_ring &&
 		    (r2 = auxcap_event_pause_output(s->sys, set->snap_fd, false)) < 0 && r == 0)
 			r = r2;
 		if (set->has_aux && (r2 = auxcap_event_enable(s->sys, set->aux_fd, true)) < 0 &&

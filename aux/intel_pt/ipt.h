@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /** Decoder parameters: what libipt needs to know about the CPU and timing set-up. */
 struct auxcap_ipt_params {
@@ -162,6 +163,20 @@ void auxcap_ipt_image_free(struct auxcap_ipt_image *image);
 int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, uint64_t offset,
 			     uint64_t size, uint64_t vaddr);
 
+/**
+ * A second image with the same sections as @src, for a decoder on another thread: libipt's
+ * pt_image is not safe for concurrent use, its image section cache (which holds the mapped
+ * files and their block caches) is, and the clone shares it.  Sections added to @src later
+ * are not in the clone.
+ *
+ * The clone is owned by the caller (auxcap_ipt_image_free()); @src must outlive it.
+ *
+ * Returns 0 and the clone in @ret_image.
+ * Returns -EINVAL if an argument is NULL.
+ * Returns -ENOMEM if out of memory.
+ */
+int auxcap_ipt_image_clone(const struct auxcap_ipt_image *src, struct auxcap_ipt_image **ret_image);
+
 /* -------------------------------------------------------------------------------------- */
 /* Instruction flow decoding */
 
@@ -249,9 +264,8 @@ struct auxcap_ipt_item {
 	enum auxcap_ipt_iclass iclass;	/* INSN, BLOCK: class of the (last) instruction */
 	enum auxcap_ipt_exec_mode mode; /* INSN, BLOCK, EXEC_MODE event: execution mode */
 	uint8_t size;	 /* INSN: instruction length; BLOCK: bytes valid in @raw (bytes) */
-	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump, or
-			  * whose last instruction's class is not known (IC_ERROR): up to 15
-			  * bytes at @end_ip (its encoding) */
+	uint8_t raw[15]; /* INSN: instruction bytes; BLOCK ending in a conditional jump: up
+			  * to 15 bytes at @end_ip (its encoding) */
 	enum auxcap_ipt_event_type event; /* EVENT: which */
 	uint64_t at;			  /* EVENT async_branch/async_disabled: source address */
 	uint64_t payload;  /* EVENT: cr3, vmcs base, ptwrite value, mnt payload, cbr ratio */
@@ -265,6 +279,11 @@ struct auxcap_ipt_decoder_opts {
 	size_t sz;	  /* sizeof(struct auxcap_ipt_decoder_opts) */
 	bool block;	  /* use libipt's block decoder (BLOCK items; faster) */
 	bool tick_events; /* ask libipt for TICK events on timing updates */
+	/**
+	 * Bytes: start at the PSB at this offset of the trace (libipt's sync_set) instead of the
+	 * first one; the bytes before it are not looked at (no leading GAP).  0: the first PSB.
+	 */
+	uint64_t start;
 };
 
 struct auxcap_ipt_decoder;
@@ -277,8 +296,8 @@ struct auxcap_ipt_decoder;
  * auxcap_ipt_params_check_cpu()); errata are then not applied.
  *
  * Returns 0 and the decoder in @ret_dec on success.
- * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @ret_dec is NULL, or
- * @params / @opts has a too small sz.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @ret_dec is NULL,
+ * @params / @opts has a too small sz, or @opts->start is not inside the trace.
  * Returns -ENOMEM if out of memory.
  */
 int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
@@ -299,8 +318,11 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
  * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
  * be decoded (no sync point); when there are any they are reported as a GAP with err
- * -ENODATA, native 0 and offset 0.  Items are produced in trace order; an item's @offset is
- * the decoder's position when it was produced.
+ * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions without
+ * consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
+ * decoder round a loop of direct branches forever): it is cut with a GAP with err -ELOOP and
+ * native 0, and decoding resumes at the next PSB.  Items are produced in trace order; an
+ * item's @offset is the decoder's position when it was produced.
  *
  * Returns 1 when @item was filled, 0 at the end of the trace, a negative errno otherwise.
  * Returns -EINVAL if @dec or @item is NULL.
@@ -310,5 +332,60 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 
 /** Number of GAP items produced so far. */
 uint64_t auxcap_ipt_decoder_gaps(const struct auxcap_ipt_decoder *dec);
+
+/* -------------------------------------------------------------------------------------- */
+/* Parallel decoding */
+
+/**
+ * Where to cut the Intel PT stream [@buf, @buf + @len) to decode its pieces independently:
+ * offsets of PSB packets whose PSB+ carries a FUP (tracing on: the decoder knows where the
+ * flow continues), about @chunk bytes apart (0: 64 KiB).  The first piece starts at 0 (it
+ * holds what lies before the first PSB), the others at the PSBs.
+ *
+ * @ret_starts (caller-owned, @max entries) receives the starts in increasing order.
+ *
+ * Returns the number of pieces (>= 1; 1 for an empty stream), at most @max.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @ret_starts is NULL or @max is 0.
+ */
+ssize_t auxcap_ipt_split(const uint8_t *buf, size_t len, size_t chunk, uint64_t *ret_starts,
+			 size_t max);
+
+/** Receives the items of a parallel decode in trace order.  Returns < 0 to stop. */
+typedef int (*auxcap_ipt_item_fn)(void *ctx, const struct auxcap_ipt_item *item);
+
+/** Options of auxcap_ipt_decode_parallel(). */
+struct auxcap_ipt_parallel_opts {
+	size_t sz;			     /* sizeof(struct auxcap_ipt_parallel_opts) */
+	unsigned int threads;		     /* decoding threads, 0: the online CPUs */
+	size_t chunk;			     /* bytes of trace per piece, 0: 64 KiB */
+	struct auxcap_ipt_decoder_opts dec;  /* per piece (block or instruction decoder, tick
+						events); dec.start is ignored */
+};
+
+/**
+ * Decode the Intel PT stream [@buf, @buf + @len) on several threads and hand its items to
+ * @fn(@ctx, item) on the calling thread, in trace order: the same items, in the same order,
+ * as one auxcap_ipt_decoder over the whole stream gives.
+ *
+ * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded by a worker thread
+ * with its own clone of @image (auxcap_ipt_image_clone(), sharing the section cache), from its
+ * PSB on; a piece stops where the next one starts: at the status updates of the next piece's
+ * PSB+, which the next piece reports when it starts there.  Pieces are handed out as they
+ * complete, in order, so at most threads + 1 pieces of items are held at a time.  (With MTC
+ * or CYC packets, libipt's timing calibration restarts at each piece: times between two TSCs
+ * can differ from one sequential decode.)
+ *
+ * @buf and @image are borrowed for the call; no section may be added to @image meanwhile.
+ *
+ * Returns 0 when the whole stream was decoded, the negative value @fn returned if it stopped,
+ * or a negative errno.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @fn is NULL, or @opts /
+ * @params has a too small sz.
+ * Returns -ENOMEM if out of memory, or the errno of pthread_create().
+ */
+int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+			       const struct auxcap_ipt_params *params,
+			       const struct auxcap_ipt_parallel_opts *opts, auxcap_ipt_item_fn fn,
+			       void *ctx);
 
 #endif /* AUXCAP_IPT_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The Intel PT backend's ops table (auxcap/backend.h).
+ * The Intel PT backend's ops table (auxcap/backend.h).  Record side in ipt_record.c and
+ * ipt_filter.c.
  *
  * Decode side: the libipt adapter of ipt.h turned into backend-neutral trace events.
  *
@@ -9,9 +10,7 @@
  *     block/instruction is a branch and the flow continues at its target.  A conditional
  *     jump is taken when the flow does not continue right after it (its length comes from
  *     its bytes, see jcc_length()).  Each BRANCH carries the number of instructions run
- *     since the previous event, the branch included.  When libipt's block cache leaves a
- *     block's last instruction unclassified, its bytes are classified here (classify()).
- *     Without per-instruction output the
+ *     since the previous event, the branch included.  Without per-instruction output the
  *     stream is BRANCH, ENABLE, DISABLE, GAP and OTHER events only (blocks are folded into
  *     the branches' instruction counts); with ctx->per_insn every instruction is an INSN
  *     event as well.
@@ -43,8 +42,10 @@
 #include <intel-pt.h>
 
 #include "auxcap/backend.h"
+#include "auxcap/session.h"
 #include "auxcap/timeconv.h"
 #include "ipt.h"
+#include "ipt_record.h"
 
 /* perf's intel_pt AUXTRACE_INFO words (spec/perf-data-and-perf-tool.md section 1.5). */
 enum {
@@ -350,79 +351,6 @@ static unsigned int jcc_length(const uint8_t *raw, unsigned int size, enum auxca
 	return 0;
 }
 
-/*
- * The class of the x86 instruction encoded in @raw (@size bytes) in @mode, for blocks whose
- * last instruction libipt did not classify: the control transfers by opcode (after legacy
- * and REX prefixes; FF by its ModRM reg field), everything else IC_OTHER.
- */
-static enum auxcap_ipt_iclass classify(const uint8_t *raw, unsigned int size,
-				       enum auxcap_ipt_exec_mode mode)
-{
-	unsigned int i = 0;
-	uint8_t op;
-
-	while (i < size && i < 14 &&
-	       (raw[i] == 0x26 || raw[i] == 0x2e || raw[i] == 0x36 || raw[i] == 0x3e ||
-		raw[i] == 0x64 || raw[i] == 0x65 || raw[i] == 0x66 || raw[i] == 0x67 ||
-		raw[i] == 0xf0 || raw[i] == 0xf2 || raw[i] == 0xf3))
-		i++;
-	if (mode == AUXCAP_IPT_MODE_64 && i < size && (raw[i] & 0xf0) == 0x40)
-		i++;
-	if (i >= size)
-		return AUXCAP_IPT_IC_ERROR;
-	op = raw[i];
-	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3))
-		return AUXCAP_IPT_IC_COND_JUMP;
-	switch (op) {
-	case 0x0f:
-		if (i + 1 >= size)
-			return AUXCAP_IPT_IC_ERROR;
-		if (raw[i + 1] >= 0x80 && raw[i + 1] <= 0x8f)
-			return AUXCAP_IPT_IC_COND_JUMP;
-		if (raw[i + 1] == 0x05 || raw[i + 1] == 0x34)
-			return AUXCAP_IPT_IC_FAR_CALL; /* syscall, sysenter */
-		if (raw[i + 1] == 0x07 || raw[i + 1] == 0x35)
-			return AUXCAP_IPT_IC_FAR_RETURN; /* sysret, sysexit */
-		return AUXCAP_IPT_IC_OTHER;
-	case 0xe8:
-		return AUXCAP_IPT_IC_CALL;
-	case 0xe9:
-	case 0xeb:
-		return AUXCAP_IPT_IC_JUMP;
-	case 0xc2:
-	case 0xc3:
-		return AUXCAP_IPT_IC_RETURN;
-	case 0xca:
-	case 0xcb:
-	case 0xcf:
-		return AUXCAP_IPT_IC_FAR_RETURN; /* far ret, iret */
-	case 0xcc:
-	case 0xcd:
-	case 0xce:
-	case 0x9a:
-		return AUXCAP_IPT_IC_FAR_CALL; /* int3, int n, into, far call */
-	case 0xea:
-		return AUXCAP_IPT_IC_FAR_JUMP;
-	case 0xff:
-		if (i + 1 >= size)
-			return AUXCAP_IPT_IC_ERROR;
-		switch ((raw[i + 1] >> 3) & 7) {
-		case 2:
-			return AUXCAP_IPT_IC_CALL;
-		case 3:
-			return AUXCAP_IPT_IC_FAR_CALL;
-		case 4:
-			return AUXCAP_IPT_IC_JUMP;
-		case 5:
-			return AUXCAP_IPT_IC_FAR_JUMP;
-		default:
-			return AUXCAP_IPT_IC_OTHER;
-		}
-	default:
-		return AUXCAP_IPT_IC_OTHER;
-	}
-}
-
 static enum auxcap_branch_type branch_type(enum auxcap_ipt_iclass c)
 {
 	switch (c) {
@@ -618,8 +546,6 @@ static void translate(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 		d->have_prev = true;
 		d->prev_ip = it->end_ip;
 		d->prev_class = it->iclass;
-		if (it->iclass == AUXCAP_IPT_IC_ERROR && it->size)
-			d->prev_class = classify(it->raw, it->size, it->mode);
 		d->prev_has_tsc = (it->flags & AUXCAP_IPT_F_HAS_TSC) != 0;
 		d->prev_tsc = it->tsc;
 		if (it->kind == AUXCAP_IPT_ITEM_INSN)
@@ -640,9 +566,16 @@ static void translate(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 		ev->ip = it->ip;
 		ev->err = it->err;
 		ev->native = it->native;
-		ev->what = it->native ? auxcap_ipt_strerror(it->native)
-				      : "bytes before the first PSB cannot be decoded";
-		if (!it->native)
+		if (it->native)
+			ev->what = auxcap_ipt_strerror(it->native);
+		else if (it->err == -ELOOP)
+			ev->what = "the flow loops without consuming trace (corrupt trace, or the "
+				   "binary does not match it)";
+		else if (it->err == -ENODATA)
+			ev->what = "bytes before the first PSB cannot be decoded";
+		else
+			ev->what = "undecodable trace";
+		if (!it->native && it->err == -ENODATA)
 			ev->offset = d->parts[d->cur].base;
 		flow_reset(d);
 		return;
@@ -846,6 +779,21 @@ const struct auxcap_backend_ops auxcap_backend_intel_pt = {
 	.description = "Intel Processor Trace (libipt decoder)",
 	.auxtrace_type = AUXCAP_AUXTRACE_INTEL_PT,
 	.probe = ipt_probe,
+	.recording_options = auxcap_ipt_recording_options,
+	.info_size = auxcap_ipt_info_size,
+	.info_fill = auxcap_ipt_info_fill,
+	/*
+	 * perf's "first wrap" test: AUX pages start zeroed, so the buffer has wrapped once any
+	 * of its last 512 u64 words is non-zero (remembered per buffer); then the whole buffer
+	 * ending at the driver's in-buffer head is trace, before that only [old, head).  (perf
+	 * switches to comparing a reference copy for snapshots over 64 KiB; its copy is taken
+	 * before the head but compared at the end of the buffer, so from the second snapshot on
+	 * it answers "wrapped", which this test also answers once the buffer has filled, without
+	 * claiming the zeros of a buffer that never did.)
+	 */
+	.find_snapshot = auxcap_find_snapshot_zero_tail,
+	.reference = auxcap_counter_now,
+	.addr_filter = auxcap_ipt_addr_filter,
 	.decoder_new = ipt_decoder_new,
 	.decoder_next = ipt_decoder_next,
 	.decoder_free = ipt_decoder_free,

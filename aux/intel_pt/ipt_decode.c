@@ -45,7 +45,18 @@ struct auxcap_ipt_decoder {
 	uint64_t last_ip;   /* ip of the last instruction or block produced */
 	uint64_t err_ip;    /* ip libipt reported with the last failed next() */
 	uint64_t gaps;	    /* GAP items produced */
+	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
+	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
 };
+
+/*
+ * Instructions decoded without consuming a trace byte before the flow is declared stuck.  Code
+ * runs without trace only through direct branches and straight-line code (conditional branches
+ * take TNT bits, at most 47 per packet; indirect ones take TIPs), so real hardware never gets
+ * near this; a corrupt trace or a wrong image can send libipt round a loop of direct branches
+ * forever (perf's decoder stops such walks too: "Never-ending loop").
+ */
+#define MAX_STALLED_INSNS (1u << 20)
 
 static int dec_sync_forward(struct auxcap_ipt_decoder *dec)
 {
@@ -150,6 +161,16 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 	if (opts)
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
+	if (dec->opts.start) {
+		if (dec->opts.start >= len) {
+			free(dec);
+			return -EINVAL;
+		}
+		/* the first sync goes straight there; what lies before is someone else's */
+		dec->have_resync = true;
+		dec->resync_at = dec->opts.start;
+		dec->synced_once = true;
+	}
 
 	if (dec->opts.block) {
 		config.flags.variant.block.enable_tick_events = dec->opts.tick_events;
@@ -425,6 +446,72 @@ static int next_insn(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *ite
 	return 1;
 }
 
+/*
+ * What a control transfer that libipt's block cache left unclassified is.  Reached through
+ * the cache, a block that ends in an indirect jump or a far transfer has iclass ptic_error
+ * ("the caller may decode it"): only those two kinds end up there (near calls and returns
+ * have their own cache entries).  @p/@n are the instruction's bytes.
+ */
+static enum auxcap_ipt_iclass classify_transfer(const uint8_t *p, size_t n,
+						enum auxcap_ipt_exec_mode mode)
+{
+	size_t i = 0;
+
+	/* legacy prefixes, then REX in 64-bit mode */
+	while (i < n && (p[i] == 0x26 || p[i] == 0x2e || p[i] == 0x36 || p[i] == 0x3e ||
+			 p[i] == 0x64 || p[i] == 0x65 || p[i] == 0x66 || p[i] == 0x67 ||
+			 p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3))
+		i++;
+	if (mode == AUXCAP_IPT_MODE_64 && i < n && (p[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= n)
+		return AUXCAP_IPT_IC_ERROR;
+	switch (p[i]) {
+	case 0xff: /* group 5: /3 call far, /4 jmp near indirect, /5 jmp far */
+		if (i + 1 >= n)
+			return AUXCAP_IPT_IC_ERROR;
+		switch ((p[i + 1] >> 3) & 7) {
+		case 3: return AUXCAP_IPT_IC_FAR_CALL;
+		case 4: return AUXCAP_IPT_IC_JUMP;
+		case 5: return AUXCAP_IPT_IC_FAR_JUMP;
+		default: return AUXCAP_IPT_IC_ERROR;
+		}
+	case 0x9a: case 0xcc: case 0xcd: case 0xce: case 0xf1: /* call far, int3, int, into, int1 */
+		return AUXCAP_IPT_IC_FAR_CALL;
+	case 0xea:
+		return AUXCAP_IPT_IC_FAR_JUMP;
+	case 0xca: case 0xcb: case 0xcf: /* ret far, iret */
+		return AUXCAP_IPT_IC_FAR_RETURN;
+	case 0x0f:
+		if (i + 1 >= n)
+			return AUXCAP_IPT_IC_ERROR;
+		switch (p[i + 1]) {
+		case 0x05: case 0x34: return AUXCAP_IPT_IC_FAR_CALL;   /* syscall, sysenter */
+		case 0x07: case 0x35: return AUXCAP_IPT_IC_FAR_RETURN; /* sysret, sysexit */
+		default: return AUXCAP_IPT_IC_ERROR;
+		}
+	default:
+		return AUXCAP_IPT_IC_ERROR;
+	}
+}
+
+/* Give a block whose last instruction libipt did not classify its class, from its bytes. */
+static void classify_block_end(struct auxcap_ipt_decoder *dec, const struct pt_block *block,
+			       struct auxcap_ipt_item *item)
+{
+	uint8_t raw[15];
+	int n = 0;
+
+	if (block->truncated) {
+		n = block->size;
+		memcpy(raw, block->raw, block->size);
+	} else if (block->isid > 0) {
+		n = auxcap_ipt_image_read(dec->image, block->isid, block->end_ip, raw, sizeof(raw));
+	}
+	if (n > 0)
+		item->iclass = classify_transfer(raw, (size_t)n, item->mode);
+}
+
 static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 {
 	struct pt_block block;
@@ -446,13 +533,13 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	item->ninsn = block.ninsn;
 	item->iclass = map_iclass(block.iclass);
 	item->mode = map_mode(block.mode);
+	if (block.iclass == ptic_error)
+		classify_block_end(dec, &block, item);
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
 	/* The bytes at end_ip, so callers can tell a taken conditional jump from a
-	 * fall-through (the only case where the last instruction's length matters), and what
-	 * the last instruction is when libipt's block cache did not say (ptic_error: it may
-	 * leave the class out, e.g. for an indirect jump reached through the cache). */
-	if (block.iclass != ptic_cond_jump && block.iclass != ptic_error) {
+	 * fall-through (the only case where the last instruction's length matters). */
+	if (block.iclass != ptic_cond_jump) {
 		item->size = 0;
 	} else if (block.truncated) {
 		item->size = block.size;
@@ -463,6 +550,35 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 		item->size = r > 0 ? (uint8_t)r : 0;
 	}
 	dec->last_ip = block.end_ip;
+	return 1;
+}
+
+/* Count the instructions of @item against the trace offset; true once the flow is stuck. */
+static bool stalled(struct auxcap_ipt_decoder *dec, const struct auxcap_ipt_item *item)
+{
+	if (item->offset != dec->progress_offset) {
+		dec->progress_offset = item->offset;
+		dec->stalled_insns = 0;
+	}
+	dec->stalled_insns += item->ninsn;
+	return dec->stalled_insns > MAX_STALLED_INSNS;
+}
+
+/* Replace @item by a GAP (-ELOOP) and resume at the next PSB after the current offset. */
+static int stall_gap(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	uint64_t ip = item->ip, offset = item->offset;
+
+	memset(item, 0, sizeof(*item));
+	item->kind = AUXCAP_IPT_ITEM_GAP;
+	item->offset = offset;
+	item->ip = ip;
+	item->err = -ELOOP;
+	dec->gaps++;
+	dec->stalled_insns = 0;
+	dec->resync_at = find_psb(dec->buf, dec->len, offset + 1);
+	dec->have_resync = dec->resync_at < dec->len;
+	dec->state = dec->have_resync ? STATE_NEED_SYNC : STATE_DONE;
 	return 1;
 }
 
@@ -524,6 +640,8 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 		if (r > 0) {
 			if (dec_get_offset(dec, &offset) >= 0)
 				item->offset = offset;
+			if (stalled(dec, item))
+				return stall_gap(dec, item);
 			dec_time(dec, item);
 			return 1;
 		}

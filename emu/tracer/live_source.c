@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auxcap/timeconv.h"
 #include "live_source.h"
 
 #define STEP_BATCH 4096 /* instructions single-stepped per refill */
@@ -35,6 +36,8 @@ struct auxcap_live_source {
 	bool spe_jitter;
 	uint32_t spe_flags, spe_min_latency;
 	uint64_t spe_event_filter;
+	bool have_tc; /* side-band times from the tracer's TSC through @tc */
+	struct auxcap_perf_time_conv tc;
 };
 
 static int on_trace(void *ctx, const void *bytes, size_t len)
@@ -88,6 +91,10 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	memset(&it, 0, sizeof(it));
 	it.pid = sb->pid;
 	it.tid = sb->tid;
+	/* The mapping (or exec) was made by the system call that stopped the child, before the
+	 * instructions traced at this same TSC: one ns earlier keeps it ordered before them. */
+	if (ls->have_tc && sb->tsc)
+		it.time = auxcap_time_conv_to_ns(&ls->tc, sb->tsc) - 1;
 	switch (sb->type) {
 	case AUXCAP_TRACER_SB_COMM:
 		it.kind = AUXCAP_EMU_ITEM_COMM;
@@ -304,6 +311,14 @@ bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err,
 	if (ret_status)
 		*ret_status = ls->status;
 	return true;
+}
+
+void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,
+				      const struct auxcap_perf_time_conv *tc)
+{
+	ls->have_tc = tc && tc->cap_user_time_zero;
+	if (ls->have_tc)
+		ls->tc = *tc;
 }
 
 pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls)

@@ -320,6 +320,18 @@ struct auxcap_backend_ops {
 	uint32_t alignment;
 
 	uint32_t flags; /* AUXCAP_BACKEND_F_* */
+
+	/**
+	 * Record side, appended: turn the user's address filter text (@ctx->filter, perf's
+	 * --filter syntax: "filter main @/bin/prog", "start 0x1000@/lib/x.so", ...) into the
+	 * string handed to the kernel with PERF_EVENT_IOC_SET_FILTER, in @buf (@len bytes):
+	 * symbols resolved, at most the PMU's nr_addr_filters filters.  The recorder then
+	 * passes the result as @ctx->filter to the other record ops (it is what perf stores in
+	 * AUXTRACE_INFO).  NULL: the text goes to the kernel as it is.
+	 * Returns 0, -EINVAL (errbuf says why), -E2BIG (too many filters), -ENOSPC (@len too
+	 * small), -ENOMEM.
+	 */
+	int (*addr_filter)(const struct auxcap_record_ctx *ctx, char *buf, size_t len);
 };
 
 /** Flags of a backend (auxcap_backend_ops.flags). */
@@ -330,6 +342,12 @@ enum {
 	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
 	 */
 	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
+	/**
+	 * The trace names the thread of every record itself (Arm SPE context packets), so a
+	 * per-CPU capture needs no context-switch side-band for decoders to attribute it (perf
+	 * decodes such traces per CPU only).
+	 */
+	AUXCAP_BACKEND_F_TRACE_HAS_TID = 1u << 1,
 };
 
 /* ------------------------------------------------------------------------------------------ */

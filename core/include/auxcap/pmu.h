@@ -116,6 +116,12 @@ struct auxcap_pmu {
 	size_t nr_cpus;			   /* entries in @cpus */
 	int *cpus;			   /* owned: cpumask as ascending CPU numbers */
 	int32_t mux_interval_ms;	   /* perf_event_mux_interval_ms, ms; -1 if absent */
+	/**
+	 * Other readable regular files of the PMU directory itself: the driver's own
+	 * attributes (intel_pt: max_nonturbo_ratio, tsc_art_ratio), as text.  Appended field.
+	 */
+	size_t nr_attrs;		  /* entries in @attrs */
+	struct auxcap_pmu_cap *attrs;	  /* owned, sorted by name */
 };
 
 /**
@@ -212,6 +218,13 @@ AUXCAP_API const char *auxcap_pmu_cap_text(const struct auxcap_pmu *pmu, const c
  */
 AUXCAP_API int
 auxcap_pmu_cap_u64(const struct auxcap_pmu *pmu, const char *name, int base, uint64_t *ret);
+
+/**
+ * The text of driver attribute file @name of @pmu (a file in the PMU directory itself other
+ * than type, nr_addr_filters, cpumask, perf_event_mux_interval_ms and uevent), or NULL.
+ * Borrowed from @pmu.
+ */
+const char *auxcap_pmu_attr_text(const struct auxcap_pmu *pmu, const char *name);
 
 /** The term list of event alias @name of @pmu, or NULL.  Borrowed from @pmu. */
 AUXCAP_API const char *auxcap_pmu_alias_find(const struct auxcap_pmu *pmu, const char *name);

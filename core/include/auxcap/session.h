@@ -142,6 +142,12 @@ struct auxcap_session_opts {
 	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
 	 */
 	uint32_t aux_alignment;
+	/**
+	 * Address filter set on every AUX event with PERF_EVENT_IOC_SET_FILTER right after it is
+	 * opened (the kernel's syntax), NULL for none.  Borrowed during open.  When the kernel
+	 * refuses it, open fails with *ret_failed_event = -4.
+	 */
+	const char *aux_filter;
 };
 
 struct auxcap_session_stats {
@@ -182,8 +188,9 @@ enum auxcap_session_request {
  *
  * Returns 0 and sets @ret_s, or a negative errno from the kernel unchanged, with nothing left
  * open.  auxcap_session_error() is not available then; the caller knows which call failed
- * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band,
- * AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i) when @ret_failed_event is not NULL.
+ * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band, -4 for
+ * the AUX event's address filter, AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i) when
+ * @ret_failed_event is not NULL.
  * Returns -EINVAL for inconsistent options (no events, a page count not a power of two,
  * no sink, @opts->sz too small, trigger events without snapshot mode).
  */
@@ -223,7 +230,8 @@ int auxcap_session_drain(struct auxcap_session *s);
 
 /**
  * Take a snapshot now (snapshot mode), for the pending request if there is one (its source
- * and time), else as AUXCAP_TRIGGER_API requested now.  Returns 0 or a negative errno.
+ * and time), else as AUXCAP_TRIGGER_API requested now.  Whatever fails, the events it stopped
+ * are running again when it returns.  Returns 0 or a negative errno.
  */
 int auxcap_session_snapshot(struct auxcap_session *s);
 
