@@ -284,6 +284,8 @@ struct auxcap_ipt_decoder_opts {
 	 * first one; the bytes before it are not looked at (no leading GAP).  0: the first PSB.
 	 */
 	uint64_t start;
+	uint32_t max_stalled_insns; /* instructions decoded without consuming trace before the
+				       flow is cut with a -ELOOP gap; 0: 2^20 */
 };
 
 struct auxcap_ipt_decoder;
@@ -318,8 +320,8 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
  * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
  * be decoded (no sync point); when there are any they are reported as a GAP with err
- * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions without
- * consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
+ * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions (or
+ * @opts->max_stalled_insns) without consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
  * decoder round a loop of direct branches forever): it is cut with a GAP with err -ELOOP and
  * native 0, and decoding resumes at the next PSB.  Items are produced in trace order; an
  * item's @offset is the decoder's position when it was produced.

@@ -561,7 +561,8 @@ static bool stalled(struct auxcap_ipt_decoder *dec, const struct auxcap_ipt_item
 		dec->stalled_insns = 0;
 	}
 	dec->stalled_insns += item->ninsn;
-	return dec->stalled_insns > MAX_STALLED_INSNS;
+	return dec->stalled_insns >
+	       (dec->opts.max_stalled_insns ? dec->opts.max_stalled_insns : MAX_STALLED_INSNS);
 }
 
 /* Replace @item by a GAP (-ELOOP) and resume at the next PSB after the current offset. */
