@@ -621,13 +621,16 @@ static void handle_gap(struct out_state *o, const struct auxcap_ipt_item *it)
 	o->gaps++;
 	o->have_prev = false;
 	put_tsc(it);
-	if (!it->native) {
+	if (!it->native && it->err == -ENODATA) {
 		printf("!! gap at trace offset 0x0: bytes before the first PSB cannot be "
 		       "decoded\n");
 		return;
 	}
 	printf("!! gap at trace offset 0x%" PRIx64 ": %s", it->offset,
-	       auxcap_ipt_strerror(it->native));
+	       it->native ? auxcap_ipt_strerror(it->native)
+	       : it->err == -ELOOP ? "the flow loops without consuming trace (corrupt trace, "
+				    "or the binary does not match it)"
+				  : strerror(-it->err));
 	if (it->ip)
 		printf(" (ip 0x%" PRIx64 ")", it->ip);
 	printf("; decoding resumes at the next PSB\n");

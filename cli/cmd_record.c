@@ -106,7 +106,8 @@ static void usage(FILE *f)
 		"  -m, --mmap-pages D[,A]  data ring pages and AUX pages per ring (powers of two;\n"
 		"                       a size with K/M/G is accepted too)\n"
 		"  -o, --output FILE    output perf.data file (default auxcap.data; '-' = pipe mode\n"
-		"                       on stdout); an existing FILE is kept as FILE.old\n"
+		"                       on stdout); created 0600, never through a symlink; an\n"
+		"                       existing FILE is kept as FILE.old\n"
 		"  -S, --snapshot[=SIZE|e]  flight recorder: keep the newest data in the rings and\n"
 		"                       write it on SIGUSR2, the 's' key or the control FIFO;\n"
 		"                       'e' also writes one at exit\n"
@@ -124,7 +125,7 @@ static void usage(FILE *f)
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
-		"  -f, --force          overwrite FILE instead of keeping FILE.old\n"
+		"  -f, --force          replace FILE instead of keeping FILE.old\n"
 		"  -v, --verbose        more messages\n");
 }
 
@@ -612,6 +613,102 @@ struct emu_live {
 	int stop_requested;
 };
 
+/*
+ * The emulated AUX event is opened on the recorder's own task (the tracer starts the command
+ * later, on the emulator's thread), so its AUXTRACE records would name the recorder: this sink
+ * names the traced command instead, as perf does for a workload it starts.  Decoders (perf's
+ * and auxcap's) find the traced program's maps through that tid.
+ */
+struct emu_sink {
+	struct auxcap_sink sink;
+	const struct auxcap_sink *inner; /* borrowed */
+	const struct emu_live *live;	 /* borrowed */
+	uint32_t self;			 /* the recorder's pid */
+};
+
+static pid_t emu_live_pid(const struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	return live->src ? auxcap_live_source_pid(live->src) : 0;
+#else
+	(void)live;
+	return 0;
+#endif
+}
+
+static int esink_attr(void *ctx, const struct perf_event_attr *attr, const char *name,
+		      const uint64_t *ids, size_t nr_ids)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->attr(e->inner->ctx, attr, name, ids, nr_ids);
+}
+
+static int esink_record(void *ctx, const void *rec, size_t len)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->record(e->inner->ctx, rec, len);
+}
+
+static int esink_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
+		     const struct auxcap_aux_span *span)
+{
+	struct emu_sink *e = ctx;
+	struct auxcap_aux_chunk c = *chunk;
+	pid_t pid = emu_live_pid(e->live);
+
+	if (c.tid == e->self && pid > 0)
+		c.tid = (uint32_t)pid;
+	return e->inner->ops->aux(e->inner->ctx, &c, span);
+}
+
+static int esink_round(void *ctx)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->round ? e->inner->ops->round(e->inner->ctx) : 0;
+}
+
+static int esink_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->snapshot ? e->inner->ops->snapshot(e->inner->ctx, info) : 0;
+}
+
+static const struct auxcap_sink_ops esink_ops = {
+	.attr = esink_attr,
+	.record = esink_record,
+	.aux = esink_aux,
+	.round = esink_round,
+	.snapshot = esink_snapshot,
+};
+
+static void emu_sink_init(struct emu_sink *e, const struct auxcap_sink *inner,
+			  const struct emu_live *live)
+{
+	e->sink.ops = &esink_ops;
+	e->sink.ctx = e;
+	e->inner = inner;
+	e->live = live;
+	e->self = (uint32_t)getpid();
+}
+
+/*
+ * Whether an emulated capture of @spec's PMU is per CPU: when its trace names the threads
+ * itself (Arm SPE), like perf's captures of a command, which perf's SPE decoder needs (it
+ * cannot attribute records of a per-thread queue).  Other traces are attributed through the
+ * queue's thread: per thread.
+ */
+static bool emu_per_cpu(const struct auxcap_event_spec *spec)
+{
+	const struct auxcap_backend_ops *be = spec ? auxcap_backend_for_pmu(spec->pmu, NULL) : NULL;
+
+	return be && (be->flags & AUXCAP_BACKEND_F_TRACE_HAS_TID) &&
+	       !(be->flags & AUXCAP_BACKEND_F_PER_THREAD);
+}
+
 static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 		     const struct auxcap_session_event *aux, size_t nr_other, struct emu_live *live)
 {
@@ -738,28 +835,26 @@ static int set_tracing_data(struct auxcap_perf_writer *w, struct auxcap_event_sp
 static int open_output(const struct record_opts *o, struct auxcap_perf_writer **w)
 {
 	struct auxcap_perf_writer_opts wo = { .sz = sizeof(wo) };
-	struct stat st;
+	char why[512] = "";
 	int r;
 
 	if (!strcmp(o->output, "-")) {
 		wo.pipe = true;
 		r = auxcap_perf_writer_open_fd(STDOUT_FILENO, &wo, w);
-	} else {
-		if (!o->force && stat(o->output, &st) == 0 && S_ISREG(st.st_mode)) {
-			char old[4096];
-
-			snprintf(old, sizeof(old), "%s.old", o->output);
-			if (rename(o->output, old) < 0) {
-				cli_err("cannot keep the existing '%s' as '%s': %s (use -f to "
-					"overwrite it)",
-					o->output, old, strerror(errno));
-				return -errno;
-			}
-		}
-		r = auxcap_perf_writer_open(o->output, &wo, w);
+		if (r < 0)
+			cli_err("cannot write to standard output: %s", strerror(-r));
+		return r;
 	}
-	if (r < 0)
-		cli_err("cannot create '%s': %s", o->output, strerror(-r));
+	/* 0600, O_EXCL, never through a symlink; an existing file is kept as FILE.old. */
+	wo.file_mode = o->force ? AUXCAP_FILE_REPLACE : AUXCAP_FILE_KEEP_OLD;
+	wo.errbuf = why;
+	wo.errbuf_size = sizeof(why);
+	r = auxcap_perf_writer_open(o->output, &wo, w);
+	if (r < 0) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "cannot create '%s': %s", o->output, strerror(-r));
+		cli_err("%s%s", why, r == -EEXIST ? " (-f replaces it)" : "");
+	}
 	return r;
 }
 
@@ -795,6 +890,8 @@ static int run_record(int argc, char **argv)
 	bool stop_after_exec = false, child_stopped = false;
 	const struct auxcap_event_spec *aux_spec = NULL;
 	struct record_backend rb;
+	struct emu_sink esink;
+	bool aux_per_thread = false;
 
 	memset(&rb, 0, sizeof(rb));
 	if (parse_args(argc, argv, &o) < 0)
@@ -852,12 +949,26 @@ static int run_record(int argc, char **argv)
 		nr_evs++;
 	}
 
+	/* A backend that records per thread only (Intel BTS) traces a command per thread. */
+	if (aux_spec && !o.emulate && o.cmd && !o.all_cpus && !o.cpu_list) {
+		const struct auxcap_backend_ops *be = auxcap_backend_for_pmu(aux_spec->pmu, NULL);
+
+		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
+	}
+
 	/* Targets. */
 	if (o.emulate) {
 		/* The emulated event runs beside the recorder; the tracer owns the command. */
 		targets[0] = getpid();
 		nr_targets = 1;
-	} else if (o.all_cpus || o.cmd) {
+		if (emu_per_cpu(aux_spec)) {
+			/* As perf records a command: per CPU (one emulated CPU, 0). */
+			static int cpu0;
+
+			so.cpus = &cpu0;
+			so.nr_cpus = 1;
+		}
+	} else if (o.all_cpus || (o.cmd && !aux_per_thread)) {
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
 			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
@@ -950,7 +1061,8 @@ static int run_record(int argc, char **argv)
 		if (!o.all_cpus && !o.cpu_list) {
 			targets[0] = child;
 			nr_targets = 1;
-			so.inherit = true;
+			/* Per-thread events cannot be inherited (the kernel refuses to map them). */
+			so.inherit = !aux_per_thread;
 		}
 		so.enable_on_exec = !stop_after_exec;
 		if (stop_after_exec) {
@@ -987,6 +1099,11 @@ static int run_record(int argc, char **argv)
 	so.aux_pages = o.aux_pages;
 	so.snapshot = o.snapshot;
 	so.sink = &ps.sink;
+	if (o.emulate) {
+		/* The AUX data belongs to the traced command, not to the recorder. */
+		emu_sink_init(&esink, &ps.sink, &live);
+		so.sink = &esink.sink;
+	}
 
 	r = auxcap_session_open(&so, &s, &failed);
 	if (r < 0) {

@@ -78,9 +78,10 @@ static void usage(FILE *f)
 		"\n'auxcap <command> --help' describes a command's options.\n"
 		"\n"
 		"  --plugin PATH   load the out-of-tree backend PATH (a shared object; also accepted\n"
-		"                  after the command name, before '--').  Plug-ins in the directory\n"
-		"                  $AUXCAP_PLUGIN_DIR (default %s) are loaded\n"
-		"                  too; AUXCAP_PLUGIN_DIR= (empty) loads none.\n",
+		"                  after the command name, before '--').  The plug-ins of the\n"
+		"                  directory $AUXCAP_PLUGIN_DIR are loaded too (AUXCAP_PLUGIN_DIR=\n"
+		"                  loads none), by default of\n"
+		"                  %s\n",
 		AUXCAP_PLUGIN_DIR_DEFAULT);
 }
 

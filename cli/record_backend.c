@@ -111,10 +111,13 @@ int record_backend_setup(struct record_backend *rb, const struct auxcap_event_sp
 void record_backend_session(struct record_backend *rb, struct auxcap_session_event *aux_ev,
 			    struct auxcap_session_opts *so)
 {
+	/* The session reads a struct auxcap_attr, config3 included, when the size says so. */
+	rb->attr.attr.size = AUXCAP_ATTR_SIZE_VER8;
 	aux_ev->attr = &rb->attr.attr;
 	if (rb->be) {
 		so->find_snapshot = rb->be->find_snapshot;
 		so->reference = rb->be->reference;
+		so->aux_alignment = rb->be->alignment;
 	}
 	so->use_clockid = rb->use_clockid;
 	so->clockid = rb->clockid;

@@ -937,6 +937,13 @@ int auxcap_event_spec_parse(const char *str, const struct auxcap_evparse_opts *o
 		return fail(
 			&c, -EINVAL, 0,
 			"empty event string; give an event such as cpu-clock, raw_syscalls:sys_enter or intel_pt// (see 'auxcap list')");
+	/* Messages quote the input: keep them one printable line. */
+	for (const char *p = str; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return fail(&c, -EINVAL, (size_t)(p - str),
+				    "control character 0x%02x at offset %zu of the event string; "
+				    "events are printable text such as cpu-clock or intel_pt//u",
+				    (unsigned char)*p, (size_t)(p - str));
 
 	c.spec = calloc(1, sizeof(*c.spec));
 	if (!c.spec)

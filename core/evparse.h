@@ -105,8 +105,9 @@ struct auxcap_evparse_error {
  *
  * Returns 0 on success.
  * Returns -EINVAL if @str or @ret is NULL, @opts->sz is too small, or the string is malformed:
- * empty, unterminated "pmu/terms", unknown term (the message lists the valid ones), bad value,
- * bad modifier, bad breakpoint.
+ * empty, a control character (messages quote the input on one line), unterminated
+ * "pmu/terms", unknown term (the message lists the valid ones), bad value, bad modifier, bad
+ * breakpoint.
  * Returns -E2BIG if @opts is larger than this build knows and the extra bytes are not zero.
  * Returns -ENOENT if the PMU, symbol or tracepoint does not exist (the message suggests
  * `auxcap list`, and `--emulate` for intel_pt, intel_bts and arm_spe_N).

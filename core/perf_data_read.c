@@ -38,6 +38,7 @@
 
 struct rsel {
 	struct auxcap_perf_evsel pub; /* what users see */
+	size_t index;		      /* position in the reader's list */
 	struct perf_event_attr attr;  /* owned copy behind pub.attr */
 	uint64_t *ids;		      /* owned */
 	char *name;		      /* owned */
@@ -64,6 +65,14 @@ struct auxcap_perf_reader {
 	bool index_ready;	  /* the AUXTRACE index was checked or built */
 	struct rsel **sels;	  /* owned array of owned evsels */
 	size_t nr_sels;
+	size_t nr_header_sels;	  /* evsels from the file header's attrs section */
+	/*
+	 * Evsels known at the current stream position: all of them, except after a rewind,
+	 * where those of HEADER_ATTR records come back as the walk meets their records again
+	 * (they stay allocated: pointers handed out remain valid until close).
+	 */
+	size_t nr_visible_sels;
+	uint64_t attrs_applied;	  /* HEADER_ATTR records before this stream offset were applied */
 	struct idmap_ent *idmap; /* owned, sorted by id */
 	size_t nr_idmap;
 	struct {
@@ -103,8 +112,10 @@ static struct rsel *find_id(const struct auxcap_perf_reader *r, uint64_t id)
 {
 	struct idmap_ent key = { id, NULL }, *e;
 
+	if (!r->nr_idmap)
+		return NULL; /* bsearch() must not see a NULL array */
 	e = bsearch(&key, r->idmap, r->nr_idmap, sizeof(key), idmap_cmp);
-	return e ? e->sel : NULL;
+	return e && e->sel->index < r->nr_visible_sels ? e->sel : NULL;
 }
 
 /* Add an evsel from @attr_bytes (@attr_len bytes, at most 128 used) and its @nr_ids ids. */
@@ -165,7 +176,9 @@ static int add_sel(struct auxcap_perf_reader *r, const void *attr_bytes, size_t 
 				   (unsigned long long)r->idmap[i].id);
 		}
 	}
+	s->index = r->nr_sels;
 	r->sels[r->nr_sels++] = s;
+	r->nr_visible_sels = r->nr_sels;
 	return 0;
 }
 
@@ -198,7 +211,7 @@ static struct rsel *pick_sel(struct auxcap_perf_reader *r, const void *buf, size
 	struct auxcap_record rec;
 	uint64_t id;
 
-	if (r->nr_sels == 1)
+	if (r->nr_visible_sels == 1)
 		return r->sels[0];
 	l0 = &r->sels[0]->pub.layout;
 	if (l0->sample_type & PERF_SAMPLE_IDENTIFIER) {
@@ -321,6 +334,7 @@ static int read_file_header(struct auxcap_perf_reader *r)
 	ret = read_attrs(r, h[2], h[3], h[4]);
 	if (ret < 0)
 		return ret;
+	r->nr_header_sels = r->nr_sels;
 	if (!r->nr_sels)
 		return bad(r, 32, "no events in the attrs section");
 	if (h[5] > fsize || h[5] < AUXCAP_PERF_HEADER_SIZE)
@@ -385,7 +399,7 @@ static int decode_kernel(struct auxcap_perf_reader *r, const unsigned char *buf,
 	int err;
 
 	memcpy(&h, buf, sizeof(h));
-	if (!r->nr_sels)
+	if (!r->nr_visible_sels)
 		return bad(r, off, "kernel record (type %u) before any event attr", h.type);
 	s = pick_sel(r, buf, len);
 	if (!(r->flags & AUXCAP_PERF_READ_RAW)) {
@@ -497,9 +511,17 @@ static int decode_user(struct auxcap_perf_reader *r, const unsigned char *buf, s
 			asz = 64;
 		if (asz < 64 || asz > len - 8)
 			return bad(r, off, "HEADER_ATTR with attr size %u in %zu bytes", asz, len);
+		if (off < r->attrs_applied) {
+			/* Read again after a rewind: its evsel exists already, show it again. */
+			if (r->nr_visible_sels < r->nr_sels)
+				r->nr_visible_sels++;
+			ev->evsel = &r->sels[r->nr_visible_sels - 1]->pub;
+			break;
+		}
 		ret = add_sel(r, buf + 8, asz, buf + 8 + asz, (len - 8 - asz) / 8, off);
 		if (ret < 0)
 			return ret;
+		r->attrs_applied = off + 1;
 		ev->evsel = &r->sels[r->nr_sels - 1]->pub;
 		break;
 	}
@@ -765,6 +787,7 @@ int auxcap_perf_reader_rewind(struct auxcap_perf_reader *r)
 		return -ESPIPE;
 	r->pos = r->start;
 	r->done = false;
+	r->nr_visible_sels = r->nr_header_sels;
 	return 0;
 }
 
@@ -937,13 +960,13 @@ const struct auxcap_perf_features *auxcap_perf_reader_features(const struct auxc
 
 size_t auxcap_perf_reader_nr_evsels(const struct auxcap_perf_reader *r)
 {
-	return r ? r->nr_sels : 0;
+	return r ? r->nr_visible_sels : 0;
 }
 
 const struct auxcap_perf_evsel *auxcap_perf_reader_evsel(const struct auxcap_perf_reader *r,
 							 size_t i)
 {
-	if (!r || i >= r->nr_sels)
+	if (!r || i >= r->nr_visible_sels)
 		return NULL;
 	return &r->sels[i]->pub;
 }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 
+#include "auxcap/file.h"
 #include "auxcap/log.h"
 #include "auxcap/perf_data.h"
 #include "perf_data_int.h"
@@ -175,9 +176,11 @@ int auxcap_perf_writer_open(const char *path, const struct auxcap_perf_writer_op
 		return -EINVAL;
 	if (opts && opts->sz < sizeof(*opts))
 		return -EINVAL;
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = auxcap_file_create(path,
+				opts && opts->file_mode ? opts->file_mode : AUXCAP_FILE_REPLACE,
+				opts ? opts->errbuf : NULL, opts ? opts->errbuf_size : 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = auxcap_perf_writer_open_fd(fd, opts, &w);
 	if (r < 0) {
 		close(fd);

@@ -834,8 +834,10 @@ static int snapshot_aux(struct auxcap_session *s, struct set *set)
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen, lat;
+	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen_ns, lat;
 	struct auxcap_snapshot_info info;
+	size_t frozen = 0; /* sets whose AUX event is stopped and sample ring paused */
+	bool aux_only = false; /* set @frozen has its AUX event stopped, its ring not paused */
 	int r = 0, r2;
 
 	if (!word)
@@ -857,18 +859,23 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		struct set *set = &s->sets[k];
 
 		if (set->has_aux && (r = auxcap_event_enable(s->sys, set->aux_fd, false)) < 0)
-			return r;
+			break;
 		if (set->has_snap_ring &&
-		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0)
-			return r;
+		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0) {
+			aux_only = set->has_aux;
+			break;
+		}
+		frozen++;
 	}
-	frozen = now_ns();
-	/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
-	lat = frozen > t0 ? frozen - t0 : 0;
-	info.frozen_ns = frozen;
-	s->stats.snapshot_latency_ns_last = lat;
-	if (lat > s->stats.snapshot_latency_ns_max)
-		s->stats.snapshot_latency_ns_max = lat;
+	if (r == 0) {
+		frozen_ns = now_ns();
+		/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
+		lat = frozen_ns > t0 ? frozen_ns - t0 : 0;
+		info.frozen_ns = frozen_ns;
+		s->stats.snapshot_latency_ns_last = lat;
+		if (lat > s->stats.snapshot_latency_ns_max)
+			s->stats.snapshot_latency_ns_max = lat;
+	}
 
 	for (size_t k = 0; r == 0 && k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
@@ -880,11 +887,12 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		if (r == 0 && set->has_snap_ring)
 			r = snapshot_ring(s, set);
 	}
-	/* Resume even after a sink error, so the traced program is left as it was. */
-	for (size_t k = 0; k < s->nr_sets; k++) {
+	/* Resume what was frozen, even after an error, so the traced program is left as it
+	 * was and tracing goes on. */
+	for (size_t k = 0; k < frozen + aux_only; k++) {
 		struct set *set = &s->sets[k];
 
-		if (set->has_snap_ring &&
+		if (k < frozen && set->has_snap_ring &&
 		    (r2 = auxcap_event_pause_output(s->sys, set->snap_fd, false)) < 0 && r == 0)
 			r = r2;
 		if (set->has_aux && (r2 = auxcap_event_enable(s->sys, set->aux_fd, true)) < 0 &&

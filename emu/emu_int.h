@@ -162,7 +162,20 @@ struct auxcap_emu {
 	pthread_t thread;
 	bool thread_running;
 	bool thread_stop; /* tells the thread to leave (under @lock) */
+	unsigned int lock_waiters; /* atomic: consumer calls waiting for @lock (emu_lock()) */
 };
+
+/*
+ * Take @emu->lock from a consumer call (the seam, the public API).  The producer thread lets
+ * waiting consumers in before it takes the lock again: a mutex is not fair, and a producer at
+ * full speed would otherwise hold off an ioctl (a snapshot's freeze) for seconds.
+ */
+static inline void emu_lock(struct auxcap_emu *emu)
+{
+	__atomic_fetch_add(&emu->lock_waiters, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&emu->lock);
+	__atomic_fetch_sub(&emu->lock_waiters, 1, __ATOMIC_ACQ_REL);
+}
 
 /* A consumer mapping returned by the emulated mmap(). */
 struct emu_mapping {

@@ -6,6 +6,7 @@
  * never takes it to read the rings.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -85,7 +86,7 @@ ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes)
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_get(emu, fd);
 	if (!ev)
 		r = -EBADF;
@@ -102,7 +103,7 @@ ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t
 
 	if (!emu || (!buf && len))
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_get(emu, fd);
 	if (!ev)
 		r = -EBADF;
@@ -140,6 +141,9 @@ static void *emu_thread_main(void *arg)
 		pthread_mutex_unlock(&emu->lock);
 		if (!busy)
 			nanosleep(&idle, NULL);
+		/* Let consumer calls that wait for the lock have it first (see emu_lock()). */
+		while (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE))
+			sched_yield();
 	}
 	return NULL;
 }
@@ -150,7 +154,7 @@ int auxcap_emu_start(struct auxcap_emu *emu)
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	if (emu->thread_running) {
 		pthread_mutex_unlock(&emu->lock);
 		return -EALREADY;
@@ -169,14 +173,14 @@ void auxcap_emu_stop(struct auxcap_emu *emu)
 
 	if (!emu)
 		return;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	running = emu->thread_running;
 	emu->thread_stop = true;
 	pthread_mutex_unlock(&emu->lock);
 	if (!running)
 		return;
 	pthread_join(emu->thread, NULL);
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	emu->thread_running = false;
 	pthread_mutex_unlock(&emu->lock);
 }

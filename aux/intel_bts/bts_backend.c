@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auxcap/timeconv.h"
 #include "bts_backend.h"
 #include "bts_decode.h"
 #include "linefile.h"
@@ -152,6 +153,7 @@ const struct auxcap_backend_ops auxcap_backend_intel_bts = {
 	.decoder_next = bts_decoder_next,
 	.decoder_free = bts_decoder_free,
 	.dump = bts_dump,
+	.reference = auxcap_counter_now, /* perf's BTS reference: the TSC */
 	.alignment = AUXCAP_BTS_RECORD_SIZE,
 	.flags = AUXCAP_BACKEND_F_PER_THREAD,
 };

@@ -318,8 +318,11 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
  * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
  * be decoded (no sync point); when there are any they are reported as a GAP with err
- * -ENODATA, native 0 and offset 0.  Items are produced in trace order; an item's @offset is
- * the decoder's position when it was produced.
+ * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions without
+ * consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
+ * decoder round a loop of direct branches forever): it is cut with a GAP with err -ELOOP and
+ * native 0, and decoding resumes at the next PSB.  Items are produced in trace order; an
+ * item's @offset is the decoder's position when it was produced.
  *
  * Returns 1 when @item was filled, 0 at the end of the trace, a negative errno otherwise.
  * Returns -EINVAL if @dec or @item is NULL.

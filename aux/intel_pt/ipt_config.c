@@ -108,7 +108,7 @@ int auxcap_ipt_errata(const struct auxcap_ipt_params *params, struct pt_errata *
 		switch (extra_models[i].set) {
 		case ERR_SKX:
 			errata->skz84 = 1;
-			/* fall through */
+			__attribute__((fallthrough));
 		case ERR_ICL:
 			errata->bdm70 = 1;
 			errata->skl014 = 1;

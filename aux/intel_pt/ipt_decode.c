@@ -45,7 +45,18 @@ struct auxcap_ipt_decoder {
 	uint64_t last_ip;   /* ip of the last instruction or block produced */
 	uint64_t err_ip;    /* ip libipt reported with the last failed next() */
 	uint64_t gaps;	    /* GAP items produced */
+	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
+	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
 };
+
+/*
+ * Instructions decoded without consuming a trace byte before the flow is declared stuck.  Code
+ * runs without trace only through direct branches and straight-line code (conditional branches
+ * take TNT bits, at most 47 per packet; indirect ones take TIPs), so real hardware never gets
+ * near this; a corrupt trace or a wrong image can send libipt round a loop of direct branches
+ * forever (perf's decoder stops such walks too: "Never-ending loop").
+ */
+#define MAX_STALLED_INSNS (1u << 20)
 
 static int dec_sync_forward(struct auxcap_ipt_decoder *dec)
 {
@@ -542,6 +553,35 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	return 1;
 }
 
+/* Count the instructions of @item against the trace offset; true once the flow is stuck. */
+static bool stalled(struct auxcap_ipt_decoder *dec, const struct auxcap_ipt_item *item)
+{
+	if (item->offset != dec->progress_offset) {
+		dec->progress_offset = item->offset;
+		dec->stalled_insns = 0;
+	}
+	dec->stalled_insns += item->ninsn;
+	return dec->stalled_insns > MAX_STALLED_INSNS;
+}
+
+/* Replace @item by a GAP (-ELOOP) and resume at the next PSB after the current offset. */
+static int stall_gap(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
+{
+	uint64_t ip = item->ip, offset = item->offset;
+
+	memset(item, 0, sizeof(*item));
+	item->kind = AUXCAP_IPT_ITEM_GAP;
+	item->offset = offset;
+	item->ip = ip;
+	item->err = -ELOOP;
+	dec->gaps++;
+	dec->stalled_insns = 0;
+	dec->resync_at = find_psb(dec->buf, dec->len, offset + 1);
+	dec->have_resync = dec->resync_at < dec->len;
+	dec->state = dec->have_resync ? STATE_NEED_SYNC : STATE_DONE;
+	return 1;
+}
+
 int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 {
 	struct pt_event ev;
@@ -600,6 +640,8 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 		if (r > 0) {
 			if (dec_get_offset(dec, &offset) >= 0)
 				item->offset = offset;
+			if (stalled(dec, item))
+				return stall_gap(dec, item);
 			dec_time(dec, item);
 			return 1;
 		}

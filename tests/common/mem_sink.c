@@ -74,6 +74,8 @@ static int m_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
 	c->off = m->aux_len;
 	c->len = span->len;
 	for (int i = 0; i < 2; i++) {
+		if (!span->piece[i].len)
+			continue; /* an absent piece has no pointer */
 		memcpy(m->aux + m->aux_len, span->piece[i].ptr, span->piece[i].len);
 		m->aux_len += span->piece[i].len;
 	}

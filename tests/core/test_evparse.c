@@ -579,6 +579,17 @@ static void test_caller_supplied_pmus_come_first(void **state)
 
 /* ---- bad input --------------------------------------------------------------------------- */
 
+static void test_control_characters_refused(void **state)
+{
+	static const char *const bad[] = { "mm\n", "cpu-clock\t", "intel_pt/cyc\r/u", "\x1b[31m" };
+
+	(void)state;
+	/* Messages quote the input; a control character would break the one-line rule. */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_contains(parse_err(bad[i], -EINVAL), "control character");
+	assert_contains(parse_err("intel_pt/cyc\r/u", -EINVAL), "0x0d at offset 12");
+}
+
 static void test_unknown_term_lists_the_valid_ones(void **state)
 {
 	struct auxcap_pmu *pmu = NULL;
@@ -718,6 +729,7 @@ int main(void)
 						alias_tree_teardown),
 		cmocka_unit_test(test_caller_supplied_pmus_come_first),
 		cmocka_unit_test(test_unknown_term_lists_the_valid_ones),
+		cmocka_unit_test(test_control_characters_refused),
 		cmocka_unit_test(test_unknown_pmu_suggests_list_and_emulate),
 		cmocka_unit_test(test_bad_strings),
 		cmocka_unit_test(test_opts_size_rules),

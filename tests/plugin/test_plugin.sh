@@ -5,10 +5,12 @@
 # like an external project against them (cc -shared -fPIC, linked with nothing of auxcap) and
 # loaded with --plugin and from $AUXCAP_PLUGIN_DIR: `auxcap list` shows it serving intel_bts;
 # bad plug-ins (no entry point, another ABI, a name already taken, not a shared object) fail
-# with one line naming the cause.
-# usage: test_plugin.sh AUXCAP BUILD_ROOT TOY_SOURCE CC
+# with one line naming the cause.  With "e2e" (suite kernel: it runs a traced program), the
+# plug-in also records the emulated intel_bts PMU (its recording_options and AUXTRACE_INFO)
+# and decodes the file with its decoder.
+# usage: test_plugin.sh AUXCAP BUILD_ROOT TOY_SOURCE CC [e2e AUX_EVENTS PROGRAM]
 set -u
-auxcap=$1 build=$2 toy_src=$3 cc=$4
+auxcap=$1 build=$2 toy_src=$3 cc=$4 mode=${5:-} aux_events=${6:-} prog=${7:-}
 sysfs=${AUXCAP_FIXTURES:?AUXCAP_FIXTURES is not set; run through meson test}/sysfs
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -55,6 +57,35 @@ for s in $undef; do
 	nm -D --defined-only "$auxcap" | awk '{ print $3 }' | grep -qx "$s" ||
 		fail "auxcap does not export $s"
 done
+
+if [ "$mode" = e2e ]; then
+	# --- record and decode with the plug-in ---------------------------------------------
+	"$auxcap" --plugin "$tmp/libtoy.so" record -v --emulate -e intel_bts//u --max-insns 20000 \
+		-o "$tmp/toy.data" -- "$prog" 100 >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "record with the plug-in exited $rc: $(cat "$tmp/err")"
+	grep -q "toy: recording" "$tmp/err" || fail "toy's recording_options did not run (its log line is missing)"
+	"$auxcap" info "$tmp/toy.data" >"$tmp/info" 2>&1
+	grep -q "AUXTRACE_INFO: type 65543 .*4 u64" "$tmp/info" || fail "toy's AUXTRACE_INFO is not in the file: $(grep AUXTRACE_INFO "$tmp/info")"
+	# toy's decoder through the registry (found by the AUXTRACE_INFO type).
+	"$aux_events" --plugin "$tmp/libtoy.so" "$tmp/toy.data" >"$tmp/ev" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "decoding with toy exited $rc: $(cat "$tmp/err")"
+	nb=$(grep -c "^branch" "$tmp/ev")
+	summary=$(awk '/what=toy-summary/ { for (i = 1; i <= NF; i++) if ($i ~ /^payload=/) { sub("payload=", "", $i); print $i } }' "$tmp/ev")
+	[ "$nb" -gt 100 ] && [ "$summary" = "$nb" ] ||
+		fail "toy decoded $nb branches, its summary says '$summary'"
+	# The bytes are intel_bts records: the built-in decoder finds the same branches in them.
+	grep "^branch" "$tmp/ev" | awk '{ print $3, $4 }' >"$tmp/toy.br"
+	"$aux_events" --backend intel_bts "$tmp/toy.data" | grep "^branch" | awk '{ print $3, $4 }' >"$tmp/bts.br"
+	cmp -s "$tmp/toy.br" "$tmp/bts.br" ||
+		fail "toy and intel_bts decode the file differently: $(diff "$tmp/toy.br" "$tmp/bts.br" | head -3)"
+	# Without the plug-in nobody reads the file.
+	"$aux_events" "$tmp/toy.data" >/dev/null 2>"$tmp/err" && fail "a toy file decoded without toy"
+	grep -q "no backend decodes AUXTRACE type 65543" "$tmp/err" || fail "$(cat "$tmp/err")"
+	[ "$fails" -eq 0 ] && echo "plug-in end to end: all checks passed"
+	exit $((fails > 0))
+fi
 
 # --- list ------------------------------------------------------------------------------------
 "$auxcap" --plugin "$tmp/libtoy.so" list --sysfs "$sysfs" >"$tmp/out" 2>"$tmp/err"

@@ -312,6 +312,12 @@ enum {
 	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
 	 */
 	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
+	/**
+	 * The trace names the thread of every record itself (Arm SPE context packets), so a
+	 * per-CPU capture needs no context-switch side-band for decoders to attribute it (perf
+	 * decodes such traces per CPU only).
+	 */
+	AUXCAP_BACKEND_F_TRACE_HAS_TID = 1u << 1,
 };
 
 /* ------------------------------------------------------------------------------------------ */

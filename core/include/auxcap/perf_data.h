@@ -43,6 +43,7 @@
 
 #include <sys/uio.h>
 
+#include "auxcap/file.h"
 #include "auxcap/record.h"
 
 struct perf_event_attr;
@@ -164,15 +165,22 @@ struct auxcap_perf_writer_opts {
 	const struct auxcap_perf_io *io; /* borrowed, outlives the writer; NULL: the real one */
 	uint64_t header_update_bytes;	 /* rewrite the header every this many data bytes, at the
 					* next FINISHED_ROUND; 0: 4 MiB; UINT64_MAX: never */
+	enum auxcap_file_mode file_mode; /* auxcap_perf_writer_open(): what to do with an
+					    existing file; 0: AUXCAP_FILE_REPLACE */
+	char *errbuf;	  /* caller-owned: auxcap_perf_writer_open() writes why it failed here */
+	size_t errbuf_size; /* bytes at @errbuf */
 };
 
 /**
- * Create @path (truncating it) and start a perf.data writer on it.
+ * Create @path with auxcap_file_create() (mode 0600, O_EXCL, never through a symlink, as root
+ * never in another user's directory; an existing file is replaced, or handled as
+ * @opts->file_mode says) and start a perf.data writer on it.
  *
  * @opts may be NULL (file mode, defaults).  On success *@ret owns the fd; release it with
- * auxcap_perf_writer_close().
+ * auxcap_perf_writer_close().  On failure a one-line reason goes to @opts->errbuf.
  * Returns -EINVAL if @path or @ret is NULL or @opts->sz is too small.
- * Returns -ENOMEM if out of memory, or the errno of open(2).
+ * Returns -ENOMEM if out of memory, or an errno of auxcap_file_create() (-EEXIST, -ELOOP,
+ * -EPERM, -EISDIR, -ENOENT, -EACCES, ...).
  */
 int auxcap_perf_writer_open(const char *path, const struct auxcap_perf_writer_opts *opts,
 			    struct auxcap_perf_writer **ret);
@@ -548,7 +556,12 @@ int auxcap_perf_reader_open_fd(int fd, const struct auxcap_perf_reader_opts *opt
  */
 int auxcap_perf_reader_next(struct auxcap_perf_reader *r, struct auxcap_perf_event *ev);
 
-/** Start the record stream over (file mode).  Returns -ESPIPE in pipe mode. */
+/**
+ * Start the record stream over (file mode).  The reader is back in the state open() left:
+ * events that HEADER_ATTR records in the stream added count again (nr_evsels, find_id, record
+ * decoding) only once the walk meets their records anew; their evsel pointers stay valid.
+ * Returns -ESPIPE in pipe mode.
+ */
 int auxcap_perf_reader_rewind(struct auxcap_perf_reader *r);
 
 /** File facts (borrowed, valid until close). */

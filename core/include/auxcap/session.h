@@ -230,7 +230,8 @@ int auxcap_session_drain(struct auxcap_session *s);
 
 /**
  * Take a snapshot now (snapshot mode), for the pending request if there is one (its source
- * and time), else as AUXCAP_TRIGGER_API requested now.  Returns 0 or a negative errno.
+ * and time), else as AUXCAP_TRIGGER_API requested now.  Whatever fails, the events it stopped
+ * are running again when it returns.  Returns 0 or a negative errno.
  */
 int auxcap_session_snapshot(struct auxcap_session *s);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -288,6 +289,69 @@ static void test_ipt_robust_no_psb_at_all(void **state)
 	ptt_text_free(&a);
 }
 
+static void test_ipt_robust_endless_loop_is_a_gap(void **state)
+{
+	const struct fixture *f = *state;
+	/* PSB, FUP 0x200000, MODE.Exec cs.l, PSBEND, TNT.8: tracing on at 0x200000, where the
+	 * code is "jmp ." (eb fe), which never takes the TNT bits: libipt would loop forever. */
+	static const uint8_t head[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x7d, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x99,
+		0x01, 0x02, 0x23, 0x1c,
+	};
+	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+	char path[] = "/tmp/auxcap-ipt-loop-XXXXXX";
+	struct ptt_text a = { 0 }, b = { 0 };
+	uint8_t *buf = malloc(sizeof(head) + f->one_len);
+	int fd = mkstemp(path);
+	uint64_t max_off;
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, jmp_self, sizeof(jmp_self)), (ssize_t)sizeof(jmp_self));
+	close(fd);
+	memcpy(buf, head, sizeof(head));
+	memcpy(buf + sizeof(head), f->one, f->one_len);
+	for (int block = 0; block < 2; block++) {
+		struct auxcap_ipt_decoder_opts opts = { .sz = sizeof(opts), .block = block };
+		struct auxcap_ipt_decoder *dec = NULL;
+		struct auxcap_ipt_image *image = NULL;
+		struct auxcap_ipt_item it;
+		uint64_t insns = 0;
+		int r;
+
+		assert_int_equal(auxcap_ipt_image_new(&image), 0);
+		assert_int_equal(auxcap_ipt_image_add_raw(image, path, 0, 0, 0x200000), 0);
+		assert_int_equal(auxcap_ipt_image_add_raw(image, f->bin, 0, 0, f->org), 0);
+		assert_int_equal(auxcap_ipt_decoder_new(buf, sizeof(head) + f->one_len, image, NULL,
+							&opts, &dec), 0);
+		/* The loop runs for 2^20 instructions, then it is cut at the loop's address. */
+		while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1 && it.kind != AUXCAP_IPT_ITEM_GAP) {
+			if (it.kind == AUXCAP_IPT_ITEM_INSN || it.kind == AUXCAP_IPT_ITEM_BLOCK) {
+				assert_true(it.ip == 0x200000);
+				insns += it.ninsn;
+			}
+		}
+		assert_int_equal(r, 1);
+		assert_int_equal(it.err, -ELOOP);
+		assert_int_equal(it.native, 0);
+		assert_true(it.ip == 0x200000);
+		assert_true(insns >= (1u << 20) && insns <= (1u << 20) + 1);
+		assert_int_equal(auxcap_ipt_decoder_gaps(dec), 1);
+		auxcap_ipt_decoder_free(dec);
+		auxcap_ipt_image_free(image);
+	}
+	unlink(path);
+	/* Everything after the stuck part decodes as the intact copy. */
+	(void)decode_text(f, buf, sizeof(head) + f->one_len, false, &a, &max_off);
+	(void)decode_text(f, f->one, f->one_len, false, &b, &max_off);
+	assert_true(strlen(a.s) >= strlen(b.s));
+	assert_string_equal(a.s + strlen(a.s) - strlen(b.s), b.s);
+	ptt_text_free(&a);
+	ptt_text_free(&b);
+	free(buf);
+}
+
 static int dump_count(void *ctx, const char *line)
 {
 	(void)line;
@@ -331,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_ipt_robust_bad_psb_plus_skips_to_next_psb),
 		cmocka_unit_test(test_ipt_robust_no_psb_at_all),
 		cmocka_unit_test(test_ipt_robust_dump_survives_damage),
+		cmocka_unit_test(test_ipt_robust_endless_loop_is_a_gap),
 	};
 
 	if (!ptt_root())
