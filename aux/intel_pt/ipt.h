@@ -369,11 +369,14 @@ struct auxcap_ipt_parallel_opts {
  * @fn(@ctx, item) on the calling thread, in trace order: the same items, in the same order,
  * as one auxcap_ipt_decoder over the whole stream gives.
  *
- * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded by a worker thread
- * with its own clone of @image (auxcap_ipt_image_clone(), sharing the section cache), from its
- * PSB on; a piece stops where the next one starts: at the status updates of the next piece's
- * PSB+, which the next piece reports when it starts there.  Pieces are handed out as they
- * complete, in order, so at most threads + 1 pieces of items are held at a time.  (With MTC
+ * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded from its PSB on by
+ * one of threads - 1 workers, each with its own clone of @image (auxcap_ipt_image_clone(),
+ * sharing the section cache), or by the calling thread when it reaches a piece no worker has
+ * taken (its items then go to @fn as they come); a piece stops where the next one starts: at
+ * the status updates of the next piece's PSB+, which the next piece reports when it starts
+ * there.  Workers stay at most threads pieces ahead of the hand-out, so that many pieces of
+ * items are held at a time.  On one thread it is one decoder over the whole stream, on the
+ * calling thread.  (With MTC
  * or CYC packets, libipt's timing calibration restarts at each piece: times between two TSCs
  * can differ from one sequential decode.)
  *
@@ -383,7 +386,7 @@ struct auxcap_ipt_parallel_opts {
  * or a negative errno.
  * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @fn is NULL, or @opts /
  * @params has a too small sz.
- * Returns -ENOMEM if out of memory, or the errno of pthread_create().
+ * Returns -ENOMEM if out of memory.
  */
 int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
 			       const struct auxcap_ipt_params *params,
