@@ -28,11 +28,10 @@ __attribute__((format(printf, 4, 5))) static int fail(int err, char *errbuf, siz
 {
 	va_list ap;
 
-	if (errbuf && errlen) {
-		va_start(ap, fmt);
+	va_start(ap, fmt);
+	if (errbuf && errlen)
 		vsnprintf(errbuf, errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_end(ap);
 	return err;
 }
 

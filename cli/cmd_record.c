@@ -573,6 +573,11 @@ static void print_summary(const struct auxcap_session_stats *st, const struct au
 				"; trigger to frozen: last %.1f us, max %.1f us\n",
 			st->snapshot_requests_coalesced, st->snapshot_latency_ns_last / 1e3,
 			st->snapshot_latency_ns_max / 1e3);
+	if (st->aux_snapshot_trimmed || st->aux_snapshot_wrapped)
+		fprintf(stderr, "auxcap: AUX snapshots: %" PRIu64 " bytes already in the previous "
+				"snapshot not written again; %" PRIu64 " taken after the buffer "
+				"wrapped past the previous one (the trace in between is not kept)\n",
+			st->aux_snapshot_trimmed, st->aux_snapshot_wrapped);
 	if (st->lost_records)
 		fprintf(stderr, "auxcap: warning: lost %" PRIu64 " records in %" PRIu64
 				" LOST events: the data ring was full (or paused for a snapshot); raise -m DATA\n",

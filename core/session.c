@@ -24,6 +24,14 @@
 #include "event.h"
 #include "sink.h"
 
+/*
+ * Snapshot overlap trimming (see auxcap/session.h): bytes kept from just before the previous
+ * snapshot's head, and the fewest of them that must lie outside the new data to trust a
+ * comparison (fewer: assume the buffer wrapped).
+ */
+#define SNAP_REF_MAX 4096
+#define SNAP_REF_MIN 64
+
 struct set {
 	pid_t pid;
 	int cpu;
@@ -38,8 +46,14 @@ struct set {
 	bool has_ring, has_snap_ring, has_aux;
 	bool hup;
 	bool aux_reenable; /* TRUNCATED seen: the kernel disabled the AUX event */
-	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot */
+	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot (buffer position) */
 	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
+	uint64_t aux_pos;     /* snapshot mode: stream position (bytes) where the previous
+				 snapshot's data ended; chunk offsets are in this space */
+	unsigned char *aux_ref; /* snapshot mode: copy of the aux_ref_len bytes before aux_old
+				   at the previous snapshot (owned) */
+	size_t aux_ref_len;   /* bytes at aux_ref: min(SNAP_REF_MAX, AUX size / 2) */
+	bool aux_taken;       /* a snapshot of this AUX buffer was taken */
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
 	uint32_t itrace_tid;  /* tid of the last ITRACE_START in the ring, 0 before one */
 	bool snap_taken;
@@ -232,6 +246,8 @@ static void set_close(struct auxcap_session *s, struct set *set)
 			(void)s->sys->close(s->sys->ctx, set->trig_fds[i]);
 	free(set->trig_fds);
 	set->trig_fds = NULL;
+	free(set->aux_ref);
+	set->aux_ref = NULL;
 	auxcap_aux_ring_close(&set->aux);
 	auxcap_mapped_ring_close(&set->snap_ring);
 	auxcap_mapped_ring_close(&set->ring);
@@ -365,6 +381,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (r < 0)
 			return r;
 		set->has_aux = true;
+		if (o->snapshot) {
+			set->aux_ref_len = set->aux.size / 2 < SNAP_REF_MAX ? (size_t)set->aux.size / 2
+									   : SNAP_REF_MAX;
+			set->aux_ref = malloc(set->aux_ref_len);
+			if (!set->aux_ref)
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -642,13 +665,14 @@ static void span_align(struct auxcap_aux_span *sp, uint32_t align)
 	sp->len -= unwanted;
 }
 
+/* Hand @span to the sink as a chunk whose first byte is at stream position @offset. */
 static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *span,
-		    bool snapshot)
+		    uint64_t offset, bool snapshot)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
 	struct auxcap_aux_span aligned = *span, *sp = &aligned;
 	struct auxcap_aux_chunk chunk = {
-		.offset = sp->offset,
+		.offset = offset,
 		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
 		.idx = set_idx(s, set),
 		/* per task: the task ITRACE_START named (the set's own on a kernel) */
@@ -685,7 +709,7 @@ static int drain_aux(struct auxcap_session *s, struct set *set)
 	}
 	if (n < 0)
 		return (int)n;
-	r = emit_aux(s, set, &sp, false);
+	r = emit_aux(s, set, &sp, sp.offset, false);
 	if (r < 0)
 		return r;
 	auxcap_aux_ring_consume(&set->aux, &sp);
@@ -807,27 +831,84 @@ out:
 	return r;
 }
 
+/* Copy the @n bytes that end at buffer position @end into @dst. */
+static void aux_copy_before(const struct auxcap_aux_ring *ring, uint64_t end, size_t n,
+			    unsigned char *dst)
+{
+	struct auxcap_aux_span sp;
+
+	if (auxcap_aux_ring_span(ring, end, n, &sp) < 0)
+		return; /* n <= size / 2 by construction */
+	memcpy(dst, sp.piece[0].ptr, sp.piece[0].len);
+	if (sp.piece[1].len)
+		memcpy(dst + sp.piece[0].len, sp.piece[1].ptr, sp.piece[1].len);
+}
+
+/*
+ * Did the producer write fewer than one buffer since the previous snapshot, given that the
+ * head moved by @moved (modulo the size)?  Then the bytes just before the previous head that
+ * the @moved new bytes did not reach are still what the previous snapshot saw.
+ */
+static bool aux_unwrapped_since(const struct set *set, uint64_t moved)
+{
+	const struct auxcap_aux_ring *ring = &set->aux;
+	uint64_t untouched = ring->size - moved;
+	size_t w = untouched < set->aux_ref_len ? (size_t)untouched : set->aux_ref_len;
+	struct auxcap_aux_span sp;
+
+	if (w < SNAP_REF_MIN || auxcap_aux_ring_span(ring, set->aux_old, w, &sp) < 0)
+		return false;
+	/* The last w bytes of the reference are the w bytes before aux_old. */
+	return !memcmp(sp.piece[0].ptr, set->aux_ref + set->aux_ref_len - w, sp.piece[0].len) &&
+	       !memcmp(sp.piece[1].ptr, set->aux_ref + set->aux_ref_len - w + sp.piece[0].len,
+		       sp.piece[1].len);
+}
+
 static int snapshot_aux(struct auxcap_session *s, struct set *set)
 {
 	auxcap_find_snapshot_fn find = s->opts.find_snapshot ? s->opts.find_snapshot
 							     : auxcap_find_snapshot_zero_tail;
+	uint64_t size = set->aux.size, head, start, end, len, pos_end;
 	struct auxcap_aux_span sp;
-	uint64_t head, start, end;
 	int r;
 
 	head = auxcap_aux_ring_head(&set->aux);
 	r = find(&set->aux, head, set->aux_old, &set->aux_state, &start, &end);
 	if (r < 0)
 		return r;
-	if (end - start > set->aux.size || end < start)
+	if (end - start > size || end < start)
 		return -EBADMSG;
-	r = auxcap_aux_ring_span(&set->aux, end, end - start, &sp);
+	len = end - start;
+	if (!set->aux_taken) {
+		pos_end = end; /* free-running as the finder placed it: 0 is the first byte */
+	} else {
+		uint64_t moved = (end - set->aux_old) & (size - 1);
+
+		if (aux_unwrapped_since(set, moved)) {
+			/* Only what was written since; the rest went out last time. */
+			if (len > moved) {
+				s->stats.aux_snapshot_trimmed += len - moved;
+				len = moved;
+			}
+			pos_end = set->aux_pos + moved;
+		} else {
+			/* At least a lap since: place the chunk past a gap, never contiguous. */
+			s->stats.aux_snapshot_wrapped++;
+			pos_end = set->aux_pos + moved + size;
+			if (pos_end - len <= set->aux_pos)
+				pos_end += size;
+		}
+	}
+	r = auxcap_aux_ring_span(&set->aux, end, len, &sp);
 	if (r < 0)
 		return r;
-	r = emit_aux(s, set, &sp, true);
+	r = emit_aux(s, set, &sp, pos_end - len, true);
 	if (r < 0)
 		return r;
+	aux_copy_before(&set->aux, end, set->aux_ref_len, set->aux_ref);
 	set->aux_old = end;
+	set->aux_pos = pos_end;
+	set->aux_taken = true;
 	return 0;
 }
 

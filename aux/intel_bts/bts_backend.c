@@ -31,11 +31,11 @@ __attribute__((format(printf, 2, 3))) static int bad_info(const struct auxcap_de
 {
 	va_list ap;
 
-	if (ctx->errbuf && ctx->errlen) {
-		va_start(ap, fmt);
+	va_start(ap, fmt);
+	if (ctx->errbuf && ctx->errlen)
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): false positive, va_start above */
 		vsnprintf(ctx->errbuf, ctx->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_end(ap);
 	return -EINVAL;
 }
 

@@ -22,11 +22,11 @@ __attribute__((format(printf, 2, 3))) static int fail(const struct auxcap_record
 {
 	va_list ap;
 
-	if (ctx->errbuf && ctx->errlen) {
-		va_start(ap, fmt);
+	va_start(ap, fmt);
+	if (ctx->errbuf && ctx->errlen)
+		/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized): false positive, va_start above */
 		vsnprintf(ctx->errbuf, ctx->errlen, fmt, ap);
-		va_end(ap);
-	}
+	va_end(ap);
 	return -EINVAL;
 }
 

@@ -284,6 +284,8 @@ struct auxcap_ipt_decoder_opts {
 	 * first one; the bytes before it are not looked at (no leading GAP).  0: the first PSB.
 	 */
 	uint64_t start;
+	uint32_t max_stalled_insns; /* instructions decoded without consuming trace before the
+				       flow is cut with a -ELOOP gap; 0: 2^20 */
 };
 
 struct auxcap_ipt_decoder;
@@ -318,8 +320,8 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
  * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
  * be decoded (no sync point); when there are any they are reported as a GAP with err
- * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions without
- * consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
+ * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions (or
+ * @opts->max_stalled_insns) without consuming a trace byte cannot come from hardware (a corrupt trace or a wrong image sends the
  * decoder round a loop of direct branches forever): it is cut with a GAP with err -ELOOP and
  * native 0, and decoding resumes at the next PSB.  Items are produced in trace order; an
  * item's @offset is the decoder's position when it was produced.
@@ -367,11 +369,14 @@ struct auxcap_ipt_parallel_opts {
  * @fn(@ctx, item) on the calling thread, in trace order: the same items, in the same order,
  * as one auxcap_ipt_decoder over the whole stream gives.
  *
- * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded by a worker thread
- * with its own clone of @image (auxcap_ipt_image_clone(), sharing the section cache), from its
- * PSB on; a piece stops where the next one starts: at the status updates of the next piece's
- * PSB+, which the next piece reports when it starts there.  Pieces are handed out as they
- * complete, in order, so at most threads + 1 pieces of items are held at a time.  (With MTC
+ * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded from its PSB on by
+ * one of threads - 1 workers, each with its own clone of @image (auxcap_ipt_image_clone(),
+ * sharing the section cache), or by the calling thread when it reaches a piece no worker has
+ * taken (its items then go to @fn as they come); a piece stops where the next one starts: at
+ * the status updates of the next piece's PSB+, which the next piece reports when it starts
+ * there.  Workers stay at most threads pieces ahead of the hand-out, so that many pieces of
+ * items are held at a time.  On one thread it is one decoder over the whole stream, on the
+ * calling thread.  (With MTC
  * or CYC packets, libipt's timing calibration restarts at each piece: times between two TSCs
  * can differ from one sequential decode.)
  *
@@ -381,7 +386,7 @@ struct auxcap_ipt_parallel_opts {
  * or a negative errno.
  * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @fn is NULL, or @opts /
  * @params has a too small sz.
- * Returns -ENOMEM if out of memory, or the errno of pthread_create().
+ * Returns -ENOMEM if out of memory.
  */
 int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
 			       const struct auxcap_ipt_params *params,

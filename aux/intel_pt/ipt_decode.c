@@ -47,7 +47,46 @@ struct auxcap_ipt_decoder {
 	uint64_t gaps;	    /* GAP items produced */
 	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
 	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
+	struct raw_entry *raw_cache; /* owned, RAW_CACHE entries or NULL: bytes at block ends */
 };
+
+/*
+ * The bytes of the last instruction of a block (for a conditional jump: its length tells a
+ * taken jump from a fall-through) come from the image section cache, which locks and maps
+ * the section for every read: hot loops end blocks at the same few addresses, so they are
+ * kept here, direct-mapped by address.  Sections do not change while a decoder runs.
+ */
+#define RAW_CACHE 1024
+
+struct raw_entry {
+	uint64_t ip; /* 0: empty */
+	int isid;
+	uint8_t size;
+	uint8_t raw[15];
+};
+
+static int read_end_bytes(struct auxcap_ipt_decoder *dec, int isid, uint64_t ip, uint8_t *out,
+			  size_t len)
+{
+	struct raw_entry *e;
+	int r;
+
+	if (!dec->raw_cache)
+		dec->raw_cache = calloc(RAW_CACHE, sizeof(*dec->raw_cache));
+	if (!dec->raw_cache)
+		return auxcap_ipt_image_read(dec->image, isid, ip, out, len);
+	e = &dec->raw_cache[(ip * 0x9e3779b97f4a7c15ull) >> 54];
+	if (e->ip != ip || e->isid != isid) {
+		r = auxcap_ipt_image_read(dec->image, isid, ip, e->raw, sizeof(e->raw));
+		if (r <= 0)
+			return r;
+		e->ip = ip;
+		e->isid = isid;
+		e->size = (uint8_t)r;
+	}
+	memcpy(out, e->raw, len < e->size ? len : e->size);
+	return len < e->size ? (int)len : e->size;
+}
 
 /*
  * Instructions decoded without consuming a trace byte before the flow is declared stuck.  Code
@@ -215,6 +254,7 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec)
 		pt_insn_free_decoder(dec->insn);
 	if (dec->blk)
 		pt_blk_free_decoder(dec->blk);
+	free(dec->raw_cache);
 	free(dec);
 }
 
@@ -506,7 +546,7 @@ static void classify_block_end(struct auxcap_ipt_decoder *dec, const struct pt_b
 		n = block->size;
 		memcpy(raw, block->raw, block->size);
 	} else if (block->isid > 0) {
-		n = auxcap_ipt_image_read(dec->image, block->isid, block->end_ip, raw, sizeof(raw));
+		n = read_end_bytes(dec, block->isid, block->end_ip, raw, sizeof(raw));
 	}
 	if (n > 0)
 		item->iclass = classify_transfer(raw, (size_t)n, item->mode);
@@ -545,8 +585,7 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 		item->size = block.size;
 		memcpy(item->raw, block.raw, block.size);
 	} else if (block.isid > 0) {
-		r = auxcap_ipt_image_read(dec->image, block.isid, block.end_ip, item->raw,
-					  sizeof(item->raw));
+		r = read_end_bytes(dec, block.isid, block.end_ip, item->raw, sizeof(item->raw));
 		item->size = r > 0 ? (uint8_t)r : 0;
 	}
 	dec->last_ip = block.end_ip;
@@ -561,7 +600,8 @@ static bool stalled(struct auxcap_ipt_decoder *dec, const struct auxcap_ipt_item
 		dec->stalled_insns = 0;
 	}
 	dec->stalled_insns += item->ninsn;
-	return dec->stalled_insns > MAX_STALLED_INSNS;
+	return dec->stalled_insns >
+	       (dec->opts.max_stalled_insns ? dec->opts.max_stalled_insns : MAX_STALLED_INSNS);
 }
 
 /* Replace @item by a GAP (-ELOOP) and resume at the next PSB after the current offset. */

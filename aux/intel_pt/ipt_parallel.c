@@ -115,29 +115,41 @@ struct piece {
 	bool done; /* decoded (under the lock) */
 };
 
-static int piece_push(struct piece *pc, const struct auxcap_ipt_item *it)
+/* Room for one more item at the end of @pc's buffer. */
+static struct auxcap_ipt_item *piece_slot(struct piece *pc)
 {
 	if (pc->nr == pc->cap) {
-		size_t cap = pc->cap ? pc->cap * 2 : 4096;
+		/* a piece of n trace bytes holds about n / 2 items (blocks of a tight loop) */
+		size_t cap = pc->cap ? pc->cap * 2 : 8192;
 		struct auxcap_ipt_item *p = realloc(pc->items, cap * sizeof(*p));
 
 		if (!p)
-			return -ENOMEM;
+			return NULL;
 		pc->items = p;
 		pc->cap = cap;
 	}
-	pc->items[pc->nr++] = *it;
-	return 0;
+	return &pc->items[pc->nr];
 }
 
-/* The items of @pc, up to the status updates of the next piece's PSB+. */
+/* Is @it the first status update of the next piece's PSB+: where @pc stops? */
+static bool piece_ends_at(const struct piece *pc, const struct auxcap_ipt_item *it)
+{
+	return pc->stop && it->kind == AUXCAP_IPT_ITEM_EVENT &&
+	       (it->flags & AUXCAP_IPT_F_STATUS_UPDATE) && it->offset >= pc->stop;
+}
+
+/*
+ * Decode @pc from its PSB up to the status updates of the next piece's PSB+: into its buffer
+ * (@fn NULL; the decoder writes each item in place), or to @fn(@ctx) as they come.
+ */
 static int piece_decode(struct piece *pc, const uint8_t *buf, size_t len,
 			struct auxcap_ipt_image *image, const struct auxcap_ipt_params *params,
-			const struct auxcap_ipt_decoder_opts *dopts)
+			const struct auxcap_ipt_decoder_opts *dopts, auxcap_ipt_item_fn fn,
+			void *ctx)
 {
 	struct auxcap_ipt_decoder_opts o = *dopts;
 	struct auxcap_ipt_decoder *dec = NULL;
-	struct auxcap_ipt_item it;
+	struct auxcap_ipt_item one, *it;
 	int r;
 
 	o.sz = sizeof(o);
@@ -145,15 +157,26 @@ static int piece_decode(struct piece *pc, const uint8_t *buf, size_t len,
 	r = auxcap_ipt_decoder_new(buf, len, image, params, &o, &dec);
 	if (r < 0)
 		return r;
-	while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1) {
-		if (pc->stop && it.kind == AUXCAP_IPT_ITEM_EVENT &&
-		    (it.flags & AUXCAP_IPT_F_STATUS_UPDATE) && it.offset >= pc->stop) {
+	for (;;) {
+		it = fn ? &one : piece_slot(pc);
+		if (!it) {
+			r = -ENOMEM;
+			break;
+		}
+		r = auxcap_ipt_decoder_next(dec, it);
+		if (r <= 0)
+			break;
+		if (piece_ends_at(pc, it)) {
 			r = 0;
 			break;
 		}
-		r = piece_push(pc, &it);
-		if (r < 0)
-			break;
+		if (fn) {
+			r = fn(ctx, it);
+			if (r < 0)
+				break;
+		} else {
+			pc->nr++;
+		}
 	}
 	auxcap_ipt_decoder_free(dec);
 	return r;
@@ -199,7 +222,8 @@ static void *worker(void *arg)
 
 		pc = &p->pieces[k];
 		if (r == 0)
-			pc->err = piece_decode(pc, p->buf, p->len, mine, p->params, &p->dopts);
+			pc->err = piece_decode(pc, p->buf, p->len, mine, p->params, &p->dopts,
+					       NULL, NULL);
 		else
 			pc->err = r; /* no image of our own: the piece fails, the caller says so */
 
@@ -210,6 +234,27 @@ static void *worker(void *arg)
 	}
 	auxcap_ipt_image_free(mine);
 	return NULL;
+}
+
+/* One thread: one decoder over the whole stream, its items straight to @fn. */
+static int decode_here(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+		       const struct auxcap_ipt_params *params,
+		       const struct auxcap_ipt_decoder_opts *dopts, auxcap_ipt_item_fn fn, void *ctx)
+{
+	struct auxcap_ipt_decoder *dec = NULL;
+	struct auxcap_ipt_item it;
+	int r;
+
+	r = auxcap_ipt_decoder_new(buf, len, image, params, dopts, &dec);
+	if (r < 0)
+		return r;
+	while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1) {
+		r = fn(ctx, &it);
+		if (r < 0)
+			break;
+	}
+	auxcap_ipt_decoder_free(dec);
+	return r < 0 ? r : 0;
 }
 
 static unsigned int online_cpus(void)
@@ -243,6 +288,9 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	if (opts)
 		p.dopts = opts->dec;
 	p.dopts.sz = sizeof(p.dopts);
+	p.dopts.start = 0;
+	if (nth == 1)
+		return decode_here(buf, len, image, params, &p.dopts, fn, ctx);
 
 	max = len / chunk + 2;
 	starts = calloc(max, sizeof(*starts));
@@ -268,33 +316,40 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	p.len = len;
 	p.image = image;
 	p.params = params;
-	p.window = nth + 1;
-	if (nth > p.nr)
-		nth = (unsigned int)p.nr;
+	/* the calling thread decodes too: nth - 1 workers, decoding at most nth pieces ahead */
+	p.window = nth;
+	nth = nth - 1 < p.nr ? nth - 1 : (unsigned int)p.nr;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
-	for (; started < nth; started++) {
-		int e = pthread_create(&th[started], NULL, worker, &p);
+	for (; started < nth; started++)
+		if (pthread_create(&th[started], NULL, worker, &p))
+			break; /* fewer workers: the calling thread decodes what they leave */
 
-		if (e) {
-			if (!started)
-				r = -e;
-			break;
-		}
-	}
-
-	/* Hand the pieces out in order as they complete; their memory goes right after. */
+	/*
+	 * Hand the pieces out in order.  The piece at the head that no worker has taken yet is
+	 * decoded here, its items going straight to @fn; the others are handed out of their
+	 * buffers as they complete, and their memory goes right after.
+	 */
 	for (size_t k = 0; r == 0 && k < p.nr; k++) {
 		struct piece *pc = &p.pieces[k];
+		bool mine = false;
 
 		pthread_mutex_lock(&p.lock);
-		while (!pc->done)
+		if (p.next == k) {
+			p.next++;
+			mine = true;
+		}
+		while (!mine && !pc->done)
 			pthread_cond_wait(&p.cond, &p.lock);
 		pthread_mutex_unlock(&p.lock);
-		for (size_t i = 0; r == 0 && i < pc->nr; i++)
-			r = fn(ctx, &pc->items[i]);
-		if (r == 0 && pc->err < 0)
-			r = pc->err;
+		if (mine) {
+			r = piece_decode(pc, buf, len, image, params, &p.dopts, fn, ctx);
+		} else {
+			for (size_t i = 0; r == 0 && i < pc->nr; i++)
+				r = fn(ctx, &pc->items[i]);
+			if (r == 0 && pc->err < 0)
+				r = pc->err;
+		}
 		free(pc->items);
 		pc->items = NULL;
 		pthread_mutex_lock(&p.lock);

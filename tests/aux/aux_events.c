@@ -95,6 +95,10 @@ static int decode(const struct auxcap_backend_ops *b, struct auxcap_decode_ctx *
 
 static int append(struct stream *st, const void *p, size_t n)
 {
+	if (!n)
+		return 0;
+	if (!p)
+		return -EINVAL;
 	if (st->len + n > st->cap) {
 		size_t cap = st->cap ? st->cap : 65536;
 		uint8_t *q;
@@ -127,7 +131,7 @@ int main(int argc, char **argv)
 	bool snapshot = false, have_tc = false;
 	char err[1024] = "";
 	const char *force = NULL;
-	int r, argi = 1;
+	int r, ret = 0, argi = 1;
 
 	while (argi + 2 < argc) {
 		if (!strcmp(argv[argi], "--plugin")) {
@@ -164,8 +168,10 @@ int main(int argc, char **argv)
 			type = ev.u.auxtrace_info.type;
 			free(info);
 			info = calloc(ev.u.auxtrace_info.nr + 1, sizeof(*info));
-			if (!info)
-				return 1;
+			if (!info) {
+				r = -ENOMEM;
+				break;
+			}
 			for (size_t i = 0; i < ev.u.auxtrace_info.nr; i++)
 				info[i] = auxcap_get_u64(ev.u.auxtrace_info.priv, i);
 			ctx.nr_info = ev.u.auxtrace_info.nr;
@@ -178,8 +184,10 @@ int main(int argc, char **argv)
 					st = &streams[k];
 			if (!st) {
 				ns = realloc(streams, (nstreams + 1) * sizeof(*ns));
-				if (!ns)
-					return 1;
+				if (!ns) {
+					r = -ENOMEM;
+					break;
+				}
 				streams = ns;
 				st = &streams[nstreams++];
 				memset(st, 0, sizeof(*st));
@@ -187,19 +195,22 @@ int main(int argc, char **argv)
 				st->cpu = ev.u.auxtrace.cpu;
 				st->tid = ev.u.auxtrace.tid;
 			}
-			if (append(st, ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size) < 0)
-				return 1;
+			r = append(st, ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size);
+			if (r < 0)
+				break;
 		}
 	}
 	if (r < 0) {
 		fprintf(stderr, "auxcap-aux-events: reading %s: %s\n", argv[argi],
-			auxcap_perf_reader_error(rd));
-		return 1;
+			r == -EBADMSG ? auxcap_perf_reader_error(rd) : strerror(-r));
+		ret = 1;
+		goto out;
 	}
 	b = force ? auxcap_backend_find(force) : auxcap_backend_for_type(type);
 	if (!b || !b->decoder_new) {
 		fprintf(stderr, "auxcap-aux-events: no backend decodes AUXTRACE type %u\n", type);
-		return 1;
+		ret = 1;
+		goto out;
 	}
 	ctx.auxtrace_type = force ? 0 : type;
 	ctx.info = force ? NULL : info;
@@ -214,13 +225,16 @@ int main(int argc, char **argv)
 				ctx.snapshot_prev_len = streams[j].len;
 				break;
 			}
-		if (decode(b, &ctx, &streams[k]) < 0)
-			return 1;
+		if (decode(b, &ctx, &streams[k]) < 0) {
+			ret = 1;
+			break;
+		}
 	}
+out:
 	for (size_t k = 0; k < nstreams; k++)
 		free(streams[k].buf);
 	free(streams);
 	free(info);
 	auxcap_perf_reader_close(rd);
-	return 0;
+	return ret;
 }

@@ -84,7 +84,10 @@ static void check_item(const struct auxcap_ipt_item *it, size_t trace_len)
 static void decode(const uint8_t *trace, size_t len, struct auxcap_ipt_image *image,
 		   const struct auxcap_ipt_params *params, bool block, bool ticks)
 {
-	struct auxcap_ipt_decoder_opts o = { .sz = sizeof(o), .block = block, .tick_events = ticks };
+	/* A low stall limit keeps inputs that loop without trace fast (the default, 2^20, is
+	 * tested by aux/intel_pt/ipt_robust). */
+	struct auxcap_ipt_decoder_opts o = { .sz = sizeof(o), .block = block, .tick_events = ticks,
+					     .max_stalled_insns = 4096 };
 	struct auxcap_ipt_decoder *dec;
 	struct auxcap_ipt_item it;
 	uint64_t gaps = 0;

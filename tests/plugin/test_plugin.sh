@@ -129,7 +129,8 @@ expect_error() { # WHAT PATTERN ARGS...
 expect_error "no entry point" "is not an auxcap plug-in: it exports no auxcap_backend_plugin()" \
 	--plugin "$tmp/dir/libnp.so"
 build_toy "$tmp/libtoy999.so" -DTOY_ABI=999 || fail "building the toy with ABI 999"
-expect_error "ABI mismatch" "was built for backend ABI 999, this auxcap has ABI 1: rebuild it" \
+abi=$(sed -n 's/^#define AUXCAP_BACKEND_ABI \([0-9]*\).*/\1/p' "$inc/auxcap/backend.h")
+expect_error "ABI mismatch" "was built for backend ABI 999, this auxcap has ABI $abi: rebuild it" \
 	--plugin "$tmp/libtoy999.so"
 expect_error "duplicate name" "a backend named 'toy' is already loaded" \
 	--plugin "$tmp/libtoy.so" --plugin "$tmp/dir/libtoy.so"

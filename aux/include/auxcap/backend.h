@@ -25,8 +25,10 @@
  * checks this once when a backend is registered (auxcap_backend_register()).
  *
  * ABI: out-of-tree backends are built against this header.  @abi must be
- * AUXCAP_BACKEND_ABI; new fields are only ever appended to the structs here, which carry their
- * size (`sz`) so a backend built against an older header still works.
+ * AUXCAP_BACKEND_ABI.  The structs auxcap passes to a backend (the contexts) carry their size
+ * (`sz`) and only ever grow at the end, so a backend reads a field only when `sz` covers it.
+ * The ops table carries no size: any change to struct auxcap_backend_ops bumps
+ * AUXCAP_BACKEND_ABI, and a plug-in built for another value is refused when loaded.
  *
  * Errors: every int-returning op returns >= 0 on success and a negative errno on failure;
  * where an op gets an `errbuf`, it writes a one-line reason there for the user (what, where,
@@ -49,7 +51,7 @@ extern "C" {
 #endif
 
 /** Version of this contract; a backend's @abi must equal it. */
-#define AUXCAP_BACKEND_ABI 1
+#define AUXCAP_BACKEND_ABI 2 /* 2: reference, alignment, flags appended to the ops */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A

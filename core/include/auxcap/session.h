@@ -16,6 +16,18 @@
  * and sampling events go to a second, overwrite data ring per set that is snapshotted with
  * the AUX data, so the samples of the same window go out together.
  *
+ * Consecutive AUX snapshots do not overlap.  In snapshot mode the driver publishes an
+ * in-buffer head (Intel PT, BTS and Arm SPE reset it on every wrap), so the session keeps, per
+ * AUX buffer, the head of the previous snapshot, a copy of the bytes just before it, and a
+ * free-running stream position of what it wrote.  At the next snapshot, if those bytes are
+ * still in place the buffer has not wrapped past the previous snapshot: only the bytes
+ * written since (head - previous head, modulo the size) go out, as a chunk whose offset is
+ * exactly where the previous one ended.  Otherwise (or when too few of them lie outside the
+ * new data to tell) the whole valid buffer goes out, its offset placed past a gap, and
+ * stats.aux_snapshot_wrapped counts it.  So a chunk that starts where the previous chunk of
+ * the same buffer ended continues it byte for byte.  The one case this cannot see is a
+ * producer that wrote exactly whole buffers of identical bytes over the compared window.
+ *
  * Loss is never silent: LOST and LOST_SAMPLES records, and AUX records flagged TRUNCATED,
  * PARTIAL or COLLISION are counted in struct auxcap_session_stats.  After TRUNCATED the kernel
  * disables the AUX event; the session re-enables it after draining and counts the event.
@@ -173,6 +185,14 @@ struct auxcap_session_stats {
 	uint64_t trigger_hits;     /* samples read from the trigger events */
 	uint64_t trigger_lost;     /* trigger samples the kernel dropped (LOST in their rings) */
 	uint64_t trigger_snapshots; /* snapshots whose request came from a trigger event */
+	/** AUX bytes a snapshot did not write again: they went out with the previous one. */
+	uint64_t aux_snapshot_trimmed;
+	/**
+	 * Snapshots taken after the AUX buffer had wrapped past the previous snapshot (or when
+	 * that could not be ruled out): the whole valid buffer goes out, and the trace written
+	 * between the two snapshots beyond one buffer is not in the file (flight recorder).
+	 */
+	uint64_t aux_snapshot_wrapped;
 };
 
 enum auxcap_session_request {
