@@ -794,7 +794,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 									       t->ft[i].ns };
 				t->ft[i].ns = 0;
 			}
-		if (n)
+		if (n > 1)
 			qsort(d->sftime, n, sizeof(*d->sftime), cmp_ftime);
 		x->ftime = d->sftime;
 		x->nr_ftime = n < FTIME_MAX ? n : FTIME_MAX;
