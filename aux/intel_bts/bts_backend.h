@@ -22,7 +22,9 @@ enum auxcap_bts_info {
 	AUXCAP_BTS_INFO_TIME_MULT,	      /* ... (1 with shift 0, zero 0: none known) */
 	AUXCAP_BTS_INFO_TIME_ZERO,	      /* ns */
 	AUXCAP_BTS_INFO_CAP_USER_TIME_ZERO,   /* 1 if the conversion is the kernel's */
-	AUXCAP_BTS_INFO_SNAPSHOT_MODE,	      /* 1 if recorded in snapshot mode */
+	AUXCAP_BTS_INFO_SNAPSHOT_MODE,	      /* 1: snapshots overlap, trim them at decode
+						 time (perf's files in snapshot mode; 0 in
+						 auxcap's, whose session writes new bytes only) */
 	AUXCAP_BTS_INFO_NR,		      /* words auxcap writes */
 };
 

@@ -95,7 +95,15 @@ int auxcap_bts_info_fill(const struct auxcap_record_ctx *ctx, const struct auxca
 	words[AUXCAP_BTS_INFO_TIME_MULT] = tc ? tc->time_mult : 1;
 	words[AUXCAP_BTS_INFO_TIME_ZERO] = tc ? tc->time_zero : 0;
 	words[AUXCAP_BTS_INFO_CAP_USER_TIME_ZERO] = tc && tc->cap_user_time_zero;
-	words[AUXCAP_BTS_INFO_SNAPSHOT_MODE] = ctx->snapshot;
+	/*
+	 * perf reads SNAPSHOT_MODE for one thing: trimming what a snapshot repeats of the
+	 * previous one at decode time, by comparing bytes.  auxcap's capture session already
+	 * writes each snapshot's new bytes only (core/session.c), so trimming again would drop
+	 * real records of a repetitive trace (a loop's identical branch records look like
+	 * overlap): auxcap's files say 0.  (Snapshot mode shows in the AUX records' OVERWRITE
+	 * flag.)
+	 */
+	words[AUXCAP_BTS_INFO_SNAPSHOT_MODE] = 0;
 	return 0;
 }
 

@@ -312,7 +312,8 @@ static void test_info(void **state)
 	assert_int_equal(w[2], 511);
 	assert_int_equal(w[3], 77);
 	assert_int_equal(w[4], 1);
-	assert_int_equal(w[5], 1);
+	/* auxcap's session trims snapshot overlap when it records: nothing to trim again. */
+	assert_int_equal(w[5], 0);
 	assert_int_equal(bts()->info_fill(&ctx, &a, w, 5), -EINVAL);
 }
 
