@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The backend registry: the built-in backends this build has, then those registered at run
- * time (plug-ins).  Mandatory ops are checked once, at registration.
+ * time (plug-ins).  Mandatory ops are checked once, at registration.  Lookups by PMU and by
+ * AUXTRACE_INFO type ask the plug-ins first, in registration order, so a plug-in overrides a
+ * built-in for the PMUs it claims.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,6 +26,7 @@ extern const struct auxcap_backend_ops auxcap_backend_arm_spe;
 
 static const struct auxcap_backend_ops *g_backends[MAX_BACKENDS];
 static size_t g_nr;
+static size_t g_nr_builtin; /* the first g_nr_builtin entries are built in */
 static bool g_init;
 
 /* Checks @ops: mandatory ops present, optional ones in complete groups. */
@@ -75,6 +78,7 @@ static void init_builtin(void)
 #if AUXCAP_HAVE_BACKEND_ARM_SPE
 	(void)add(&auxcap_backend_arm_spe);
 #endif
+	g_nr_builtin = g_nr;
 }
 
 int auxcap_backend_register(const struct auxcap_backend_ops *ops)
@@ -101,18 +105,25 @@ const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
 	init_builtin();
 	if (!pmu_name)
 		return NULL;
-	for (size_t i = 0; i < g_nr; i++)
+	/* Plug-ins first, in the order they came: they may take over a built-in's PMU. */
+	for (size_t k = 0; k < g_nr; k++) {
+		size_t i = (g_nr_builtin + k) % g_nr;
+
 		if (g_backends[i]->probe(pmu_name, pmu) > 0)
 			return g_backends[i];
+	}
 	return NULL;
 }
 
 const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type)
 {
 	init_builtin();
-	for (size_t i = 0; type && i < g_nr; i++)
+	for (size_t k = 0; type && k < g_nr; k++) {
+		size_t i = (g_nr_builtin + k) % g_nr;
+
 		if (g_backends[i]->auxtrace_type == type)
 			return g_backends[i];
+	}
 	return NULL;
 }
 

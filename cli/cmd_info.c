@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 
 #include "auxcap/perf_data.h"
+#include "auxcap/session.h"
 #include "cli.h"
 
 #define NR_TYPES 128 /* record types counted one by one; others are "unknown" */
@@ -174,6 +175,64 @@ static void print_events(const struct auxcap_perf_reader *r)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The AUXCAP_SNAPSHOTS table: a summary line, then one line per snapshot (the first 64). */
+static void print_snapshots(const struct auxcap_perf_features *f)
+{
+	uint64_t by_source[AUXCAP_TRIGGER_SOURCE_MAX] = { 0 }, *lat;
+	size_t n = f->nr_snapshots;
+	const char *sep = "";
+
+	printf("  %-10s %zu:", "auxcap_snapshots", n);
+	for (size_t i = 0; i < n; i++)
+		by_source[f->snapshots[i].source < AUXCAP_TRIGGER_SOURCE_MAX
+				  ? f->snapshots[i].source
+				  : 0]++;
+	for (unsigned int k = 0; k < AUXCAP_TRIGGER_SOURCE_MAX; k++) {
+		if (!by_source[k])
+			continue;
+		printf("%s %" PRIu64 " %s", sep, by_source[k], auxcap_trigger_source_name(k));
+		sep = ",";
+	}
+	lat = calloc(n ? n : 1, sizeof(*lat));
+	if (lat && n) {
+		for (size_t i = 0; i < n; i++)
+			lat[i] = f->snapshots[i].frozen_ns > f->snapshots[i].trigger_ns
+					 ? f->snapshots[i].frozen_ns - f->snapshots[i].trigger_ns
+					 : 0;
+		size_t mid = n / 2;
+
+		qsort(lat, n, sizeof(*lat), cmp_u64);
+		printf("; trigger to frozen: min %.1f us, median %.1f us, max %.1f us",
+		       (double)lat[0] / 1e3, (double)lat[mid] / 1e3, (double)lat[n - 1] / 1e3);
+	}
+	free(lat);
+	printf("\n");
+	for (size_t i = 0; i < n && i < 64; i++) {
+		const struct auxcap_perf_snapshot *sn = &f->snapshots[i];
+
+		printf("    #%zu %s", i, auxcap_trigger_source_name(sn->source));
+		if (sn->tid != (uint32_t)-1)
+			printf(" tid %u", sn->tid);
+		if (sn->cpu != (uint32_t)-1)
+			printf(" cpu %u", sn->cpu);
+		printf(": at %" PRIu64 ".%09" PRIu64 " s, frozen after %.1f us, %u coalesced, "
+		       "data to %" PRIu64 "\n",
+		       sn->trigger_ns / 1000000000, sn->trigger_ns % 1000000000,
+		       sn->frozen_ns > sn->trigger_ns ? (double)(sn->frozen_ns - sn->trigger_ns) / 1e3
+						      : 0.0,
+		       sn->coalesced, sn->data_end);
+	}
+	if (n > 64)
+		printf("    ... %zu more\n", n - 64);
+}
+
 static void print_features(const struct auxcap_perf_reader *r)
 {
 	const struct auxcap_perf_features *f = auxcap_perf_reader_features(r);
@@ -232,6 +291,7 @@ static void print_features(const struct auxcap_perf_reader *r)
 			AUXCAP_PERF_FEAT_CMDLINE,    AUXCAP_PERF_FEAT_BUILD_ID,
 			AUXCAP_PERF_FEAT_AUXTRACE,   AUXCAP_PERF_FEAT_CLOCKID,
 			AUXCAP_PERF_FEAT_CLOCK_DATA, AUXCAP_PERF_FEAT_SAMPLE_TIME,
+			AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS,
 		};
 		const char *name = auxcap_perf_feat_name(b);
 		const void *p;
@@ -255,6 +315,9 @@ static void print_features(const struct auxcap_perf_reader *r)
 	if (f->has_clock_data)
 		printf("  %-10s clockid %u, tod %" PRIu64 " ns = clock %" PRIu64 " ns\n",
 		       "clock_data", f->clockid, f->clock_tod_ns, f->clock_clockid_ns);
+	if (f->present[AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS / 64] &
+	    (1ULL << (AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS % 64)))
+		print_snapshots(f);
 }
 
 static const char *auxtrace_type_name(uint32_t t)

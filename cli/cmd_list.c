@@ -96,6 +96,22 @@ static void print_symbols(uint32_t type)
 	printf("\n");
 }
 
+/* Every registered backend: built-in ones, then plug-ins with the file they came from. */
+static void print_backends(void)
+{
+	printf("\nbackends (record side, decode side; AUXTRACE_INFO type):\n");
+	for (size_t i = 0; i < auxcap_backend_count(); i++) {
+		const struct auxcap_backend_ops *b = auxcap_backend_get(i);
+		const char *origin = auxcap_backend_origin(b);
+
+		printf("  %-12s %-6s %-6s type %-7u %s\n", b->name,
+		       b->recording_options ? "record" : "-", b->decoder_new ? "decode" : "-",
+		       b->auxtrace_type, b->description ? b->description : "");
+		if (origin)
+			printf("  %-12s plug-in %s\n", "", origin);
+	}
+}
+
 static bool has_aux_backend(const struct auxcap_pmu_list *list)
 {
 	for (size_t i = 0; i < list->nr; i++) {
@@ -174,6 +190,7 @@ static int cmd_list(int argc, char **argv)
 	}
 	if (!list->nr)
 		printf("(none)\n");
+	print_backends();
 
 	printf("\nsoftware events (-e NAME[:MODS]):\n");
 	print_symbols(PERF_TYPE_SOFTWARE);

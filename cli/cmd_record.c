@@ -5,11 +5,14 @@
  * The capture session runs in its own thread; the main thread starts the command, watches it,
  * turns signals (SIGINT/SIGTERM stop, SIGUSR2 snapshot), the control FIFO and the terminal
  * hotkeys into session requests, shows a status line on a terminal, and prints the summary.
+ * A --trigger-on function is a trigger event of the session, which turns its hits into
+ * snapshot requests itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -28,10 +33,16 @@
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
 #include "cli.h"
+#include "config.h"
 #include "emulate.h"
+#if AUXCAP_HAVE_LIBELF
+#include "binaries.h"
+#endif
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
+#include "record_trigger.h"
+#include "record_backend.h"
 #if AUXCAP_HAVE_TRACER
 #include "live_source.h"
 #endif
@@ -51,6 +62,9 @@ struct record_opts {
 	bool snapshot, snapshot_at_exit;
 	uint64_t snapshot_size;
 	const char *control;
+	const char *trigger_on; /* SYMBOL[@BINARY] */
+	enum cli_trigger_via trigger_via;
+	const char *filter;
 	bool strict;
 	bool force;
 	bool emulate;
@@ -72,7 +86,7 @@ static void on_snapshot_signal(int sig)
 {
 	(void)sig;
 	if (g_session)
-		auxcap_session_request(g_session, AUXCAP_REQ_SNAPSHOT);
+		auxcap_session_request_from(g_session, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_SIGNAL);
 }
 
 static void usage(FILE *f)
@@ -80,7 +94,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
 		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
-		"                     [--strict] [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
+		"                     [-f] [-v] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -98,6 +113,13 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
+		"      --filter FILTER  AUX address filters, perf's syntax: 'filter SYM @BIN',\n"
+		"                       'filter 0x1000/0x200@/path/bin', 'start SYM @BIN', 'stop ...'\n"
+		"      --trigger-on SYMBOL[@BINARY]  with -S: a snapshot each time the traced\n"
+		"                       program enters function SYMBOL of BINARY (default: the\n"
+		"                       command's, or -p/-t's, executable)\n"
+		"      --trigger-via uprobe|breakpoint  how (default: a uprobe when the kernel\n"
+		"                       has them, else an execute breakpoint)\n"
 		"      --emulate        use the emulated AUX PMUs (intel_pt, intel_bts, arm_spe_0):\n"
 		"                       COMMAND runs under a single-stepping tracer that encodes\n"
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
@@ -160,6 +182,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "strict", no_argument, NULL, 2 },
 		{ "emulate", no_argument, NULL, 3 },
 		{ "max-insns", required_argument, NULL, 4 },
+		{ "trigger-on", required_argument, NULL, 5 },
+		{ "trigger-via", required_argument, NULL, 6 },
+		{ "filter", required_argument, NULL, 7 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -212,6 +237,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
 		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 5: o->trigger_on = optarg; break;
+		case 6:
+			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
+				return -EINVAL;
+			break;
+		case 7: o->filter = optarg; break;
 		case 'f': o->force = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
@@ -233,6 +264,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (!!o->pid_list + !!o->tid_list + (o->all_cpus || o->cpu_list) > 1) {
 		cli_err("-p, -t and -a/-C exclude each other");
+		return -EINVAL;
+	}
+	if (o->trigger_on && !o->snapshot) {
+		cli_err("--trigger-on takes snapshots, and without -S every byte is written anyway "
+			"(full-trace mode): add -S (or --snapshot=SIZE) for a flight recorder");
+		return -EINVAL;
+	}
+	if (o->trigger_on && o->emulate) {
+		cli_err("--trigger-on cannot be used with --emulate yet (the command runs under the "
+			"emulator's tracer); trigger with SIGUSR2, 's' or --control instead");
 		return -EINVAL;
 	}
 	return 0;
@@ -296,8 +337,11 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 	return *nr ? 0 : -EINVAL;
 }
 
-/* Fork @argv stopped before exec; returns the pid and the go pipe. */
-static pid_t start_command(char **argv, int *ret_go)
+/*
+ * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
+ * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
+ */
+static pid_t start_command(char **argv, int *ret_go, bool traced)
 {
 	int p[2];
 	pid_t pid;
@@ -314,6 +358,8 @@ static pid_t start_command(char **argv, int *ret_go)
 		signal(SIGINT, SIG_DFL);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
+		if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
 		fprintf(stderr, "auxcap: error: cannot run '%s': %s\n", argv[0], strerror(errno));
@@ -322,6 +368,51 @@ static pid_t start_command(char **argv, int *ret_go)
 	close(p[0]);
 	*ret_go = p[1];
 	return pid;
+}
+
+/* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
+static char *proc_exe(pid_t pid)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/*
+ * Let a command started with start_command(traced) exec and wait until it stops right after
+ * the exec, its new image mapped and none of it run.  Returns 0, or -1 after printing why
+ * (the child is then reaped).
+ */
+static int run_to_exec(pid_t child, int *go)
+{
+	int st;
+
+	(void)!write(*go, "g", 1);
+	close(*go);
+	*go = -1;
+	while (waitpid(child, &st, 0) < 0) {
+		if (errno != EINTR) {
+			cli_err("cannot wait for '%d': %s", (int)child, strerror(errno));
+			return -1;
+		}
+	}
+	if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
+		return 0;
+	if (WIFSTOPPED(st)) {
+		kill(child, SIGKILL);
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+		waitpid(child, NULL, 0);
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 127) /* 127: it said why itself */
+		cli_err("the command did not start (it %s); check the command line",
+			WIFEXITED(st) ? "exited at once" : "stopped or died before its exec");
+	return -1;
 }
 
 /* --- events ------------------------------------------------------------------------------ */
@@ -417,7 +508,7 @@ static void control_line(struct control *c, const char *line, struct loop_state 
 
 	auxcap_session_get_stats(ls->s, &st);
 	if (!strcmp(line, "snapshot")) {
-		auxcap_session_request(ls->s, AUXCAP_REQ_SNAPSHOT);
+		auxcap_session_request_from(ls->s, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_FIFO);
 		wait_snapshot(ls->s, st.snapshots + st.snapshot_requests_coalesced, ls);
 	} else if (!strcmp(line, "enable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_ENABLE);
@@ -482,6 +573,11 @@ static void print_summary(const struct auxcap_session_stats *st, const struct au
 				"; trigger to frozen: last %.1f us, max %.1f us\n",
 			st->snapshot_requests_coalesced, st->snapshot_latency_ns_last / 1e3,
 			st->snapshot_latency_ns_max / 1e3);
+	if (st->aux_snapshot_trimmed || st->aux_snapshot_wrapped)
+		fprintf(stderr, "auxcap: AUX snapshots: %" PRIu64 " bytes already in the previous "
+				"snapshot not written again; %" PRIu64 " taken after the buffer "
+				"wrapped past the previous one (the trace in between is not kept)\n",
+			st->aux_snapshot_trimmed, st->aux_snapshot_wrapped);
 	if (st->lost_records)
 		fprintf(stderr, "auxcap: warning: lost %" PRIu64 " records in %" PRIu64
 				" LOST events: the data ring was full (or paused for a snapshot); raise -m DATA\n",
@@ -521,6 +617,102 @@ struct emu_live {
 #endif
 	int stop_requested;
 };
+
+/*
+ * The emulated AUX event is opened on the recorder's own task (the tracer starts the command
+ * later, on the emulator's thread), so its AUXTRACE records would name the recorder: this sink
+ * names the traced command instead, as perf does for a workload it starts.  Decoders (perf's
+ * and auxcap's) find the traced program's maps through that tid.
+ */
+struct emu_sink {
+	struct auxcap_sink sink;
+	const struct auxcap_sink *inner; /* borrowed */
+	const struct emu_live *live;	 /* borrowed */
+	uint32_t self;			 /* the recorder's pid */
+};
+
+static pid_t emu_live_pid(const struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	return live->src ? auxcap_live_source_pid(live->src) : 0;
+#else
+	(void)live;
+	return 0;
+#endif
+}
+
+static int esink_attr(void *ctx, const struct perf_event_attr *attr, const char *name,
+		      const uint64_t *ids, size_t nr_ids)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->attr(e->inner->ctx, attr, name, ids, nr_ids);
+}
+
+static int esink_record(void *ctx, const void *rec, size_t len)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->record(e->inner->ctx, rec, len);
+}
+
+static int esink_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
+		     const struct auxcap_aux_span *span)
+{
+	struct emu_sink *e = ctx;
+	struct auxcap_aux_chunk c = *chunk;
+	pid_t pid = emu_live_pid(e->live);
+
+	if (c.tid == e->self && pid > 0)
+		c.tid = (uint32_t)pid;
+	return e->inner->ops->aux(e->inner->ctx, &c, span);
+}
+
+static int esink_round(void *ctx)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->round ? e->inner->ops->round(e->inner->ctx) : 0;
+}
+
+static int esink_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct emu_sink *e = ctx;
+
+	return e->inner->ops->snapshot ? e->inner->ops->snapshot(e->inner->ctx, info) : 0;
+}
+
+static const struct auxcap_sink_ops esink_ops = {
+	.attr = esink_attr,
+	.record = esink_record,
+	.aux = esink_aux,
+	.round = esink_round,
+	.snapshot = esink_snapshot,
+};
+
+static void emu_sink_init(struct emu_sink *e, const struct auxcap_sink *inner,
+			  const struct emu_live *live)
+{
+	e->sink.ops = &esink_ops;
+	e->sink.ctx = e;
+	e->inner = inner;
+	e->live = live;
+	e->self = (uint32_t)getpid();
+}
+
+/*
+ * Whether an emulated capture of @spec's PMU is per CPU: when its trace names the threads
+ * itself (Arm SPE), like perf's captures of a command, which perf's SPE decoder needs (it
+ * cannot attribute records of a per-thread queue).  Other traces are attributed through the
+ * queue's thread: per thread.
+ */
+static bool emu_per_cpu(const struct auxcap_event_spec *spec)
+{
+	const struct auxcap_backend_ops *be = spec ? auxcap_backend_for_pmu(spec->pmu, NULL) : NULL;
+
+	return be && (be->flags & AUXCAP_BACKEND_F_TRACE_HAS_TID) &&
+	       !(be->flags & AUXCAP_BACKEND_F_PER_THREAD);
+}
 
 static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 		     const struct auxcap_session_event *aux, size_t nr_other, struct emu_live *live)
@@ -698,7 +890,15 @@ static int run_record(int argc, char **argv)
 	struct auxcap_emu *emu = NULL;
 	struct auxcap_pmu_list *emu_pmus = NULL;
 	struct emu_live live = { 0 };
+	struct cli_trigger trig = { 0 };
+	struct auxcap_session_event trig_ev;
+	bool stop_after_exec = false, child_stopped = false;
+	const struct auxcap_event_spec *aux_spec = NULL;
+	struct record_backend rb;
+	struct emu_sink esink;
+	bool aux_per_thread = false;
 
+	memset(&rb, 0, sizeof(rb));
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
@@ -734,12 +934,9 @@ static int run_record(int argc, char **argv)
 					aux_ev.name, events[i]);
 				goto out;
 			}
-			if (o.emulate) {
-				/* Side-band of the traced command comes from the emulated PMU. */
-				a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
-			}
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
+			aux_spec = specs[i];
 			continue;
 		}
 		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
@@ -757,15 +954,26 @@ static int run_record(int argc, char **argv)
 		nr_evs++;
 	}
 
-	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
-		goto out;
+	/* A backend that records per thread only (Intel BTS) traces a command per thread. */
+	if (aux_spec && !o.emulate && o.cmd && !o.all_cpus && !o.cpu_list) {
+		const struct auxcap_backend_ops *be = auxcap_backend_for_pmu(aux_spec->pmu, NULL);
+
+		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
+	}
 
 	/* Targets. */
 	if (o.emulate) {
 		/* The emulated event runs beside the recorder; the tracer owns the command. */
 		targets[0] = getpid();
 		nr_targets = 1;
-	} else if (o.all_cpus || o.cmd) {
+		if (emu_per_cpu(aux_spec)) {
+			/* As perf records a command: per CPU (one emulated CPU, 0). */
+			static int cpu0;
+
+			so.cpus = &cpu0;
+			so.nr_cpus = 1;
+		}
+	} else if (o.all_cpus || (o.cmd && !aux_per_thread)) {
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
 			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
@@ -786,6 +994,60 @@ static int run_record(int argc, char **argv)
 	if (o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
 		goto out;
 
+	/* The function trigger: find the binary and the symbol before anything starts. */
+	if (o.trigger_on) {
+		char *exe = o.cmd ? cli_find_executable(o.cmd[0])
+			    : nr_targets ? proc_exe(targets[0]) : NULL;
+
+		if (!exe && (o.cmd || nr_targets) && !strchr(o.trigger_on, '@')) {
+			cli_err("--trigger-on %s: cannot find the executable of %s%s; give "
+				"SYMBOL@BINARY",
+				o.trigger_on, o.cmd ? "command " : "target ",
+				o.cmd ? o.cmd[0] : "(see /proc/PID/exe)");
+			goto out;
+		}
+
+		/* A command is followed into its new tasks (inherit) unless -a/-C. */
+		r = cli_trigger_resolve(&trig, o.trigger_on, exe, o.trigger_via,
+					o.cmd && !o.all_cpus && !o.cpu_list);
+		free(exe);
+		if (r < 0)
+			goto out;
+		stop_after_exec = o.cmd && cli_trigger_needs_process(&trig);
+		if (!stop_after_exec && cli_trigger_build(&trig, targets, nr_targets) < 0)
+			goto out;
+	}
+	/* The AUX event's backend: attr defaults and checks, clock, snapshot wrap detection. */
+	if (aux_spec) {
+		struct record_backend_params bp = {
+			.pmus = emu_pmus,
+			.sys = emu ? auxcap_emu_sys(emu) : NULL,
+			.snapshot = o.snapshot,
+			.aux_pages = o.aux_pages,
+			.snapshot_size = o.snapshot_size,
+			.per_cpu = so.cpus != NULL,
+			.cpu_wide = o.all_cpus || o.cpu_list,
+			.sideband = !o.emulate,
+			.filter = o.filter,
+		};
+
+		if (record_backend_setup(&rb, aux_spec, &bp) < 0)
+			goto out;
+		if (o.emulate) {
+			struct perf_event_attr *a = &rb.attr.attr;
+
+			/* Side-band of the traced command comes from the emulated PMU. */
+			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+		}
+		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.filter && !aux_spec) {
+		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
+		goto out;
+	}
+	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
+		goto out;
+
 	r = open_output(&o, &w);
 	if (r < 0)
 		goto out;
@@ -796,7 +1058,7 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go);
+		child = start_command(o.cmd, &go, stop_after_exec);
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -804,9 +1066,32 @@ static int run_record(int argc, char **argv)
 		if (!o.all_cpus && !o.cpu_list) {
 			targets[0] = child;
 			nr_targets = 1;
-			so.inherit = true;
+			/* Per-thread events cannot be inherited (the kernel refuses to map them). */
+			so.inherit = !aux_per_thread;
 		}
-		so.enable_on_exec = true;
+		so.enable_on_exec = !stop_after_exec;
+		if (stop_after_exec) {
+			/*
+			 * A breakpoint needs the run-time address, known once the program is
+			 * mapped: run the command to its exec, read /proc/PID/maps, open the
+			 * events on the stopped process, write its side-band, let it go.
+			 */
+			if (run_to_exec(child, &go) < 0) {
+				child = -1;
+				goto out;
+			}
+			child_stopped = true;
+			if (cli_trigger_build(&trig, &child, 1) < 0)
+				goto out;
+		}
+	}
+	if (o.trigger_on) {
+		trig_ev.attr = &trig.attr;
+		trig_ev.name = trig.desc;
+		so.triggers = &trig_ev;
+		so.nr_triggers = 1;
+		if (o.verbose)
+			fprintf(stderr, "auxcap: trigger on %s\n", trig.desc);
 	}
 	so.aux = aux_ev.attr ? &aux_ev : NULL;
 	so.events = evs;
@@ -819,31 +1104,62 @@ static int run_record(int argc, char **argv)
 	so.aux_pages = o.aux_pages;
 	so.snapshot = o.snapshot;
 	so.sink = &ps.sink;
+	if (o.emulate) {
+		/* The AUX data belongs to the traced command, not to the recorder. */
+		emu_sink_init(&esink, &ps.sink, &live);
+		so.sink = &esink.sink;
+	}
 
 	r = auxcap_session_open(&so, &s, &failed);
 	if (r < 0) {
 		const char *what = failed == -1 ? aux_ev.name
 				   : failed == -2 ? "side-band (dummy)"
 				   : failed >= 0 ? evs[failed].name
+				   : failed <= AUXCAP_SESSION_FAILED_TRIGGER ? trig.desc
 						 : "the rings";
 		const char *hint = auxcap_event_open_hint(r);
 
-		cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
-			hint ? hint : "");
+		if (failed == -4)
+			cli_err("the kernel refused the address filter '%s' of %s: %s (check the "
+				"file is mapped executable and the ranges lie inside it)",
+				so.aux_filter, aux_ev.name, strerror(-r));
+		else
+			cli_err("cannot open %s: %s%s%s", what, strerror(-r), hint ? "; " : "",
+				hint ? hint : "");
 		goto out;
 	}
 	g_session = s;
+	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
+		goto out;
+	if (o.pid_list || o.tid_list || child_stopped) {
+		/* Events opened on running tasks missed their COMM and MMAP2: write them now. */
+		r = auxcap_session_synthesize(s, NULL);
+		if (r < 0)
+			cli_warn("cannot write the side-band of the running target from /proc: %s; "
+				 "decoding may not find its binaries",
+				 strerror(-r));
+	}
+#if AUXCAP_HAVE_TRACER
+	/* The tracer's side-band gets the capture's time, so decoders see each mapping before
+	 * the code that runs from it. */
+	if (live.src && rb.ctx.time_conv)
+		auxcap_live_source_set_time_conv(live.src, rb.ctx.time_conv);
+#endif
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
-	if (!o.cmd || o.emulate) {
+	if (!o.cmd || o.emulate || child_stopped) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
 			goto out;
 		}
+	}
+	if (child_stopped) {
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+		child_stopped = false;
 	}
 	if (control_open(o.control, &ctl) < 0)
 		goto out;
@@ -896,7 +1212,9 @@ static int run_record(int argc, char **argv)
 
 					if (read(STDIN_FILENO, &ch, 1) == 1) {
 						if (ch == 's')
-							auxcap_session_request(s, AUXCAP_REQ_SNAPSHOT);
+							auxcap_session_request_from(
+								s, AUXCAP_REQ_SNAPSHOT,
+								AUXCAP_TRIGGER_HOTKEY);
 						else if (ch == 'q')
 							auxcap_session_request(s, AUXCAP_REQ_STOP);
 					}
@@ -927,15 +1245,23 @@ static int run_record(int argc, char **argv)
 	/* Stopping the events makes the drivers close their AUX transactions. */
 	if (r == 0 && !o.snapshot)
 		r = auxcap_session_enable(s, false);
-	if (r == 0 && o.snapshot_at_exit)
+	if (r == 0 && o.snapshot_at_exit) {
+		auxcap_session_request_from(s, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_EXIT);
 		r = auxcap_session_snapshot(s);
+	}
 	if (r == 0)
 		r = auxcap_session_drain(s);
 	emu_report(&live, emu);
 	auxcap_session_get_stats(s, &st);
 	{
 		uint64_t data_bytes = auxcap_perf_writer_data_size(w);
-		int rc = auxcap_perf_writer_close(w);
+		int rc;
+
+#if AUXCAP_HAVE_LIBELF
+		/* Build-ids of the mapped binaries: decode and archive find them by it. */
+		(void)auxcap_binaries_add_build_ids(w);
+#endif
+		rc = auxcap_perf_writer_close(w);
 
 		w = NULL;
 		if (r == 0)
@@ -948,6 +1274,15 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 		print_summary(&st, &ps, data_bytes, o.output);
+		if (o.trigger_on)
+			fprintf(stderr, "auxcap: trigger %s: %" PRIu64 " hits, %" PRIu64
+					" snapshots%s\n",
+				trig.desc, st.trigger_hits, st.trigger_snapshots,
+				st.trigger_lost ? " (some hits lost: see below)" : "");
+		if (st.trigger_lost)
+			fprintf(stderr, "auxcap: warning: %" PRIu64 " trigger hits lost: they came "
+					"faster than snapshots could be taken\n",
+				st.trigger_lost);
 	}
 	ret = o.strict && total_loss(&st) ? CLI_LOST : CLI_OK;
 
@@ -959,6 +1294,12 @@ out:
 	g_session = NULL;
 	if (go >= 0)
 		close(go); /* the command exits without running */
+	if (child > 0 && child_stopped) {
+		kill(child, SIGKILL); /* stopped after its exec, never let go */
+		(void)ptrace(PTRACE_DETACH, child, NULL, NULL);
+	}
+	if (child > 0 && waitpid(child, &(int){ 0 }, WNOHANG) == 0)
+		kill(child, SIGTERM); /* recording stopped first ('q', stop, a signal): as perf does */
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	auxcap_session_free(s);
@@ -971,8 +1312,10 @@ out:
 		close(ctl.ctl_fd);
 	if (ctl.ack_fd >= 0)
 		close(ctl.ack_fd);
+	record_backend_fini(&rb);
 	for (size_t i = 0; i < nr_events; i++)
 		auxcap_event_spec_free(specs[i]);
+	cli_trigger_fini(&trig);
 	free(cpus);
 	return ret;
 }

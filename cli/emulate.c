@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --emulate: the emulated AUX PMUs described to the event parser like sysfs would, with the
- * format terms the emulator lists for each (those of the real drivers).
+ * format terms the emulator lists for each (those of the real drivers) and the caps/ files of
+ * what the emulated hardware does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,12 @@ static int cmp_format(const void *a, const void *b)
 {
 	return strcmp(((const struct auxcap_pmu_format *)a)->name,
 		      ((const struct auxcap_pmu_format *)b)->name);
+}
+
+static int cmp_cap(const void *a, const void *b)
+{
+	return strcmp(((const struct auxcap_pmu_cap *)a)->name,
+		      ((const struct auxcap_pmu_cap *)b)->name);
 }
 
 static int make_pmu(const struct auxcap_emu_pmu_info *info, struct auxcap_pmu **ret)
@@ -45,6 +52,21 @@ static int make_pmu(const struct auxcap_emu_pmu_info *info, struct auxcap_pmu **
 	}
 	/* struct auxcap_pmu keeps its formats sorted by name, as sysfs discovery does. */
 	qsort(pmu->formats, pmu->nr_formats, sizeof(*pmu->formats), cmp_format);
+	pmu->caps = calloc(info->nr_sysfs_caps ? info->nr_sysfs_caps : 1, sizeof(*pmu->caps));
+	if (!pmu->caps) {
+		r = -ENOMEM;
+		goto err;
+	}
+	for (size_t i = 0; i < info->nr_sysfs_caps; i++) {
+		pmu->caps[i].name = strdup(info->sysfs_caps[i].name);
+		pmu->caps[i].value = strdup(info->sysfs_caps[i].value);
+		pmu->nr_caps++;
+		if (!pmu->caps[i].name || !pmu->caps[i].value) {
+			r = -ENOMEM;
+			goto err;
+		}
+	}
+	qsort(pmu->caps, pmu->nr_caps, sizeof(*pmu->caps), cmp_cap);
 	*ret = pmu;
 	return 0;
 err:

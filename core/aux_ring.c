@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "auxcap/session.h"
 #include "aux_ring.h"
 #include "barrier.h"
 
@@ -108,6 +109,12 @@ void auxcap_aux_ring_consume(struct auxcap_aux_ring *ring, const struct auxcap_a
 	ring->tail = end;
 	/* The span's bytes have been read: only now may the kernel overwrite them. */
 	auxcap_store_release_u64(&ring->pc->aux_tail, end);
+}
+
+const unsigned char *auxcap_aux_ring_data(const struct auxcap_aux_ring *ring, uint64_t *ret_size)
+{
+	*ret_size = ring->size;
+	return ring->base;
 }
 
 void auxcap_aux_stats_add(struct auxcap_aux_stats *st, uint64_t aux_size, uint64_t flags)

@@ -18,6 +18,16 @@ int auxcap_event_open(const struct auxcap_sys *sys, struct perf_event_attr *attr
 				    flags | PERF_FLAG_FD_CLOEXEC);
 }
 
+int auxcap_event_open_attr(const struct auxcap_sys *sys, struct auxcap_attr *attr, pid_t pid,
+			   int cpu, int group_fd, unsigned long flags)
+{
+	if (!sys || !attr)
+		return -EINVAL;
+	attr->attr.size = auxcap_attr_size(attr);
+	return sys->perf_event_open(sys->ctx, &attr->attr, pid, cpu, group_fd,
+				    flags | PERF_FLAG_FD_CLOEXEC);
+}
+
 int auxcap_mapped_ring_open(const struct auxcap_sys *sys, int fd, size_t data_pages,
 			    unsigned int flags, struct auxcap_mapped_ring *ret)
 {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "auxcap/pmu.h"
 #include "auxcap/sys.h"
 #include "ring.h"
 
@@ -33,6 +34,14 @@ struct auxcap_mapped_ring {
  */
 int auxcap_event_open(const struct auxcap_sys *sys, struct perf_event_attr *attr, pid_t pid,
 		      int cpu, int group_fd, unsigned long flags);
+
+/**
+ * perf_event_open() of @attr, config3 included: attr.size is set to auxcap_attr_size()
+ * (AUXCAP_ATTR_SIZE_VER8 when config3 is non-zero, so that a kernel older than 6.3 refuses it
+ * with -E2BIG rather than silently dropping config3).  Returns as auxcap_event_open().
+ */
+int auxcap_event_open_attr(const struct auxcap_sys *sys, struct auxcap_attr *attr, pid_t pid,
+			   int cpu, int group_fd, unsigned long flags);
 
 /**
  * Map the data ring of @fd with @data_pages data pages (0 or a power of two) and set up its

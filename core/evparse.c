@@ -883,6 +883,23 @@ const struct auxcap_evterm *auxcap_event_spec_term(const struct auxcap_event_spe
 	return NULL;
 }
 
+uint64_t auxcap_event_spec_user_set(const struct auxcap_event_spec *spec,
+				    enum auxcap_attr_word word)
+{
+	uint64_t bits = 0;
+
+	if (!spec || word >= AUXCAP_ATTR_WORD_MAX)
+		return 0;
+	for (size_t i = 0; i < spec->nr_terms; i++) {
+		const struct auxcap_evterm *t = &spec->terms[i];
+
+		if ((t->kind == AUXCAP_EVTERM_FORMAT || t->kind == AUXCAP_EVTERM_CONFIG) &&
+		    t->word == word)
+			bits |= t->mask;
+	}
+	return bits;
+}
+
 /* The opts-struct rule: too small is -EINVAL, a larger tail must be zero (-E2BIG). */
 static int opts_check(const struct auxcap_evparse_opts *opts)
 {

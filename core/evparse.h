@@ -126,6 +126,16 @@ const struct auxcap_evterm *auxcap_event_spec_term(const struct auxcap_event_spe
 						   const char *name);
 
 /**
+ * The bits of config word @word that @spec's terms set explicitly: every format term, alias
+ * term and config=/config1=/... term the user wrote, whatever its value (so "tsc=0" counts as
+ * setting the tsc bit).  A backend applies its defaults only to the other bits.
+ *
+ * Returns the mask (0 if @spec is NULL, @word is invalid, or no term touched the word).
+ */
+uint64_t auxcap_event_spec_user_set(const struct auxcap_event_spec *spec,
+				    enum auxcap_attr_word word);
+
+/**
  * Split a perf -e list ("intel_pt/cyc,mtc/u,cycles:u,mem:0x1000/8:w") into single event
  * strings at the commas that are not inside a PMU event's /terms/.
  *

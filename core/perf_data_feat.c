@@ -53,6 +53,8 @@ static const char *const feat_names[AUXCAP_PERF_FEAT_LAST] = {
 
 const char *auxcap_perf_feat_name(unsigned int feat)
 {
+	if (feat == AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS)
+		return "auxcap_snapshots";
 	if (feat >= AUXCAP_PERF_FEAT_LAST)
 		return NULL;
 	return feat_names[feat];
@@ -145,6 +147,33 @@ int pd_feat_encode_event_desc(struct pd_buf *b, const struct pd_attr_desc *d, si
 			r = pd_buf_put_string(b, d[i].name ? d[i].name : "");
 		if (r == 0)
 			r = pd_buf_put(b, d[i].ids, d[i].nr_ids * sizeof(uint64_t));
+	}
+	return r;
+}
+
+int pd_feat_encode_snapshots(struct pd_buf *b, const struct auxcap_perf_snapshot *s, size_t nr)
+{
+	int r;
+
+	r = pd_buf_put_u32(b, AUXCAP_PERF_SNAPSHOTS_VERSION);
+	if (r == 0)
+		r = pd_buf_put_u32(b, AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE);
+	if (r == 0)
+		r = pd_buf_put_u64(b, nr);
+	for (size_t i = 0; i < nr && r == 0; i++) {
+		r = pd_buf_put_u64(b, s[i].trigger_ns);
+		if (r == 0)
+			r = pd_buf_put_u64(b, s[i].frozen_ns);
+		if (r == 0)
+			r = pd_buf_put_u64(b, s[i].data_end);
+		if (r == 0)
+			r = pd_buf_put_u32(b, s[i].source);
+		if (r == 0)
+			r = pd_buf_put_u32(b, s[i].coalesced);
+		if (r == 0)
+			r = pd_buf_put_u32(b, s[i].tid);
+		if (r == 0)
+			r = pd_buf_put_u32(b, s[i].cpu);
 	}
 	return r;
 }
@@ -668,6 +697,47 @@ static int parse_auxtrace_index(struct pd_feat_store *st, struct fcur *c)
 	return 0;
 }
 
+static int parse_snapshots(struct pd_feat_store *st, struct fcur *c)
+{
+	struct auxcap_perf_snapshot *v;
+	uint32_t version, esize;
+	uint64_t nr;
+	int r;
+
+	r = fget(c, &version, 4);
+	if (r == 0)
+		r = fget(c, &esize, 4);
+	if (r == 0)
+		r = fget(c, &nr, 8);
+	if (r < 0)
+		return r;
+	if (version != AUXCAP_PERF_SNAPSHOTS_VERSION)
+		return 0; /* a later layout: left out, the rest of the file reads */
+	if (esize < AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE)
+		return fbad(c, "entries too small");
+	if (nr > (c->len - c->pos) / esize)
+		return fbad(c, "more entries than the section holds");
+	v = calloc(nr ? nr : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < nr; i++) {
+		const unsigned char *e = c->p + c->pos + i * esize;
+
+		memcpy(&v[i].trigger_ns, e, 8);
+		memcpy(&v[i].frozen_ns, e + 8, 8);
+		memcpy(&v[i].data_end, e + 16, 8);
+		memcpy(&v[i].source, e + 24, 4);
+		memcpy(&v[i].coalesced, e + 28, 4);
+		memcpy(&v[i].tid, e + 32, 4);
+		memcpy(&v[i].cpu, e + 36, 4);
+	}
+	c->pos += nr * esize;
+	free(st->snapshots);
+	st->snapshots = v;
+	st->nr_snapshots = nr;
+	return 0;
+}
+
 int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned char *p, size_t len,
 		  uint64_t off, pd_event_name_fn name_fn, void *name_ctx, char *err,
 		  size_t err_size)
@@ -713,6 +783,9 @@ int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned ch
 	case AUXCAP_PERF_FEAT_AUXTRACE:
 		r = parse_auxtrace_index(st, &c);
 		break;
+	case AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS:
+		r = parse_snapshots(st, &c);
+		break;
 	case AUXCAP_PERF_FEAT_CLOCKID:
 		r = fget(&c, &f->clockid_res_ns, 8);
 		break;
@@ -754,6 +827,8 @@ int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned ch
 	f->nr_build_ids = st->nr_build_ids;
 	f->auxtrace_index = st->auxtrace_index;
 	f->nr_auxtrace_index = st->nr_auxtrace_index;
+	f->snapshots = st->snapshots;
+	f->nr_snapshots = st->nr_snapshots;
 	if (feat < AUXCAP_PERF_FEAT_BITS)
 		f->present[feat / 64] |= 1ULL << (feat % 64);
 	return 0;
@@ -770,5 +845,6 @@ void pd_feat_store_fini(struct pd_feat_store *st)
 		free((char *)st->build_ids[i].filename);
 	free(st->build_ids);
 	free(st->auxtrace_index);
+	free(st->snapshots);
 	memset(st, 0, sizeof(*st));
 }

@@ -48,6 +48,9 @@ struct pd_attr_desc {
 /** Encode EVENT_DESC for @nr events (attrs written with size AUXCAP_PERF_ATTR_SIZE). */
 int pd_feat_encode_event_desc(struct pd_buf *b, const struct pd_attr_desc *d, size_t nr);
 
+/** Encode the AUXCAP_SNAPSHOTS payload for @nr entries. */
+int pd_feat_encode_snapshots(struct pd_buf *b, const struct auxcap_perf_snapshot *s, size_t nr);
+
 /** Encode one BUILD_ID entry (the feature payload is a run of these). */
 int pd_feat_encode_build_id(struct pd_buf *b, uint16_t cpumode, int32_t pid,
 			    const uint8_t *build_id, size_t size, const char *filename);
@@ -76,6 +79,8 @@ struct pd_feat_store {
 	size_t nr_build_ids;
 	struct auxcap_perf_auxtrace_index_entry *auxtrace_index; /* owned */
 	size_t nr_auxtrace_index;
+	struct auxcap_perf_snapshot *snapshots; /* owned */
+	size_t nr_snapshots;
 };
 
 /** A name of an EVENT_DESC entry, for the reader to match to its evsels. */

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "auxcap/session.h"
 #include "perf_data_sink.h"
 
 static int ps_attr(void *ctx, const struct perf_event_attr *attr, const char *name,
@@ -59,11 +60,28 @@ static int ps_round(void *ctx)
 	return auxcap_perf_writer_write_finished_round(ps->w);
 }
 
+static int ps_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct auxcap_perf_sink *ps = ctx;
+	struct auxcap_perf_snapshot snap = {
+		.trigger_ns = info->trigger_ns,
+		.frozen_ns = info->frozen_ns,
+		.data_end = auxcap_perf_writer_data_size(ps->w),
+		.source = info->source,
+		.coalesced = info->coalesced,
+		.tid = info->tid,
+		.cpu = info->cpu,
+	};
+
+	return auxcap_perf_writer_add_snapshot(ps->w, &snap);
+}
+
 static const struct auxcap_sink_ops perf_sink_ops = {
 	.attr = ps_attr,
 	.record = ps_record,
 	.aux = ps_aux,
 	.round = ps_round,
+	.snapshot = ps_snapshot,
 };
 
 void auxcap_perf_sink_init(struct auxcap_perf_sink *ps, struct auxcap_perf_writer *w)

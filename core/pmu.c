@@ -474,6 +474,16 @@ int auxcap_pmu_cap_u64(const struct auxcap_pmu *pmu, const char *name, int base,
 	return 0;
 }
 
+const char *auxcap_pmu_attr_text(const struct auxcap_pmu *pmu, const char *name)
+{
+	if (!pmu || !name)
+		return NULL;
+	for (size_t i = 0; i < pmu->nr_attrs; i++)
+		if (!strcmp(pmu->attrs[i].name, name))
+			return pmu->attrs[i].value;
+	return NULL;
+}
+
 const char *auxcap_pmu_alias_find(const struct auxcap_pmu *pmu, const char *name)
 {
 	if (!pmu || !name)
@@ -568,6 +578,11 @@ void auxcap_pmu_free(struct auxcap_pmu *pmu)
 		free(pmu->aliases[i].name);
 		free(pmu->aliases[i].terms);
 	}
+	for (size_t i = 0; i < pmu->nr_attrs; i++) {
+		free(pmu->attrs[i].name);
+		free(pmu->attrs[i].value);
+	}
+	free(pmu->attrs);
 	free(pmu->formats);
 	free(pmu->caps);
 	free(pmu->aliases);
@@ -651,6 +666,58 @@ static int read_caps(struct auxcap_pmu *pmu, const char *dir)
 		pmu->caps[pmu->nr_caps].name = names[i];
 		pmu->caps[pmu->nr_caps].value = text;
 		pmu->nr_caps++;
+		names[i] = NULL;
+	}
+	r = 0;
+out:
+	free_names(names, nr);
+	return r;
+}
+
+/*
+ * The driver's attribute files in the PMU directory itself.  Entries that are not regular
+ * files (caps/, format/, power/, subsystem) and the files read elsewhere are skipped; so is a
+ * file that cannot be read (sysfs has write-only attributes), which is not an error.
+ */
+static int read_attrs(struct auxcap_pmu *pmu, const char *dir)
+{
+	static const char *const known[] = { "type", "nr_addr_filters", "cpumask",
+					     "perf_event_mux_interval_ms", "uevent" };
+	char path[4096];
+	char **names = NULL;
+	size_t nr = 0;
+	int r;
+
+	r = list_dir(dir, NULL, &names, &nr);
+	if (r < 0)
+		return r;
+	if (!nr)
+		return 0;
+	pmu->attrs = calloc(nr, sizeof(*pmu->attrs));
+	if (!pmu->attrs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		bool skip = false;
+		struct stat st;
+		char *text = NULL;
+
+		for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			skip |= !strcmp(names[i], known[k]);
+		r = path_join(path, sizeof(path), dir, names[i]);
+		if (r < 0)
+			goto out;
+		if (skip || lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		r = read_text(dir, names[i], &text);
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0)
+			continue;
+		pmu->attrs[pmu->nr_attrs].name = names[i];
+		pmu->attrs[pmu->nr_attrs].value = text;
+		pmu->nr_attrs++;
 		names[i] = NULL;
 	}
 	r = 0;
@@ -797,6 +864,9 @@ int auxcap_pmu_new(const char *root, const char *name, struct auxcap_pmu **ret_p
 	if (r < 0)
 		goto fail;
 	r = read_aliases(pmu, dir);
+	if (r < 0)
+		goto fail;
+	r = read_attrs(pmu, dir);
 	if (r < 0)
 		goto fail;
 

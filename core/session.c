@@ -2,8 +2,8 @@
 /*
  * The capture session (see auxcap/session.h).
  *
- * Divisions: options and attrs; opening event sets; the drain (full-trace); snapshots;
- * requests and the loop; wrap detection.
+ * Divisions: options and attrs; opening event sets; the drain (full-trace); snapshots (and
+ * wrap detection); requests and the loop; side-band of running tasks.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -15,10 +15,22 @@
 #include <unistd.h>
 
 #include "auxcap/log.h"
+#include "auxcap/pmu.h"
+#include "auxcap/proc.h"
+#include "auxcap/record.h"
 #include "auxcap/session.h"
+#include "auxcap/timeconv.h"
 #include "aux_ring.h"
 #include "event.h"
 #include "sink.h"
+
+/*
+ * Snapshot overlap trimming (see auxcap/session.h): bytes kept from just before the previous
+ * snapshot's head, and the fewest of them that must lie outside the new data to trust a
+ * comparison (fewer: assume the buffer wrapped).
+ */
+#define SNAP_REF_MAX 4096
+#define SNAP_REF_MIN 64
 
 struct set {
 	pid_t pid;
@@ -34,28 +46,56 @@ struct set {
 	bool has_ring, has_snap_ring, has_aux;
 	bool hup;
 	bool aux_reenable; /* TRUNCATED seen: the kernel disabled the AUX event */
-	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot */
+	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot (buffer position) */
 	uint64_t aux_state;   /* snapshot mode: wrap detection memory */
+	uint64_t aux_pos;     /* snapshot mode: stream position (bytes) where the previous
+				 snapshot's data ended; chunk offsets are in this space */
+	unsigned char *aux_ref; /* snapshot mode: copy of the aux_ref_len bytes before aux_old
+				   at the previous snapshot (owned) */
+	size_t aux_ref_len;   /* bytes at aux_ref: min(SNAP_REF_MAX, AUX size / 2) */
+	bool aux_taken;       /* a snapshot of this AUX buffer was taken */
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
+	uint32_t itrace_tid;  /* tid of the last ITRACE_START in the ring, 0 before one */
 	bool snap_taken;
+	int *trig_fds;        /* trigger events, -1 where not opened */
+	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
+	struct auxcap_mapped_ring trig_ring;
+	bool has_trig_ring;
 };
+
+/* The trigger ring of a set: hits are read at once, so a few pages hold any burst. */
+#define TRIGGER_RING_PAGES 8
+
+/*
+ * A pending snapshot request is one atomic word: the source in the top bits, the
+ * CLOCK_MONOTONIC time in ns below (2^60 ns is 36 years of uptime); 0 means none.
+ */
+#define REQ_SOURCE_SHIFT 60
+#define REQ_TIME_MASK	 ((1ull << REQ_SOURCE_SHIFT) - 1)
 
 struct auxcap_session {
 	struct auxcap_session_opts opts;
 	const struct auxcap_sys *sys;
 	bool has_aux;
-	struct perf_event_attr aux_attr;
-	struct perf_event_attr sb_attr;
-	struct perf_event_attr *attrs; /* nr_events, owned */
+	/* Attrs as opened: struct auxcap_attr keeps config3 (see auxcap_session_event). */
+	struct auxcap_attr aux_attr;
+	struct auxcap_attr sb_attr;
+	struct auxcap_attr *attrs; /* nr_events, owned */
 	char **names;                  /* nr_events, owned */
 	char *aux_name;
 	size_t nr_events;
 	struct set *sets;
 	size_t nr_sets;
+	struct perf_event_attr *trig_attrs; /* nr_triggers, owned */
+	size_t nr_triggers;
+	struct auxcap_sample_layout trig_layout; /* of every trigger sample */
 	int wake_fd;
 	unsigned int pending; /* enum auxcap_session_request bits, atomic */
-	uint64_t req_ns;      /* CLOCK_MONOTONIC of the oldest pending snapshot request; atomic:
-				 written by auxcap_session_request() from any thread or handler */
+	uint64_t req_word;    /* the oldest pending snapshot request (REQ_SOURCE_SHIFT); atomic:
+				 written by auxcap_session_request_from() from any thread or
+				 handler */
+	uint32_t coalesced_pending; /* requests merged into the pending snapshot; atomic */
+	uint32_t hit_tid, hit_cpu;  /* the trigger sample that made the pending request (loop) */
 	struct auxcap_session_stats stats;
 	unsigned char *snap_buf; /* snapshot mode: records of one ring, oldest first */
 	size_t snap_buf_size;
@@ -76,12 +116,30 @@ static bool pow2_or_zero(size_t v)
 	return !(v & (v - 1));
 }
 
+static uint64_t req_word(enum auxcap_trigger_source source, uint64_t ns)
+{
+	uint64_t w = (uint64_t)source << REQ_SOURCE_SHIFT | (ns & REQ_TIME_MASK);
+
+	return w ? w : 1;
+}
+
+const char *auxcap_trigger_source_name(unsigned int source)
+{
+	static const char *const names[] = { "api",	 "signal", "hotkey",
+					     "fifo",	 "function", "exit" };
+
+	return source < sizeof(names) / sizeof(names[0]) ? names[source] : "?";
+}
+
 /*
  * Every event of a session carries the same sample_id fields, with IDENTIFIER, so that records
  * of different events in one ring can be told apart (perf's rule for mixed streams).
  */
-static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, bool on_exec)
+static void attr_common(const struct auxcap_session_opts *o, struct perf_event_attr *a,
+			bool per_cpu)
 {
+	bool inherit = o->inherit, on_exec = o->enable_on_exec;
+
 	a->size = sizeof(*a);
 	a->sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	if (per_cpu)
@@ -91,6 +149,23 @@ static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, b
 	a->disabled = 1;
 	a->inherit = inherit;
 	a->enable_on_exec = on_exec;
+	if (o->use_clockid) {
+		a->use_clockid = 1;
+		a->clockid = o->clockid;
+	}
+}
+
+/*
+ * Copy the caller's attr: the bytes up to config3 when its size says it is the attr member of
+ * a struct auxcap_attr (AUXCAP_ATTR_SIZE_VER8 or more), else the struct perf_event_attr.
+ */
+static void attr_copy(struct auxcap_attr *dst, const struct perf_event_attr *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (src->size >= AUXCAP_ATTR_SIZE_VER8)
+		memcpy(dst->bytes, src, AUXCAP_ATTR_SIZE_VER8);
+	else
+		dst->attr = *src;
 }
 
 static int session_prepare_attrs(struct auxcap_session *s)
@@ -100,16 +175,16 @@ static int session_prepare_attrs(struct auxcap_session *s)
 
 	if (o->aux) {
 		s->has_aux = true;
-		s->aux_attr = *o->aux->attr;
-		attr_common(&s->aux_attr, per_cpu, o->inherit, o->enable_on_exec);
+		attr_copy(&s->aux_attr, o->aux->attr);
+		attr_common(o, &s->aux_attr.attr, per_cpu);
 		s->aux_name = strdup(o->aux->name ? o->aux->name : "aux");
 		if (!s->aux_name)
 			return -ENOMEM;
 	}
 	if (o->sideband) {
-		struct perf_event_attr *a = &s->sb_attr;
+		struct perf_event_attr *a = &s->sb_attr.attr;
 
-		memset(a, 0, sizeof(*a));
+		memset(&s->sb_attr, 0, sizeof(s->sb_attr));
 		a->type = PERF_TYPE_SOFTWARE;
 		a->config = PERF_COUNT_SW_DUMMY;
 		a->mmap = 1;
@@ -119,8 +194,8 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->comm_exec = 1;
 		a->task = 1;
 		a->context_switch = s->has_aux;
-		a->exclude_kernel = s->has_aux ? s->aux_attr.exclude_kernel : 0;
-		attr_common(a, per_cpu, o->inherit, o->enable_on_exec);
+		a->exclude_kernel = s->has_aux ? s->aux_attr.attr.exclude_kernel : 0;
+		attr_common(o, a, per_cpu);
 	}
 	s->nr_events = o->nr_events;
 	s->attrs = calloc(o->nr_events ? o->nr_events : 1, sizeof(*s->attrs));
@@ -128,13 +203,35 @@ static int session_prepare_attrs(struct auxcap_session *s)
 	if (!s->attrs || !s->names)
 		return -ENOMEM;
 	for (size_t i = 0; i < o->nr_events; i++) {
-		s->attrs[i] = *o->events[i].attr;
-		attr_common(&s->attrs[i], per_cpu, o->inherit, o->enable_on_exec);
+		attr_copy(&s->attrs[i], o->events[i].attr);
+		attr_common(o, &s->attrs[i].attr, per_cpu);
 		if (o->snapshot)
-			s->attrs[i].write_backward = 1;
+			s->attrs[i].attr.write_backward = 1;
 		s->names[i] = strdup(o->events[i].name ? o->events[i].name : "event");
 		if (!s->names[i])
 			return -ENOMEM;
+	}
+	s->nr_triggers = o->nr_triggers;
+	s->trig_attrs = calloc(o->nr_triggers ? o->nr_triggers : 1, sizeof(*s->trig_attrs));
+	if (!s->trig_attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < o->nr_triggers; i++) {
+		struct perf_event_attr *a = &s->trig_attrs[i];
+
+		*a = *o->triggers[i].attr;
+		/* One layout for every trigger sample, timed on the clock of now_ns(). */
+		a->sample_type = 0;
+		attr_common(o, a, per_cpu);
+		a->freq = 0;
+		if (!a->sample_period)
+			a->sample_period = 1;
+		a->watermark = 0;
+		a->wakeup_events = 1;
+		a->write_backward = 0;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		if (i == 0)
+			auxcap_sample_layout_from_attr(a, &s->trig_layout);
 	}
 	return 0;
 }
@@ -143,6 +240,14 @@ static int session_prepare_attrs(struct auxcap_session *s)
 
 static void set_close(struct auxcap_session *s, struct set *set)
 {
+	auxcap_mapped_ring_close(&set->trig_ring);
+	for (size_t i = 0; set->trig_fds && i < s->nr_triggers; i++)
+		if (set->trig_fds[i] >= 0)
+			(void)s->sys->close(s->sys->ctx, set->trig_fds[i]);
+	free(set->trig_fds);
+	set->trig_fds = NULL;
+	free(set->aux_ref);
+	set->aux_ref = NULL;
 	auxcap_aux_ring_close(&set->aux);
 	auxcap_mapped_ring_close(&set->snap_ring);
 	auxcap_mapped_ring_close(&set->ring);
@@ -170,23 +275,33 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	size_t aux_pages = o->aux_pages ? o->aux_pages : 1024;
 	int fd, r;
 
-	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = -1;
+	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = set->trig_ring_fd = -1;
 	set->fds = malloc((s->nr_events ? s->nr_events : 1) * sizeof(int));
-	if (!set->fds)
+	set->trig_fds = malloc((s->nr_triggers ? s->nr_triggers : 1) * sizeof(int));
+	if (!set->fds || !set->trig_fds)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_events; i++)
 		set->fds[i] = -1;
+	for (size_t i = 0; i < s->nr_triggers; i++)
+		set->trig_fds[i] = -1;
 
 	if (s->has_aux) {
 		*ret_failed = -1;
-		fd = auxcap_event_open(s->sys, &s->aux_attr, set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->aux_attr, set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->aux_fd = set->ring_fd = fd;
+		if (o->aux_filter) {
+			*ret_failed = -4;
+			r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
+					  (unsigned long)o->aux_filter);
+			if (r < 0)
+				return r;
+		}
 	}
 	if (o->sideband) {
 		*ret_failed = -2;
-		fd = auxcap_event_open(s->sys, &s->sb_attr, set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->sb_attr, set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->sb_fd = fd;
@@ -195,10 +310,28 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	}
 	for (size_t i = 0; i < s->nr_events; i++) {
 		*ret_failed = (int)i;
-		fd = auxcap_event_open(s->sys, &s->attrs[i], set->pid, set->cpu, -1, 0);
+		fd = auxcap_event_open_attr(s->sys, &s->attrs[i], set->pid, set->cpu, -1, 0);
 		if (fd < 0)
 			return fd;
 		set->fds[i] = fd;
+	}
+	/* Trigger events: a ring of their own, read by the loop as soon as it wakes. */
+	for (size_t i = 0; i < s->nr_triggers; i++) {
+		*ret_failed = AUXCAP_SESSION_FAILED_TRIGGER - (int)i;
+		fd = auxcap_event_open(s->sys, &s->trig_attrs[i], set->pid, set->cpu, -1, 0);
+		if (fd < 0)
+			return fd;
+		set->trig_fds[i] = fd;
+		if (set->trig_ring_fd < 0) {
+			r = auxcap_mapped_ring_open(s->sys, fd, TRIGGER_RING_PAGES, 0,
+						    &set->trig_ring);
+			if (r < 0)
+				return r;
+			set->trig_ring_fd = fd;
+			set->has_trig_ring = true;
+		} else if ((r = redirect(s, fd, set->trig_ring_fd)) < 0) {
+			return r;
+		}
 	}
 	*ret_failed = -3;
 
@@ -248,6 +381,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (r < 0)
 			return r;
 		set->has_aux = true;
+		if (o->snapshot) {
+			set->aux_ref_len = set->aux.size / 2 < SNAP_REF_MAX ? (size_t)set->aux.size / 2
+									   : SNAP_REF_MAX;
+			set->aux_ref = malloc(set->aux_ref_len);
+			if (!set->aux_ref)
+				return -ENOMEM;
+		}
 	}
 	return 0;
 }
@@ -281,17 +421,17 @@ static int announce(struct auxcap_session *s)
 	if (s->has_aux) {
 		r = collect_ids(s, -1, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->aux_attr, s->aux_name, ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->aux_attr.attr, s->aux_name, ids, nr);
 	}
 	if (r == 0 && s->opts.sideband) {
 		r = collect_ids(s, -2, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->sb_attr, "dummy:u", ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->sb_attr.attr, "dummy:u", ids, nr);
 	}
 	for (size_t i = 0; r == 0 && i < s->nr_events; i++) {
 		r = collect_ids(s, (int)i, ids, &nr);
 		if (r == 0)
-			r = sink->ops->attr(sink->ctx, &s->attrs[i], s->names[i], ids, nr);
+			r = sink->ops->attr(sink->ctx, &s->attrs[i].attr, s->names[i], ids, nr);
 	}
 	free(ids);
 	return r;
@@ -308,6 +448,7 @@ void auxcap_session_free(struct auxcap_session *s)
 		free(s->names[i]);
 	free(s->names);
 	free(s->attrs);
+	free(s->trig_attrs);
 	free(s->aux_name);
 	free(s->snap_buf);
 	if (s->wake_fd >= 0)
@@ -336,6 +477,12 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 	/* The kernel cannot map an inherited per-thread event (cpu -1). */
 	if (opts->inherit && !(opts->cpus && opts->nr_cpus))
 		return -EINVAL;
+	/* A trigger asks for snapshots: full-trace mode writes everything anyway. */
+	if (opts->nr_triggers && (!opts->snapshot || !opts->triggers))
+		return -EINVAL;
+	for (size_t i = 0; i < opts->nr_triggers; i++)
+		if (!opts->triggers[i].attr)
+			return -EINVAL;
 
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -384,6 +531,14 @@ err:
 	return r;
 }
 
+int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_time_conv *ret)
+{
+	for (size_t k = 0; k < s->nr_sets; k++)
+		if (s->sets[k].has_ring)
+			return auxcap_time_conv_read_page(s->sets[k].ring.ring.pc, ret);
+	return -ENODEV;
+}
+
 size_t auxcap_session_nr_sets(const struct auxcap_session *s)
 {
 	return s->nr_sets;
@@ -407,6 +562,9 @@ static int for_each_fd(struct auxcap_session *s, unsigned long req)
 			return r;
 		for (size_t i = 0; i < s->nr_events; i++)
 			if ((r = s->sys->ioctl(s->sys->ctx, set->fds[i], req, 0)) < 0)
+				return r;
+		for (size_t i = 0; i < s->nr_triggers; i++)
+			if ((r = s->sys->ioctl(s->sys->ctx, set->trig_fds[i], req, 0)) < 0)
 				return r;
 	}
 	return 0;
@@ -435,6 +593,10 @@ static void account_record(struct auxcap_session *s, struct set *set,
 	case PERF_RECORD_LOST_SAMPLES:
 		memcpy(v, h + 1, 8);
 		s->stats.lost_samples += v[0];
+		break;
+	case PERF_RECORD_ITRACE_START:
+		/* u32 pid, u32 tid: the task the AUX data of this set belongs to from now on */
+		memcpy(&set->itrace_tid, (const char *)(h + 1) + 4, 4);
 		break;
 	case PERF_RECORD_AUX:
 		memcpy(v, h + 1, 24);
@@ -487,20 +649,42 @@ static uint32_t set_idx(const struct auxcap_session *s, const struct set *set)
 	return (uint32_t)(set - s->sets);
 }
 
-static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *sp,
-		    bool snapshot)
+/*
+ * perf's alignment rule (auxtrace_record.alignment): the first piece, the one that ends at
+ * the buffer's end when the span wraps, is cut down to whole records.  That drops the
+ * unused tail of a buffer whose size is not a multiple of the record size (Intel BTS).
+ */
+static void span_align(struct auxcap_aux_span *sp, uint32_t align)
+{
+	size_t unwanted;
+
+	if (!align)
+		return;
+	unwanted = sp->piece[0].len % align;
+	sp->piece[0].len -= unwanted;
+	sp->len -= unwanted;
+}
+
+/* Hand @span to the sink as a chunk whose first byte is at stream position @offset. */
+static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxcap_aux_span *span,
+		    uint64_t offset, bool snapshot)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
+	struct auxcap_aux_span aligned = *span, *sp = &aligned;
 	struct auxcap_aux_chunk chunk = {
-		.offset = sp->offset,
-		.reference = now_ns(),
+		.offset = offset,
+		.reference = s->opts.reference ? s->opts.reference() : now_ns(),
 		.idx = set_idx(s, set),
-		.tid = set->cpu < 0 ? (uint32_t)set->pid : (uint32_t)-1,
+		/* per task: the task ITRACE_START named (the set's own on a kernel) */
+		.tid = set->cpu >= 0	  ? (uint32_t)-1
+		       : set->itrace_tid ? set->itrace_tid
+					 : (uint32_t)set->pid,
 		.cpu = (uint32_t)set->cpu,
 		.snapshot = snapshot,
 	};
 	int r;
 
+	span_align(sp, s->opts.aux_alignment);
 	if (!sp->len)
 		return 0;
 	r = sink->ops->aux(sink->ctx, &chunk, sp);
@@ -525,7 +709,7 @@ static int drain_aux(struct auxcap_session *s, struct set *set)
 	}
 	if (n < 0)
 		return (int)n;
-	r = emit_aux(s, set, &sp, false);
+	r = emit_aux(s, set, &sp, sp.offset, false);
 	if (r < 0)
 		return r;
 	auxcap_aux_ring_consume(&set->aux, &sp);
@@ -647,40 +831,111 @@ out:
 	return r;
 }
 
+/* Copy the @n bytes that end at buffer position @end into @dst. */
+static void aux_copy_before(const struct auxcap_aux_ring *ring, uint64_t end, size_t n,
+			    unsigned char *dst)
+{
+	struct auxcap_aux_span sp;
+
+	if (auxcap_aux_ring_span(ring, end, n, &sp) < 0)
+		return; /* n <= size / 2 by construction */
+	memcpy(dst, sp.piece[0].ptr, sp.piece[0].len);
+	if (sp.piece[1].len)
+		memcpy(dst + sp.piece[0].len, sp.piece[1].ptr, sp.piece[1].len);
+}
+
+/*
+ * Did the producer write fewer than one buffer since the previous snapshot, given that the
+ * head moved by @moved (modulo the size)?  Then the bytes just before the previous head that
+ * the @moved new bytes did not reach are still what the previous snapshot saw.
+ */
+static bool aux_unwrapped_since(const struct set *set, uint64_t moved)
+{
+	const struct auxcap_aux_ring *ring = &set->aux;
+	uint64_t untouched = ring->size - moved;
+	size_t w = untouched < set->aux_ref_len ? (size_t)untouched : set->aux_ref_len;
+	struct auxcap_aux_span sp;
+
+	if (w < SNAP_REF_MIN || auxcap_aux_ring_span(ring, set->aux_old, w, &sp) < 0)
+		return false;
+	/* The last w bytes of the reference are the w bytes before aux_old. */
+	return !memcmp(sp.piece[0].ptr, set->aux_ref + set->aux_ref_len - w, sp.piece[0].len) &&
+	       (!sp.piece[1].len ||
+		!memcmp(sp.piece[1].ptr, set->aux_ref + set->aux_ref_len - w + sp.piece[0].len,
+			sp.piece[1].len));
+}
+
 static int snapshot_aux(struct auxcap_session *s, struct set *set)
 {
 	auxcap_find_snapshot_fn find = s->opts.find_snapshot ? s->opts.find_snapshot
 							     : auxcap_find_snapshot_zero_tail;
+	uint64_t size = set->aux.size, head, start, end, len, pos_end;
 	struct auxcap_aux_span sp;
-	uint64_t head, start, end;
 	int r;
 
 	head = auxcap_aux_ring_head(&set->aux);
 	r = find(&set->aux, head, set->aux_old, &set->aux_state, &start, &end);
 	if (r < 0)
 		return r;
-	if (end - start > set->aux.size || end < start)
+	if (end - start > size || end < start)
 		return -EBADMSG;
-	r = auxcap_aux_ring_span(&set->aux, end, end - start, &sp);
+	len = end - start;
+	if (!set->aux_taken) {
+		pos_end = end; /* free-running as the finder placed it: 0 is the first byte */
+	} else {
+		uint64_t moved = (end - set->aux_old) & (size - 1);
+
+		if (aux_unwrapped_since(set, moved)) {
+			/* Only what was written since; the rest went out last time. */
+			if (len > moved) {
+				s->stats.aux_snapshot_trimmed += len - moved;
+				len = moved;
+			}
+			pos_end = set->aux_pos + moved;
+		} else {
+			/* At least a lap since: place the chunk past a gap, never contiguous. */
+			s->stats.aux_snapshot_wrapped++;
+			pos_end = set->aux_pos + moved + size;
+			if (pos_end - len <= set->aux_pos)
+				pos_end += size;
+		}
+	}
+	r = auxcap_aux_ring_span(&set->aux, end, len, &sp);
 	if (r < 0)
 		return r;
-	r = emit_aux(s, set, &sp, true);
+	r = emit_aux(s, set, &sp, pos_end - len, true);
 	if (r < 0)
 		return r;
+	aux_copy_before(&set->aux, end, set->aux_ref_len, set->aux_ref);
 	set->aux_old = end;
+	set->aux_pos = pos_end;
+	set->aux_taken = true;
 	return 0;
 }
 
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t t0 = __atomic_exchange_n(&s->req_ns, 0, __ATOMIC_ACQ_REL), lat;
+	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen_ns, lat;
+	struct auxcap_snapshot_info info;
 	size_t frozen = 0; /* sets whose AUX event is stopped and sample ring paused */
 	bool aux_only = false; /* set @frozen has its AUX event stopped, its ring not paused */
 	int r = 0, r2;
 
-	if (!t0)
-		t0 = now_ns();
+	if (!word)
+		word = req_word(AUXCAP_TRIGGER_API, now_ns());
+	t0 = word & REQ_TIME_MASK;
+	info = (struct auxcap_snapshot_info){
+		.trigger_ns = t0,
+		.source = (uint32_t)(word >> REQ_SOURCE_SHIFT),
+		.coalesced = __atomic_exchange_n(&s->coalesced_pending, 0, __ATOMIC_ACQ_REL),
+		.tid = (uint32_t)-1,
+		.cpu = (uint32_t)-1,
+	};
+	if (info.source == AUXCAP_TRIGGER_FUNCTION) {
+		info.tid = s->hit_tid;
+		info.cpu = s->hit_cpu;
+	}
 	/* Freeze: stop the AUX events (the driver publishes its head) and the sample rings. */
 	for (size_t k = 0; k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
@@ -695,7 +950,10 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		frozen++;
 	}
 	if (r == 0) {
-		lat = now_ns() - t0;
+		frozen_ns = now_ns();
+		/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
+		lat = frozen_ns > t0 ? frozen_ns - t0 : 0;
+		info.frozen_ns = frozen_ns;
 		s->stats.snapshot_latency_ns_last = lat;
 		if (lat > s->stats.snapshot_latency_ns_max)
 			s->stats.snapshot_latency_ns_max = lat;
@@ -726,27 +984,93 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 	if (r < 0)
 		return r;
 	s->stats.snapshots++;
-	return sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+	if (info.source == AUXCAP_TRIGGER_FUNCTION)
+		s->stats.trigger_snapshots++;
+	r = sink->ops->round ? sink->ops->round(sink->ctx) : 0;
+	if (r == 0 && sink->ops->snapshot)
+		r = sink->ops->snapshot(sink->ctx, &info);
+	return r;
 }
 
 /* --- requests and the loop ------------------------------------------------------------------ */
 
-void auxcap_session_request(struct auxcap_session *s, unsigned int req)
+/*
+ * Post @req; a snapshot request carries @word (source and time).  Async-signal-safe.
+ * Returns true if @word became the pending snapshot's (no other request was pending).
+ */
+static bool request_word(struct auxcap_session *s, unsigned int req, uint64_t word, bool wake)
 {
 	uint64_t one = 1;
 	unsigned int prev;
+	bool first = false;
 
 	if (req & AUXCAP_REQ_SNAPSHOT) {
 		uint64_t none = 0;
 
 		/* Keep the oldest pending request's time: only the first one sets it. */
-		__atomic_compare_exchange_n(&s->req_ns, &none, now_ns(), false, __ATOMIC_ACQ_REL,
-					    __ATOMIC_RELAXED);
+		first = __atomic_compare_exchange_n(&s->req_word, &none, word, false,
+						    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
 	prev = __atomic_fetch_or(&s->pending, req, __ATOMIC_SEQ_CST);
-	if (prev & req & AUXCAP_REQ_SNAPSHOT)
+	if (prev & req & AUXCAP_REQ_SNAPSHOT) {
 		__atomic_fetch_add(&s->stats.snapshot_requests_coalesced, 1, __ATOMIC_RELAXED);
-	(void)!write(s->wake_fd, &one, sizeof(one));
+		__atomic_fetch_add(&s->coalesced_pending, 1, __ATOMIC_RELAXED);
+	}
+	if (wake)
+		(void)!write(s->wake_fd, &one, sizeof(one));
+	return first;
+}
+
+void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
+				 enum auxcap_trigger_source source)
+{
+	(void)request_word(s, req, req_word(source, now_ns()), true);
+}
+
+void auxcap_session_request(struct auxcap_session *s, unsigned int req)
+{
+	auxcap_session_request_from(s, req, AUXCAP_TRIGGER_API);
+}
+
+/*
+ * Read the hits of a set's trigger events: each sample is a snapshot request timed by the
+ * sample itself.  Sets *@hit when there was one.  Runs in the loop's thread.
+ */
+static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
+{
+	struct auxcap_ring *ring = &set->trig_ring.ring;
+	const struct perf_event_header *h;
+	struct auxcap_record rec;
+	uint64_t v[2];
+	int r;
+
+	if (auxcap_ring_begin(ring) <= 0)
+		return 0;
+	while ((r = auxcap_ring_next(ring, &h)) == 1) {
+		if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+			memcpy(v, h + 1, sizeof(v));
+			s->stats.trigger_lost += v[1];
+			continue;
+		}
+		if (h->type != PERF_RECORD_SAMPLE ||
+		    auxcap_record_parse(&s->trig_layout, h, h->size, &rec) < 0)
+			continue;
+		s->stats.trigger_hits++;
+		*hit = true;
+		if (request_word(s, AUXCAP_REQ_SNAPSHOT,
+				 req_word(AUXCAP_TRIGGER_FUNCTION, rec.u.sample.time), false)) {
+			s->hit_tid = rec.u.sample.tid;
+			s->hit_cpu = (s->trig_layout.sample_type & PERF_SAMPLE_CPU)
+					     ? rec.u.sample.cpu
+					     : (uint32_t)set->cpu;
+		}
+	}
+	if (r == -EBADMSG) {
+		s->stats.corrupt++;
+		r = 0;
+	}
+	auxcap_ring_end(ring);
+	return r;
 }
 
 static int handle_requests(struct auxcap_session *s, bool *stop)
@@ -773,17 +1097,22 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 	bool stop = false;
 	int r = 0;
 
-	pfd = calloc(s->nr_sets + 1, sizeof(*pfd));
+	pfd = calloc(2 * s->nr_sets + 1, sizeof(*pfd));
 	if (!pfd)
 		return -ENOMEM;
 	pfd[nfd++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
-	for (size_t k = 0; k < s->nr_sets; k++)
+	for (size_t k = 0; k < s->nr_sets; k++) {
 		if (s->sets[k].has_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ring_fd, .events = POLLIN };
+		if (s->sets[k].has_trig_ring)
+			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].trig_ring_fd,
+						      .events = POLLIN };
+	}
 
 	while (!stop) {
 		int wait = -1, n;
 		size_t hups = 0;
+		bool hit = false;
 
 		if (timeout_ms >= 0) {
 			uint64_t el = (now_ns() - start) / 1000000;
@@ -802,10 +1131,17 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 			r = n;
 			break;
 		}
-		if (pfd[0].revents & POLLIN) {
+		/* Trigger hits first: the snapshot they ask for is taken before anything else. */
+		for (size_t k = 0; k < s->nr_sets && r == 0; k++)
+			if (s->sets[k].has_trig_ring)
+				r = read_triggers(s, &s->sets[k], &hit);
+		if (r < 0)
+			break;
+		if ((pfd[0].revents & POLLIN) || hit) {
 			uint64_t v;
 
-			(void)!read(s->wake_fd, &v, sizeof(v));
+			if (pfd[0].revents & POLLIN)
+				(void)!read(s->wake_fd, &v, sizeof(v));
 			r = handle_requests(s, &stop);
 			if (r < 0)
 				break;
@@ -822,4 +1158,89 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 	}
 	free(pfd);
 	return r;
+}
+
+/* --- side-band of running tasks -------------------------------------------------------------- */
+
+struct synth_ctx {
+	struct auxcap_session *s;
+	int n;
+};
+
+static int synth_record(void *ctx, const void *rec, size_t len)
+{
+	struct synth_ctx *c = ctx;
+	const struct auxcap_sink *sink = c->s->opts.sink;
+	int r;
+
+	r = sink->ops->record(sink->ctx, rec, len);
+	if (r < 0)
+		return r;
+	c->s->stats.records++;
+	c->s->stats.record_bytes += len;
+	c->n++;
+	return 0;
+}
+
+/* The fd and attr of the first event the session announced (its id goes in sample_id). */
+static void first_event(struct auxcap_session *s, struct set *set, int *ret_fd,
+			const struct perf_event_attr **ret_attr)
+{
+	if (set->aux_fd >= 0) {
+		*ret_fd = set->aux_fd;
+		*ret_attr = &s->aux_attr.attr;
+	} else if (set->sb_fd >= 0) {
+		*ret_fd = set->sb_fd;
+		*ret_attr = &s->sb_attr.attr;
+	} else {
+		*ret_fd = set->fds[0];
+		*ret_attr = &s->attrs[0].attr;
+	}
+}
+
+int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
+{
+	struct synth_ctx c = { s, 0 };
+	pid_t *tgids;
+	size_t nr_tgids = 0;
+	int r = 0;
+
+	if (!s)
+		return -EINVAL;
+	tgids = calloc(s->nr_sets ? s->nr_sets : 1, sizeof(*tgids));
+	if (!tgids)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nr_sets && r >= 0; k++) {
+		struct set *set = &s->sets[k];
+		const struct perf_event_attr *attr;
+		struct auxcap_sample_layout lay;
+		struct auxcap_sample_id sid = { 0 };
+		bool seen = false, mapped = false;
+		pid_t tgid;
+		int fd;
+
+		if (set->pid <= 0)
+			continue;
+		for (size_t j = 0; j < k; j++)
+			seen = seen || s->sets[j].pid == set->pid;
+		if (seen)
+			continue;
+		r = auxcap_proc_tgid(proc, set->pid, &tgid);
+		if (r < 0)
+			break;
+		for (size_t j = 0; j < nr_tgids; j++)
+			mapped = mapped || tgids[j] == tgid;
+		if (!mapped)
+			tgids[nr_tgids++] = tgid;
+		first_event(s, set, &fd, &attr);
+		r = auxcap_event_id(s->sys, fd, &sid.id);
+		if (r < 0)
+			break;
+		sid.cpu = set->cpu < 0 ? 0 : (uint32_t)set->cpu;
+		auxcap_sample_layout_from_attr(attr, &lay);
+		r = auxcap_proc_synthesize(proc, tgid, set->pid, !mapped, &lay, &sid, synth_record,
+					   &c);
+	}
+	free(tgids);
+	return r < 0 ? r : c.n;
 }

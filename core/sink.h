@@ -18,11 +18,13 @@
 #include "aux_ring.h"
 
 struct perf_event_attr;
+struct auxcap_snapshot_info;
 
 /** Where an AUX chunk came from (perf's PERF_RECORD_AUXTRACE fields). */
 struct auxcap_aux_chunk {
 	uint64_t offset;    /* position of the first byte in aux_head space */
-	uint64_t reference; /* a tool timestamp (perf time, ns) taken when copied */
+	uint64_t reference; /* taken when copied: the backend's timestamp (TSC for Intel PT),
+			       else CLOCK_MONOTONIC ns */
 	uint32_t idx;       /* mmap index: the event set's position in the session */
 	uint32_t tid;       /* thread for per-thread sets, else -1 */
 	uint32_t cpu;       /* cpu for per-CPU sets, else -1 */
@@ -40,6 +42,11 @@ struct auxcap_sink_ops {
 		   const struct auxcap_aux_span *span);
 	/** The end of one pass over all rings: everything before is ordered (FINISHED_ROUND). */
 	int (*round)(void *ctx);
+	/**
+	 * A snapshot's data went out (after its round): what triggered it and when it froze
+	 * (borrowed for the call).  Optional (NULL: not recorded).
+	 */
+	int (*snapshot)(void *ctx, const struct auxcap_snapshot_info *info);
 };
 
 struct auxcap_sink {

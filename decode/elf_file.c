@@ -31,6 +31,8 @@ struct auxcap_elf {
 	size_t nsyms;
 	char *names;	  /* owned pool of NUL-terminated names */
 	size_t names_len; /* bytes used in @names */
+	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
+	size_t build_id_size;			   /* bytes in @build_id, 0: none */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -156,6 +158,47 @@ static int read_symbols(Elf *e, struct auxcap_elf *elf)
 	return 0;
 }
 
+/* The NT_GNU_BUILD_ID note of a note section or segment's @data, if it has one. */
+static void scan_notes(Elf_Data *data, struct auxcap_elf *elf)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+
+	while (data && !elf->build_id_size &&
+	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0 &&
+		    nh.n_descsz <= sizeof(elf->build_id)) {
+			memcpy(elf->build_id, (const char *)data->d_buf + desc_off, nh.n_descsz);
+			elf->build_id_size = nh.n_descsz;
+		}
+	}
+}
+
+/* Reads the build-id from the SHT_NOTE sections (or, for stripped files, PT_NOTE segments). */
+static void read_build_id(Elf *e, struct auxcap_elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t n;
+
+	while (!elf->build_id_size && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE)
+			scan_notes(elf_getdata(scn, NULL), elf);
+	}
+	if (elf->build_id_size || elf_getphdrnum(e, &n) != 0)
+		return;
+	for (size_t i = 0; i < n && !elf->build_id_size; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_NOTE)
+			scan_notes(elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+							ELF_T_NHDR),
+				   elf);
+	}
+}
+
 int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 {
 	struct auxcap_elf *elf;
@@ -196,6 +239,7 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 	r = read_symbols(e, elf);
 	if (r < 0)
 		goto err_end;
+	read_build_id(e, elf);
 	(void)elf_end(e);
 	(void)close(fd);
 	*ret_elf = elf;
@@ -278,4 +322,51 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
 	*ret_name = elf->names + s->name;
 	*ret_off = addr - s->addr;
 	return 1;
+}
+
+size_t auxcap_elf_build_id(const struct auxcap_elf *elf, const uint8_t **ret_id)
+{
+	if (!elf || !elf->build_id_size)
+		return 0;
+	if (ret_id)
+		*ret_id = elf->build_id;
+	return elf->build_id_size;
+}
+
+int auxcap_elf_addr_to_offset(const struct auxcap_elf *elf, uint64_t addr, uint64_t *ret_offset)
+{
+	const struct auxcap_elf_segment *best = NULL;
+
+	for (size_t i = 0; i < elf->nsegs; i++) {
+		const struct auxcap_elf_segment *g = &elf->segs[i];
+
+		if (addr < g->vaddr || addr - g->vaddr >= g->filesz)
+			continue;
+		if (!best || (g->exec && !best->exec))
+			best = g;
+	}
+	if (!best)
+		return -ENXIO;
+	*ret_offset = addr - best->vaddr + best->offset;
+	return 0;
+}
+
+int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uint64_t *ret_addr,
+			     uint64_t *ret_file_offset)
+{
+	uint64_t off;
+	int r;
+
+	/* Sorted by address: the first match is the lowest-addressed one. */
+	for (size_t i = 0; i < elf->nsyms; i++) {
+		if (strcmp(elf->names + elf->syms[i].name, name) != 0)
+			continue;
+		r = auxcap_elf_addr_to_offset(elf, elf->syms[i].addr, &off);
+		if (r < 0)
+			return r;
+		*ret_addr = elf->syms[i].addr;
+		*ret_file_offset = off;
+		return 1;
+	}
+	return 0;
 }

@@ -71,4 +71,33 @@ size_t auxcap_elf_nsyms(const struct auxcap_elf *elf);
 int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			 uint64_t *ret_off);
 
+/** Largest build-id we keep (bytes); perf's files hold at most 20. */
+#define AUXCAP_ELF_BUILD_ID_MAX 20
+
+/**
+ * The file's GNU build-id (NT_GNU_BUILD_ID note) into *@ret_id (borrowed, lives as long as
+ * @elf).  Returns its size in bytes, 0 if the file has none (or one longer than
+ * AUXCAP_ELF_BUILD_ID_MAX); *@ret_id is then untouched.
+ */
+size_t auxcap_elf_build_id(const struct auxcap_elf *elf, const uint8_t **ret_id);
+
+/**
+ * Find the function symbol called @name (the lowest-addressed one if several have that name)
+ * and where its first byte is: its link-time address and its offset in the file, from the
+ * PT_LOAD segment holding it (what a uprobe on the file needs).
+ *
+ * Returns 1 and sets @ret_addr and @ret_file_offset, 0 if no function symbol has that name
+ * (outputs untouched).
+ * Returns -ENXIO if the symbol is not inside a segment's file bytes.
+ */
+int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uint64_t *ret_addr,
+			     uint64_t *ret_file_offset);
+
+/**
+ * The file offset of link-time address @addr: the PT_LOAD segment whose file bytes hold it
+ * (an executable one first).
+ * Returns 0 and sets @ret_offset, -ENXIO if no segment holds @addr.
+ */
+int auxcap_elf_addr_to_offset(const struct auxcap_elf *elf, uint64_t addr, uint64_t *ret_offset);
+
 #endif

@@ -94,6 +94,8 @@ struct emu_personality {
 	unsigned int caps;			 /* enum auxcap_emu_caps */
 	const struct auxcap_emu_format *formats; /* sysfs format/ terms */
 	size_t nr_formats;
+	const struct auxcap_emu_sysfs_cap *sysfs_caps; /* sysfs caps/ files, NULL if none */
+	size_t nr_sysfs_caps;
 	int (*check_attr)(const struct perf_event_attr *attr);
 	/* pmu::setup_aux: refuse an AUX area geometry with -ENOMEM */
 	int (*setup_aux)(struct emu_event *ev, size_t nr_pages, bool overwrite);

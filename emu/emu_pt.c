@@ -129,11 +129,30 @@ static const struct auxcap_emu_format pt_formats[] = {
 	{ "notnt", "config:55" },
 };
 
+/*
+ * caps/ of the emulated hardware, with the driver's file names (pt.c pt_caps[]): what the live
+ * tracer's encoder emits (PSB, TSC, MODE, TIP, TNT, FUP; no MTC, CYC, PTWRITE, power or event
+ * trace packets, no TNT disable) and no address filter or CR3 filter registers.
+ */
+static const struct auxcap_emu_sysfs_cap pt_caps[] = {
+	{ "cr3_filtering", "0" },	  { "cycle_thresholds", "0" },
+	{ "event_trace", "0" },		  { "ip_filtering", "0" },
+	{ "max_subleaf", "1" },		  { "mtc", "0" },
+	{ "mtc_periods", "0" },		  { "num_address_ranges", "0" },
+	{ "output_subsys", "0" },	  { "payloads_lip", "0" },
+	{ "power_event_trace", "0" },	  { "psb_cyc", "0" },
+	{ "psb_periods", "0" },		  { "ptwrite", "0" },
+	{ "single_range_output", "0" },	  { "tnt_disable", "0" },
+	{ "topa_multiple_entries", "1" }, { "topa_output", "1" },
+};
+
 const struct emu_personality emu_pt_personality = {
 	.name = "intel_pt",
 	.caps = AUXCAP_EMU_CAP_ITRACE | AUXCAP_EMU_CAP_EXCLUSIVE | AUXCAP_EMU_CAP_SNAPSHOT,
 	.formats = pt_formats,
 	.nr_formats = sizeof(pt_formats) / sizeof(pt_formats[0]),
+	.sysfs_caps = pt_caps,
+	.nr_sysfs_caps = sizeof(pt_caps) / sizeof(pt_caps[0]),
 	.check_attr = NULL,
 	.setup_aux = NULL,
 	.start = pt_start,

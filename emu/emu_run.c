@@ -47,9 +47,14 @@ int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_off
 			break;
 		}
 		items++;
-		if (item.pid || item.tid) {
+		if ((item.pid || item.tid) &&
+		    (item.pid != ev->task_pid || item.tid != ev->task_tid)) {
 			ev->task_pid = item.pid;
 			ev->task_tid = item.tid;
+			/* The hardware now traces another task (the live tracer's child): a
+			 * kernel event of that task announces it with its own ITRACE_START. */
+			if (ev->itrace_started)
+				(void)emu_data_itrace_start(ev);
 		}
 		if (item.kind == AUXCAP_EMU_ITEM_TRACE) {
 			if (item.len > want)

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /** Decoder parameters: what libipt needs to know about the CPU and timing set-up. */
 struct auxcap_ipt_params {
@@ -162,6 +163,20 @@ void auxcap_ipt_image_free(struct auxcap_ipt_image *image);
 int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, uint64_t offset,
 			     uint64_t size, uint64_t vaddr);
 
+/**
+ * A second image with the same sections as @src, for a decoder on another thread: libipt's
+ * pt_image is not safe for concurrent use, its image section cache (which holds the mapped
+ * files and their block caches) is, and the clone shares it.  Sections added to @src later
+ * are not in the clone.
+ *
+ * The clone is owned by the caller (auxcap_ipt_image_free()); @src must outlive it.
+ *
+ * Returns 0 and the clone in @ret_image.
+ * Returns -EINVAL if an argument is NULL.
+ * Returns -ENOMEM if out of memory.
+ */
+int auxcap_ipt_image_clone(const struct auxcap_ipt_image *src, struct auxcap_ipt_image **ret_image);
+
 /* -------------------------------------------------------------------------------------- */
 /* Instruction flow decoding */
 
@@ -264,6 +279,11 @@ struct auxcap_ipt_decoder_opts {
 	size_t sz;	  /* sizeof(struct auxcap_ipt_decoder_opts) */
 	bool block;	  /* use libipt's block decoder (BLOCK items; faster) */
 	bool tick_events; /* ask libipt for TICK events on timing updates */
+	/**
+	 * Bytes: start at the PSB at this offset of the trace (libipt's sync_set) instead of the
+	 * first one; the bytes before it are not looked at (no leading GAP).  0: the first PSB.
+	 */
+	uint64_t start;
 	uint32_t max_stalled_insns; /* instructions decoded without consuming trace before the
 				       flow is cut with a -ELOOP gap; 0: 2^20 */
 };
@@ -278,8 +298,8 @@ struct auxcap_ipt_decoder;
  * auxcap_ipt_params_check_cpu()); errata are then not applied.
  *
  * Returns 0 and the decoder in @ret_dec on success.
- * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @ret_dec is NULL, or
- * @params / @opts has a too small sz.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @ret_dec is NULL,
+ * @params / @opts has a too small sz, or @opts->start is not inside the trace.
  * Returns -ENOMEM if out of memory.
  */
 int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
@@ -314,5 +334,63 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 
 /** Number of GAP items produced so far. */
 uint64_t auxcap_ipt_decoder_gaps(const struct auxcap_ipt_decoder *dec);
+
+/* -------------------------------------------------------------------------------------- */
+/* Parallel decoding */
+
+/**
+ * Where to cut the Intel PT stream [@buf, @buf + @len) to decode its pieces independently:
+ * offsets of PSB packets whose PSB+ carries a FUP (tracing on: the decoder knows where the
+ * flow continues), about @chunk bytes apart (0: 64 KiB).  The first piece starts at 0 (it
+ * holds what lies before the first PSB), the others at the PSBs.
+ *
+ * @ret_starts (caller-owned, @max entries) receives the starts in increasing order.
+ *
+ * Returns the number of pieces (>= 1; 1 for an empty stream), at most @max.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @ret_starts is NULL or @max is 0.
+ */
+ssize_t auxcap_ipt_split(const uint8_t *buf, size_t len, size_t chunk, uint64_t *ret_starts,
+			 size_t max);
+
+/** Receives the items of a parallel decode in trace order.  Returns < 0 to stop. */
+typedef int (*auxcap_ipt_item_fn)(void *ctx, const struct auxcap_ipt_item *item);
+
+/** Options of auxcap_ipt_decode_parallel(). */
+struct auxcap_ipt_parallel_opts {
+	size_t sz;			     /* sizeof(struct auxcap_ipt_parallel_opts) */
+	unsigned int threads;		     /* decoding threads, 0: the online CPUs */
+	size_t chunk;			     /* bytes of trace per piece, 0: 64 KiB */
+	struct auxcap_ipt_decoder_opts dec;  /* per piece (block or instruction decoder, tick
+						events); dec.start is ignored */
+};
+
+/**
+ * Decode the Intel PT stream [@buf, @buf + @len) on several threads and hand its items to
+ * @fn(@ctx, item) on the calling thread, in trace order: the same items, in the same order,
+ * as one auxcap_ipt_decoder over the whole stream gives.
+ *
+ * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded from its PSB on by
+ * one of threads - 1 workers, each with its own clone of @image (auxcap_ipt_image_clone(),
+ * sharing the section cache), or by the calling thread when it reaches a piece no worker has
+ * taken (its items then go to @fn as they come); a piece stops where the next one starts: at
+ * the status updates of the next piece's PSB+, which the next piece reports when it starts
+ * there.  Workers stay at most threads pieces ahead of the hand-out, so that many pieces of
+ * items are held at a time.  On one thread it is one decoder over the whole stream, on the
+ * calling thread.  (With MTC
+ * or CYC packets, libipt's timing calibration restarts at each piece: times between two TSCs
+ * can differ from one sequential decode.)
+ *
+ * @buf and @image are borrowed for the call; no section may be added to @image meanwhile.
+ *
+ * Returns 0 when the whole stream was decoded, the negative value @fn returned if it stopped,
+ * or a negative errno.
+ * Returns -EINVAL if @buf is NULL with a non-zero @len, @image or @fn is NULL, or @opts /
+ * @params has a too small sz.
+ * Returns -ENOMEM if out of memory.
+ */
+int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+			       const struct auxcap_ipt_params *params,
+			       const struct auxcap_ipt_parallel_opts *opts, auxcap_ipt_item_fn fn,
+			       void *ctx);
 
 #endif /* AUXCAP_IPT_H */

@@ -47,7 +47,46 @@ struct auxcap_ipt_decoder {
 	uint64_t gaps;	    /* GAP items produced */
 	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
 	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
+	struct raw_entry *raw_cache; /* owned, RAW_CACHE entries or NULL: bytes at block ends */
 };
+
+/*
+ * The bytes of the last instruction of a block (for a conditional jump: its length tells a
+ * taken jump from a fall-through) come from the image section cache, which locks and maps
+ * the section for every read: hot loops end blocks at the same few addresses, so they are
+ * kept here, direct-mapped by address.  Sections do not change while a decoder runs.
+ */
+#define RAW_CACHE 1024
+
+struct raw_entry {
+	uint64_t ip; /* 0: empty */
+	int isid;
+	uint8_t size;
+	uint8_t raw[15];
+};
+
+static int read_end_bytes(struct auxcap_ipt_decoder *dec, int isid, uint64_t ip, uint8_t *out,
+			  size_t len)
+{
+	struct raw_entry *e;
+	int r;
+
+	if (!dec->raw_cache)
+		dec->raw_cache = calloc(RAW_CACHE, sizeof(*dec->raw_cache));
+	if (!dec->raw_cache)
+		return auxcap_ipt_image_read(dec->image, isid, ip, out, len);
+	e = &dec->raw_cache[(ip * 0x9e3779b97f4a7c15ull) >> 54];
+	if (e->ip != ip || e->isid != isid) {
+		r = auxcap_ipt_image_read(dec->image, isid, ip, e->raw, sizeof(e->raw));
+		if (r <= 0)
+			return r;
+		e->ip = ip;
+		e->isid = isid;
+		e->size = (uint8_t)r;
+	}
+	memcpy(out, e->raw, len < e->size ? len : e->size);
+	return len < e->size ? (int)len : e->size;
+}
 
 /*
  * Instructions decoded without consuming a trace byte before the flow is declared stuck.  Code
@@ -161,6 +200,16 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 	if (opts)
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
+	if (dec->opts.start) {
+		if (dec->opts.start >= len) {
+			free(dec);
+			return -EINVAL;
+		}
+		/* the first sync goes straight there; what lies before is someone else's */
+		dec->have_resync = true;
+		dec->resync_at = dec->opts.start;
+		dec->synced_once = true;
+	}
 
 	if (dec->opts.block) {
 		config.flags.variant.block.enable_tick_events = dec->opts.tick_events;
@@ -205,6 +254,7 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec)
 		pt_insn_free_decoder(dec->insn);
 	if (dec->blk)
 		pt_blk_free_decoder(dec->blk);
+	free(dec->raw_cache);
 	free(dec);
 }
 
@@ -436,6 +486,72 @@ static int next_insn(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *ite
 	return 1;
 }
 
+/*
+ * What a control transfer that libipt's block cache left unclassified is.  Reached through
+ * the cache, a block that ends in an indirect jump or a far transfer has iclass ptic_error
+ * ("the caller may decode it"): only those two kinds end up there (near calls and returns
+ * have their own cache entries).  @p/@n are the instruction's bytes.
+ */
+static enum auxcap_ipt_iclass classify_transfer(const uint8_t *p, size_t n,
+						enum auxcap_ipt_exec_mode mode)
+{
+	size_t i = 0;
+
+	/* legacy prefixes, then REX in 64-bit mode */
+	while (i < n && (p[i] == 0x26 || p[i] == 0x2e || p[i] == 0x36 || p[i] == 0x3e ||
+			 p[i] == 0x64 || p[i] == 0x65 || p[i] == 0x66 || p[i] == 0x67 ||
+			 p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3))
+		i++;
+	if (mode == AUXCAP_IPT_MODE_64 && i < n && (p[i] & 0xf0) == 0x40)
+		i++;
+	if (i >= n)
+		return AUXCAP_IPT_IC_ERROR;
+	switch (p[i]) {
+	case 0xff: /* group 5: /3 call far, /4 jmp near indirect, /5 jmp far */
+		if (i + 1 >= n)
+			return AUXCAP_IPT_IC_ERROR;
+		switch ((p[i + 1] >> 3) & 7) {
+		case 3: return AUXCAP_IPT_IC_FAR_CALL;
+		case 4: return AUXCAP_IPT_IC_JUMP;
+		case 5: return AUXCAP_IPT_IC_FAR_JUMP;
+		default: return AUXCAP_IPT_IC_ERROR;
+		}
+	case 0x9a: case 0xcc: case 0xcd: case 0xce: case 0xf1: /* call far, int3, int, into, int1 */
+		return AUXCAP_IPT_IC_FAR_CALL;
+	case 0xea:
+		return AUXCAP_IPT_IC_FAR_JUMP;
+	case 0xca: case 0xcb: case 0xcf: /* ret far, iret */
+		return AUXCAP_IPT_IC_FAR_RETURN;
+	case 0x0f:
+		if (i + 1 >= n)
+			return AUXCAP_IPT_IC_ERROR;
+		switch (p[i + 1]) {
+		case 0x05: case 0x34: return AUXCAP_IPT_IC_FAR_CALL;   /* syscall, sysenter */
+		case 0x07: case 0x35: return AUXCAP_IPT_IC_FAR_RETURN; /* sysret, sysexit */
+		default: return AUXCAP_IPT_IC_ERROR;
+		}
+	default:
+		return AUXCAP_IPT_IC_ERROR;
+	}
+}
+
+/* Give a block whose last instruction libipt did not classify its class, from its bytes. */
+static void classify_block_end(struct auxcap_ipt_decoder *dec, const struct pt_block *block,
+			       struct auxcap_ipt_item *item)
+{
+	uint8_t raw[15];
+	int n = 0;
+
+	if (block->truncated) {
+		n = block->size;
+		memcpy(raw, block->raw, block->size);
+	} else if (block->isid > 0) {
+		n = read_end_bytes(dec, block->isid, block->end_ip, raw, sizeof(raw));
+	}
+	if (n > 0)
+		item->iclass = classify_transfer(raw, (size_t)n, item->mode);
+}
+
 static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 {
 	struct pt_block block;
@@ -457,6 +573,8 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	item->ninsn = block.ninsn;
 	item->iclass = map_iclass(block.iclass);
 	item->mode = map_mode(block.mode);
+	if (block.iclass == ptic_error)
+		classify_block_end(dec, &block, item);
 	if (block.speculative)
 		item->flags |= AUXCAP_IPT_F_SPECULATIVE;
 	/* The bytes at end_ip, so callers can tell a taken conditional jump from a
@@ -467,8 +585,7 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 		item->size = block.size;
 		memcpy(item->raw, block.raw, block.size);
 	} else if (block.isid > 0) {
-		r = auxcap_ipt_image_read(dec->image, block.isid, block.end_ip, item->raw,
-					  sizeof(item->raw));
+		r = read_end_bytes(dec, block.isid, block.end_ip, item->raw, sizeof(item->raw));
 		item->size = r > 0 ? (uint8_t)r : 0;
 	}
 	dec->last_ip = block.end_ip;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,8 +20,12 @@
 
 struct auxcap_ipt_image {
 	struct pt_image *pt;		      /* owned */
-	struct pt_image_section_cache *cache; /* owned; sections are added through it so
-						* block items can read their last bytes */
+	struct pt_image_section_cache *cache; /* owned (borrowed from the original by a clone);
+						* sections are added through it so block items can
+						* read their last bytes, and clones share them */
+	bool clone;			      /* @cache belongs to another image */
+	int *isids;			      /* owned: the sections added, in order */
+	size_t nr_isids, cap_isids;
 };
 
 int auxcap_ipt_image_new(struct auxcap_ipt_image **ret_image)
@@ -48,8 +53,9 @@ void auxcap_ipt_image_free(struct auxcap_ipt_image *image)
 		return;
 	if (image->pt)
 		pt_image_free(image->pt);
-	if (image->cache)
+	if (image->cache && !image->clone)
 		pt_iscache_free(image->cache);
+	free(image->isids);
 	free(image);
 }
 
@@ -80,10 +86,53 @@ int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, u
 		return -ERANGE;
 	if (!size || size > (uint64_t)st.st_size - offset)
 		size = (uint64_t)st.st_size - offset;
+	if (image->nr_isids == image->cap_isids) {
+		size_t cap = image->cap_isids ? image->cap_isids * 2 : 16;
+		int *p = realloc(image->isids, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		image->isids = p;
+		image->cap_isids = cap;
+	}
 	r = pt_iscache_add_file(image->cache, path, offset, size, vaddr);
 	if (r < 0)
 		return auxcap_ipt_errno(r);
-	return auxcap_ipt_errno(pt_image_add_cached(image->pt, image->cache, r, NULL));
+	image->isids[image->nr_isids] = r;
+	r = pt_image_add_cached(image->pt, image->cache, r, NULL);
+	if (r < 0)
+		return auxcap_ipt_errno(r);
+	image->nr_isids++;
+	return 0;
+}
+
+int auxcap_ipt_image_clone(const struct auxcap_ipt_image *src, struct auxcap_ipt_image **ret_image)
+{
+	struct auxcap_ipt_image *image;
+	int r;
+
+	if (!src || !ret_image)
+		return -EINVAL;
+	image = calloc(1, sizeof(*image));
+	if (!image)
+		return -ENOMEM;
+	image->clone = true;
+	image->cache = src->cache;
+	image->pt = pt_image_alloc("auxcap-clone");
+	if (!image->pt) {
+		auxcap_ipt_image_free(image);
+		return -ENOMEM;
+	}
+	/* in the original's order: later sections replace overlapping parts of earlier ones */
+	for (size_t i = 0; i < src->nr_isids; i++) {
+		r = pt_image_add_cached(image->pt, image->cache, src->isids[i], NULL);
+		if (r < 0) {
+			auxcap_ipt_image_free(image);
+			return auxcap_ipt_errno(r);
+		}
+	}
+	*ret_image = image;
+	return 0;
 }
 
 int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,

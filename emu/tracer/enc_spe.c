@@ -36,6 +36,13 @@
  *
  * An instruction with a memory operand and a branch (e.g. "jmp *mem") is reported as a
  * branch.  System calls are "other" operations.
+ *
+ * The event's format terms (passed in spe_flags, spe_min_latency, spe_event_filter) act as the
+ * driver's registers do on hardware: a sampled operation that the filters reject is dropped
+ * (no record; the interval counter is reloaded all the same): load_filter / store_filter /
+ * branch_filter keep only those operation types (any of them), event_filter keeps records
+ * whose events include all its bits, min_latency those whose total latency reaches it;
+ * ts_enable=0 ends records with an End packet (0x01) instead of the timestamp.
  */
 #include "config.h"
 
@@ -52,6 +59,7 @@
 #define SPE_HDR_EVENTS_2B    0x52u
 #define SPE_HDR_COUNTER_TOT  0x98u
 #define SPE_HDR_TIMESTAMP    0x71u
+#define SPE_HDR_END	     0x01u
 
 #define SPE_OP_OTHER  0u
 #define SPE_OP_LDST   1u
@@ -76,6 +84,9 @@ struct enc_spe {
 	uint64_t rng;		       /* xorshift64 state */
 	uint64_t countdown;	       /* instructions until the next sample */
 	uint32_t tid;		       /* context packet payload */
+	uint32_t flags;		       /* AUXCAP_TRACER_SPE_* */
+	uint32_t min_latency;	       /* cycles, with AUXCAP_TRACER_SPE_MIN_LATENCY */
+	uint64_t event_filter;	       /* event bits a record must have */
 };
 
 static uint64_t reload(struct enc_spe *s)
@@ -99,6 +110,9 @@ static int spe_init(void *priv, const struct auxcap_tracer_opts *opts,
 	s->out = out;
 	s->interval = opts->spe_interval ? opts->spe_interval : 1024;
 	s->jitter = opts->spe_jitter;
+	s->flags = opts->spe_flags;
+	s->min_latency = opts->spe_min_latency;
+	s->event_filter = opts->spe_event_filter;
 	s->rng = 0x9e3779b97f4a7c15ull;
 	s->countdown = reload(s);
 	return 0;
@@ -129,6 +143,31 @@ static bool is_branch(enum auxcap_tracer_kind k)
 	return k >= AUXCAP_TRACER_COND && k <= AUXCAP_TRACER_RETURN;
 }
 
+/* Whether the filters keep a sampled operation (PMSFCR_EL1.FT/FE/FL on hardware). */
+static bool spe_keep(const struct enc_spe *s, uint8_t op_class, uint8_t op, uint16_t events,
+		     uint64_t lat)
+{
+	uint32_t types = s->flags & (AUXCAP_TRACER_SPE_FILTER_LOAD | AUXCAP_TRACER_SPE_FILTER_STORE |
+				     AUXCAP_TRACER_SPE_FILTER_BRANCH);
+
+	if (types) {
+		bool keep = false;
+
+		if (op_class == SPE_OP_LDST)
+			keep = (op & SPE_OP_ST) ? (types & AUXCAP_TRACER_SPE_FILTER_STORE)
+						: (types & AUXCAP_TRACER_SPE_FILTER_LOAD);
+		else if (op_class == SPE_OP_BRANCH)
+			keep = types & AUXCAP_TRACER_SPE_FILTER_BRANCH;
+		if (!keep)
+			return false;
+	}
+	if ((events & s->event_filter) != s->event_filter)
+		return false;
+	if ((s->flags & AUXCAP_TRACER_SPE_MIN_LATENCY) && lat < s->min_latency)
+		return false;
+	return true;
+}
+
 static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 {
 	uint8_t rec[64], *p = rec;
@@ -152,6 +191,8 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 			op |= SPE_OP_ST;
 		events |= SPE_EV_L1D_ACCESS | SPE_EV_TLB_ACCESS;
 	}
+	if (!spe_keep(s, op_class, op, events, lat))
+		return 0; /* the filters drop it */
 	*p++ = SPE_HDR_ADDR_PC;
 	p = put_le(p, SPE_ADDR_NS | (in->ip & SPE_ADDR_VA_MASK), 8);
 	*p++ = SPE_HDR_CONTEXT_EL1;
@@ -170,8 +211,12 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 		*p++ = SPE_HDR_ADDR_DATA_VA;
 		p = put_le(p, in->data_addr, 8);
 	}
-	*p++ = SPE_HDR_TIMESTAMP;
-	p = put_le(p, in->tsc, 8);
+	if (s->flags & AUXCAP_TRACER_SPE_NO_TIMESTAMP) {
+		*p++ = SPE_HDR_END;
+	} else {
+		*p++ = SPE_HDR_TIMESTAMP;
+		p = put_le(p, in->tsc, 8);
+	}
 	r = auxcap_tracer_out_put(s->out, rec, (size_t)(p - rec));
 	if (r == 0)
 		s->out->stats->packets++;

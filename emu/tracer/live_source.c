@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The live tracer as a pull source of the emulated PMU (see live_source.h). */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "auxcap/timeconv.h"
 #include "live_source.h"
 
 #define STEP_BATCH 4096 /* instructions single-stepped per refill */
@@ -29,6 +31,13 @@ struct auxcap_live_source {
 	int status; /* wait status of the command */
 	pid_t pid;  /* atomic */
 	struct auxcap_tracer_stats stats;
+	/* SPE sampling set-up from the event (bind()), as the driver programs the hardware. */
+	uint32_t spe_interval;
+	bool spe_jitter;
+	uint32_t spe_flags, spe_min_latency;
+	uint64_t spe_event_filter;
+	bool have_tc; /* side-band times from the tracer's TSC through @tc */
+	struct auxcap_perf_time_conv tc;
 };
 
 static int on_trace(void *ctx, const void *bytes, size_t len)
@@ -82,6 +91,10 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	memset(&it, 0, sizeof(it));
 	it.pid = sb->pid;
 	it.tid = sb->tid;
+	/* The mapping (or exec) was made by the system call that stopped the child, before the
+	 * instructions traced at this same TSC: one ns earlier keeps it ordered before them. */
+	if (ls->have_tc && sb->tsc)
+		it.time = auxcap_time_conv_to_ns(&ls->tc, sb->tsc) - 1;
 	switch (sb->type) {
 	case AUXCAP_TRACER_SB_COMM:
 		it.kind = AUXCAP_EMU_ITEM_COMM;
@@ -135,6 +148,11 @@ static int start(struct auxcap_live_source *ls)
 		.on_trace = on_trace,
 		.on_sideband = on_sideband,
 		.ctx = ls,
+		.spe_interval = ls->spe_interval,
+		.spe_jitter = ls->spe_jitter,
+		.spe_flags = ls->spe_flags,
+		.spe_min_latency = ls->spe_min_latency,
+		.spe_event_filter = ls->spe_event_filter,
 	};
 	int r;
 
@@ -193,6 +211,37 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 	}
 }
 
+/*
+ * The event the source feeds: for Arm SPE, its attr says what the driver would program
+ * (drivers/perf/arm_spe_pmu.c; the format bits are the driver's: ts_enable config:0,
+ * jitter config:16, branch/load/store_filter config:32-34, event_filter config1,
+ * min_latency config2:0-11): the sampling interval is sample_period.
+ */
+static int live_bind(void *ctx, const struct auxcap_emu_source_target *t)
+{
+	struct auxcap_live_source *ls = ctx;
+	const struct perf_event_attr *a = t->attr;
+
+	if (ls->format != AUXCAP_TRACER_ARM_SPE || !a)
+		return 0;
+	ls->spe_interval = a->sample_period > UINT32_MAX ? UINT32_MAX : (uint32_t)a->sample_period;
+	ls->spe_jitter = (a->config >> 16) & 1;
+	ls->spe_flags = 0;
+	if (!(a->config & 1))
+		ls->spe_flags |= AUXCAP_TRACER_SPE_NO_TIMESTAMP;
+	if ((a->config >> 32) & 1)
+		ls->spe_flags |= AUXCAP_TRACER_SPE_FILTER_BRANCH;
+	if ((a->config >> 33) & 1)
+		ls->spe_flags |= AUXCAP_TRACER_SPE_FILTER_LOAD;
+	if ((a->config >> 34) & 1)
+		ls->spe_flags |= AUXCAP_TRACER_SPE_FILTER_STORE;
+	ls->spe_min_latency = (uint32_t)(a->config2 & 0xfff);
+	if (ls->spe_min_latency)
+		ls->spe_flags |= AUXCAP_TRACER_SPE_MIN_LATENCY;
+	ls->spe_event_filter = a->config1;
+	return 0;
+}
+
 static void live_free(void *ctx)
 {
 	auxcap_live_source_free(ctx);
@@ -200,6 +249,7 @@ static void live_free(void *ctx)
 
 const struct auxcap_emu_source_ops auxcap_live_source_ops = {
 	.name = "live-tracer",
+	.bind = live_bind,
 	.next = live_next,
 	.free = live_free,
 };
@@ -261,6 +311,14 @@ bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err,
 	if (ret_status)
 		*ret_status = ls->status;
 	return true;
+}
+
+void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,
+				      const struct auxcap_perf_time_conv *tc)
+{
+	ls->have_tc = tc && tc->cap_user_time_zero;
+	if (ls->have_tc)
+		ls->tc = *tc;
 }
 
 pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls)

@@ -42,6 +42,18 @@ void auxcap_live_source_free(struct auxcap_live_source *ls);
  */
 bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err, int *ret_status);
 
+struct auxcap_perf_time_conv;
+
+/**
+ * Stamp the side-band items (COMM, MMAP2) with the perf time of the tracer's TSC when it saw
+ * them, converted with @tc (copied), instead of the time they are written: a decoder then
+ * finds each mapping in place before the first instruction that runs from it.  Call before
+ * the emulator starts pulling (the capture's own conversion, so both agree).  NULL: the time
+ * of writing again.
+ */
+void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,
+				      const struct auxcap_perf_time_conv *tc);
+
 /** Pid of the traced command once started, else 0; safe from any thread. */
 pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls);
 

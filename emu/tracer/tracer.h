@@ -140,6 +140,23 @@ struct auxcap_tracer_opts {
 	auxcap_tracer_sideband_fn on_sideband; /* optional */
 	auxcap_tracer_insn_fn on_insn;	       /* optional */
 	void *ctx;			       /* passed to the callbacks, borrowed */
+	/* SPE, appended: what the arm_spe event's format terms ask of the sampling unit. */
+	uint32_t spe_flags;	   /* AUXCAP_TRACER_SPE_* */
+	uint32_t spe_min_latency;  /* with AUXCAP_TRACER_SPE_MIN_LATENCY: records whose total
+				      latency (cycles) is smaller are dropped (PMSLATFR_EL1) */
+	uint64_t spe_event_filter; /* records lacking any of these event bits are dropped
+				      (PMSEVFR_EL1); 0: no event filter */
+};
+
+/* auxcap_tracer_opts.spe_flags: the arm_spe driver's PMSCR_EL1/PMSFCR_EL1 settings. */
+enum {
+	AUXCAP_TRACER_SPE_NO_TIMESTAMP = 1u << 0, /* records end with END, not a timestamp
+						     (ts_enable=0: PMSCR_EL1.TS clear) */
+	AUXCAP_TRACER_SPE_FILTER_LOAD = 1u << 1,   /* keep loads (load_filter) ... */
+	AUXCAP_TRACER_SPE_FILTER_STORE = 1u << 2,  /* ... stores (store_filter) ... */
+	AUXCAP_TRACER_SPE_FILTER_BRANCH = 1u << 3, /* ... branches (branch_filter); with any of
+						      the three, other operations are dropped */
+	AUXCAP_TRACER_SPE_MIN_LATENCY = 1u << 4,   /* apply spe_min_latency */
 };
 
 /** Counters of one tracer. */

@@ -171,11 +171,57 @@ static void test_register(void **state)
 	}
 }
 
+static int probe_bts(const char *name, const struct auxcap_pmu *pmu)
+{
+	(void)pmu;
+	return !strcmp(name, "intel_bts");
+}
+
+/* A plug-in claiming a built-in's PMU (or AUXTRACE type) takes it over. */
+static void test_override(void **state)
+{
+	static struct auxcap_backend_ops over = {
+		.abi = AUXCAP_BACKEND_ABI,
+		.name = "bts_override",
+		.auxtrace_type = AUXCAP_AUXTRACE_INTEL_BTS,
+		.probe = probe_bts,
+	};
+	const struct auxcap_backend_ops *builtin = auxcap_backend_find("intel_bts");
+
+	(void)state;
+	assert_int_equal(auxcap_backend_register(&over), 0);
+	assert_ptr_equal(auxcap_backend_for_pmu("intel_bts", NULL), &over);
+	assert_ptr_equal(auxcap_backend_for_type(AUXCAP_AUXTRACE_INTEL_BTS), &over);
+	/* Listing order stays: built-ins first. */
+	if (builtin)
+		assert_true(auxcap_backend_get(0) == builtin || auxcap_backend_get(1) == builtin);
+	assert_ptr_equal(auxcap_backend_get(auxcap_backend_count() - 1), &over);
+}
+
+/* The built-in BTS and SPE backends record and decode. */
+static void test_builtin_ops(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < auxcap_backend_count(); i++) {
+		const struct auxcap_backend_ops *b = auxcap_backend_get(i);
+
+		if (strcmp(b->name, "intel_bts") && strcmp(b->name, "arm_spe"))
+			continue;
+		assert_non_null(b->recording_options);
+		assert_non_null(b->info_size);
+		assert_non_null(b->find_snapshot);
+		assert_non_null(b->decoder_new);
+		assert_non_null(b->dump);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builtin),
 		cmocka_unit_test(test_register),
+		cmocka_unit_test(test_builtin_ops),
+		cmocka_unit_test(test_override),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

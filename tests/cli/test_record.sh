@@ -136,12 +136,21 @@ aux=$($A info b.data | awk '/^  idx 0/{print $(NF-1)}')
 nb=$(sed -n 's/.* \([0-9][0-9]*\) branches,.*/\1/p' b.txt)
 check '[ $st -eq 0 ] && [ "${nb:-0}" -gt 1000 ] && [ $((nb * 24)) -eq "$aux" ]' "BTS: $nb branch records = $aux bytes / 24, decoded"
 check 'grep -q " 0 errors" b.txt' "BTS decode without errors"
-$A record --emulate -e arm_spe_0// -o p.data -- "$E" 300 >/dev/null 2>p.err; st=$?
+$A record --emulate -e arm_spe_0/period=1024/ -o p.data -- "$E" 300 >/dev/null 2>p.err; st=$?
 $A decode p.data >p.txt 2>&1
 insns=$(sed -n 's/.* \([0-9][0-9]*\) instructions,.*/\1/p' p.err)
 ns=$(sed -n 's/.* \([0-9][0-9]*\) samples$/\1/p' p.txt)
-check '[ $st -eq 0 ] && [ "${ns:-0}" -eq $((insns / 1024)) ]' "SPE: one sample per 1024 instructions ($ns for $insns)"
+check '[ $st -eq 0 ] && [ "${ns:-0}" -eq $((insns / 1024)) ]' "SPE period=1024: one sample per 1024 instructions ($ns for $insns)"
 check 'grep -q " 0 errors" p.txt && grep -q "op=LD" p.txt' "SPE decode without errors, with loads and their addresses"
+
+# 11. 'stop' while the command still runs: the recorder ends and, as perf does, sends the
+# command SIGTERM instead of waiting for it.
+mkfifo stop.ctl
+(sleep 1; echo stop >stop.ctl) &
+SECONDS=0
+$A record -S --control fifo:stop.ctl -e cpu-clock -o stop.data -- sleep 60 >/dev/null 2>stop.err; st=$?
+took=$SECONDS
+check '[ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 60$" >/dev/null' "stop ends a capture whose command still runs (${took}s, command terminated)"
 
 echo "# $fails failed"
 [ $fails -eq 0 ]

@@ -74,6 +74,8 @@ static int m_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
 	c->off = m->aux_len;
 	c->len = span->len;
 	for (int i = 0; i < 2; i++) {
+		if (!span->piece[i].len)
+			continue; /* an absent piece has no pointer */
 		memcpy(m->aux + m->aux_len, span->piece[i].ptr, span->piece[i].len);
 		m->aux_len += span->piece[i].len;
 	}
@@ -86,11 +88,22 @@ static int m_round(void *ctx)
 	return 0;
 }
 
+static int m_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct mem_sink *m = ctx;
+
+	if (m->nr_snaps < sizeof(m->snaps) / sizeof(m->snaps[0]))
+		m->snaps[m->nr_snaps] = *info;
+	m->nr_snaps++;
+	return 0;
+}
+
 static const struct auxcap_sink_ops mem_ops = {
 	.attr = m_attr,
 	.record = m_record,
 	.aux = m_aux,
 	.round = m_round,
+	.snapshot = m_snapshot,
 };
 
 void mem_sink_init(struct mem_sink *m)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auxcap/session.h"
 #include "sink.h"
 
 struct mem_attr {
@@ -34,6 +35,8 @@ struct mem_sink {
 	struct mem_chunk *chunks;
 	size_t nr_chunks, chunks_cap;
 	size_t rounds;
+	struct auxcap_snapshot_info snaps[1024]; /* snapshots reported, the first 1024 */
+	size_t nr_snaps;			 /* all reported */
 	int fail_after_bytes; /* >= 0: return -ENOSPC once this many record bytes are stored */
 };
 

@@ -232,6 +232,36 @@ static void test_generic_terms(void **state)
 	auxcap_event_spec_free(s);
 }
 
+/* user_set: the bits each term wrote, from the fixture's format files, whatever the value. */
+static void test_user_set_reports_written_bits(void **state)
+{
+	struct auxcap_event_spec *s;
+
+	(void)state;
+	s = parse_ok("intel_pt/tsc=0,mtc_period=2,cyc/u");
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG),
+			 field("intel_pt", "tsc", 1) | field("intel_pt", "mtc_period", 15) |
+				 field("intel_pt", "cyc", 1));
+	/* tsc=0 still counts as set: its bit is clear in the attr */
+	assert_int_equal(s->attr.attr.config & field("intel_pt", "tsc", 1), 0);
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG1), 0);
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_WORD_MAX), 0);
+	auxcap_event_spec_free(s);
+
+	s = parse_ok("intel_pt//");
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG), 0);
+	auxcap_event_spec_free(s);
+
+	/* config= sets the whole word; terms of other words stay in theirs */
+	s = parse_ok("arm_spe_0/config=0x1,event_filter=0x12,min_latency=3/");
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG), ~UINT64_C(0));
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG1), ~UINT64_C(0));
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG2), 0xfff);
+	assert_int_equal(auxcap_event_spec_user_set(s, AUXCAP_ATTR_CONFIG3), 0);
+	auxcap_event_spec_free(s);
+	assert_int_equal(auxcap_event_spec_user_set(NULL, AUXCAP_ATTR_CONFIG), 0);
+}
+
 /* ---- symbols, tracepoints, breakpoints --------------------------------------------------- */
 
 static void test_symbols(void **state)
@@ -688,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_arm_spe_all_four_config_words),
 		cmocka_unit_test(test_cs_etm_terms),
 		cmocka_unit_test(test_generic_terms),
+		cmocka_unit_test(test_user_set_reports_written_bits),
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_modifiers),
 		cmocka_unit_test(test_tracepoint_from_tracefs),

@@ -277,6 +277,13 @@ static void test_fixture_intel_pt_bits_match_the_driver(void **state)
 	assert_false(pmu->has_cpumask);
 	assert_int_equal(pmu->mux_interval_ms, 4);
 	assert_int_equal(pmu->nr_aliases, 0);
+	/* the driver's own files in the PMU directory; known files and directories are not */
+	assert_string_equal(auxcap_pmu_attr_text(pmu, "max_nonturbo_ratio"), "28");
+	assert_string_equal(auxcap_pmu_attr_text(pmu, "tsc_art_ratio"), "2:216");
+	assert_int_equal(pmu->nr_attrs, 2);
+	assert_null(auxcap_pmu_attr_text(pmu, "type"));
+	assert_null(auxcap_pmu_attr_text(pmu, "caps"));
+	assert_null(auxcap_pmu_attr_text(NULL, "type"));
 	auxcap_pmu_free(pmu);
 }
 

@@ -89,11 +89,48 @@ static void test_elf_open_errors(void **state)
 	auxcap_elf_free(NULL);
 }
 
+/*
+ * Symbol by name: its link-time address agrees with dladdr(), and the bytes at the file
+ * offset it gives are the function's code as the loader mapped it (what a uprobe needs).
+ */
+static void test_elf_symbol_lookup_gives_file_offset(void **state)
+{
+	struct auxcap_elf *elf = NULL;
+	uint64_t addr = 5, off = 6, link_addr;
+	unsigned char file_bytes[16];
+	Dl_info info;
+	int fd;
+
+	(void)state;
+	assert_int_equal(auxcap_elf_open("/proc/self/exe", &elf), 0);
+	assert_int_equal(auxcap_elf_symbol_lookup(elf, "auxcap_test_elf_marker", &addr, &off), 1);
+	assert_true(dladdr((void *)auxcap_test_elf_marker, &info) != 0);
+	link_addr = (uint64_t)(uintptr_t)auxcap_test_elf_marker;
+	if (auxcap_elf_is_dyn(elf))
+		link_addr -= (uint64_t)(uintptr_t)info.dli_fbase;
+	assert_int_equal(addr, link_addr);
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, file_bytes, sizeof(file_bytes), (off_t)off),
+			 (ssize_t)sizeof(file_bytes));
+	close(fd);
+	assert_memory_equal(file_bytes, (const void *)(uintptr_t)auxcap_test_elf_marker,
+			    sizeof(file_bytes));
+	/* Unknown names leave the outputs alone; addresses outside the file have no offset. */
+	addr = off = 7;
+	assert_int_equal(auxcap_elf_symbol_lookup(elf, "auxcap_no_such_function", &addr, &off), 0);
+	assert_int_equal(addr, 7);
+	assert_int_equal(off, 7);
+	assert_int_equal(auxcap_elf_addr_to_offset(elf, UINT64_MAX - 16, &off), -ENXIO);
+	auxcap_elf_free(elf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_open_errors),
+		cmocka_unit_test(test_elf_symbol_lookup_gives_file_offset),
 	};
 
 	return cmocka_run_group_tests_name("decode/elf_file", tests, NULL, NULL);

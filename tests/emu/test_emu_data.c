@@ -233,20 +233,26 @@ static void test_emu_sideband_from_source(void **state)
 			assert_int_equal(rec.type, PERF_RECORD_ITRACE_START);
 			break;
 		case 1:
+			/* the source's task is not the event's: the hardware now traces it */
+			assert_int_equal(rec.type, PERF_RECORD_ITRACE_START);
+			assert_int_equal(rec.u.itrace_start.pid, 4242);
+			assert_int_equal(rec.u.itrace_start.tid, 4243);
+			break;
+		case 2:
 			assert_int_equal(rec.type, PERF_RECORD_COMM);
 			assert_int_equal(rec.misc & PERF_RECORD_MISC_COMM_EXEC,
 					 PERF_RECORD_MISC_COMM_EXEC);
 			assert_string_equal(rec.u.comm.comm, "server");
 			assert_int_equal(rec.sid.pid, 4242);
 			break;
-		case 2:
+		case 3:
 			assert_int_equal(rec.type, PERF_RECORD_MMAP2);
 			assert_int_equal(rec.u.mmap.addr, 0x400000);
 			assert_int_equal(rec.u.mmap.prot, PROT_READ | PROT_EXEC);
 			assert_string_equal(rec.u.mmap.filename, "/usr/bin/server");
 			assert_int_equal(rec.u.mmap.tid, 4243);
 			break;
-		case 3:
+		case 4:
 			assert_int_equal(rec.type, PERF_RECORD_AUX);
 			assert_int_equal(rec.u.aux.aux_size, 300);
 			assert_int_equal(rec.sid.tid, 4243);
@@ -256,7 +262,7 @@ static void test_emu_sideband_from_source(void **state)
 		}
 	}
 	auxcap_ring_end(&f.mr.ring);
-	assert_int_equal(n, 4);
+	assert_int_equal(n, 5);
 	emu_fixture_fini(&f);
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ struct spe_rec {
 	uint16_t events;  /* events payload */
 	uint16_t latency; /* counter index 0 */
 	uint64_t ts;	  /* timestamp payload */
+	int ended_by_end; /* the record ended with an End packet (no timestamp) */
 };
 
 static uint64_t le(const uint8_t *p, size_t n)
@@ -61,7 +63,19 @@ static size_t spe_parse(const uint8_t *buf, size_t len, struct spe_rec **ret)
 			off++;
 			continue;
 		}
-		assert_int_not_equal(h, 0x01); /* we end records with timestamps */
+		if (h == 0x01) { /* End: a record without a timestamp (ts_enable=0) */
+			cur.ended_by_end = 1;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 4096;
+				recs = realloc(recs, cap * sizeof(*recs));
+				assert_non_null(recs);
+			}
+			recs[n++] = cur;
+			memset(&cur, 0, sizeof(cur));
+			cur.op_class = -1;
+			off++;
+			continue;
+		}
 		sz = (size_t)1 << ((h >> 4) & 3);
 		assert_true(off + 1 + sz <= len);
 		v = le(buf + off + 1, sz);
@@ -221,12 +235,117 @@ static void test_spe_jitter_spreads_samples(void **state)
 	tr_run_fini(&run);
 }
 
+/* The arm_spe format terms as the driver applies them: type, event and latency filters drop
+ * sampled operations; without timestamps records end with End. */
+static void test_spe_filters(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "10", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_ARM_SPE, .spe_interval = 1 };
+	uint64_t lo, hi;
+	struct spe_rec *recs;
+	struct tr_run run;
+	size_t n, j, want;
+
+	(void)state;
+	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
+	opts.filter_start = lo;
+	opts.filter_end = hi;
+
+	/* load_filter, no timestamps: exactly the traced loads, each ended by End. */
+	opts.spe_flags = AUXCAP_TRACER_SPE_FILTER_LOAD | AUXCAP_TRACER_SPE_NO_TIMESTAMP;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	n = spe_parse(run.trace, run.trace_len, &recs);
+	for (size_t i = want = j = 0; i < run.nlog; i++) {
+		const struct tr_insn *e = &run.log[i];
+
+		if (!e->traced || !e->mem || (e->kind >= AUXCAP_TRACER_COND &&
+					      e->kind <= AUXCAP_TRACER_RETURN) ||
+		    (e->mem & AUXCAP_TRACER_MEM_STORE))
+			continue;
+		want++;
+		assert_true(j < n);
+		check_record(&run, &recs[j], e);
+		assert_true(recs[j].ended_by_end);
+		assert_int_equal(recs[j].ts, 0);
+		j++;
+	}
+	assert_true(want > 10);
+	assert_int_equal(n, want);
+	free(recs);
+	tr_run_fini(&run);
+
+	/* branch_filter and store_filter together: branches and stores only. */
+	opts.spe_flags = AUXCAP_TRACER_SPE_FILTER_BRANCH | AUXCAP_TRACER_SPE_FILTER_STORE;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	n = spe_parse(run.trace, run.trace_len, &recs);
+	for (size_t i = want = j = 0; i < run.nlog; i++) {
+		const struct tr_insn *e = &run.log[i];
+		bool br = e->kind >= AUXCAP_TRACER_COND && e->kind <= AUXCAP_TRACER_RETURN;
+
+		if (!e->traced || !(br || (e->mem & AUXCAP_TRACER_MEM_STORE)))
+			continue;
+		want++;
+		assert_true(j < n);
+		check_record(&run, &recs[j], e);
+		assert_false(recs[j].ended_by_end);
+		j++;
+	}
+	assert_int_equal(n, want);
+	free(recs);
+	tr_run_fini(&run);
+
+	/* event_filter TLB-access (bit 4): the memory operations; then an event the encoder
+	 * never sets (mispredicted): nothing at all. */
+	opts.spe_flags = 0;
+	opts.spe_event_filter = 1u << 4;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	n = spe_parse(run.trace, run.trace_len, &recs);
+	for (size_t i = want = 0; i < run.nlog; i++)
+		want += run.log[i].traced && run.log[i].mem &&
+			!(run.log[i].kind >= AUXCAP_TRACER_COND &&
+			  run.log[i].kind <= AUXCAP_TRACER_RETURN);
+	assert_int_equal(n, want);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(recs[i].op_class, 1);
+	free(recs);
+	tr_run_fini(&run);
+	opts.spe_event_filter = 1u << 7; /* mispredicted: never set by the encoder */
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_int_equal(run.trace_len, 0);
+	tr_run_fini(&run);
+
+	/* min_latency: exactly the operations whose total latency (the TSC cycles of the
+	 * step, saturating at 0xffff) reaches it.  Single steps take some 10^4 cycles: a
+	 * threshold near the median keeps some and drops some. */
+	opts.spe_event_filter = 0;
+	opts.spe_flags = AUXCAP_TRACER_SPE_MIN_LATENCY;
+	opts.spe_min_latency = 0x8000;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	n = spe_parse(run.trace, run.trace_len, &recs);
+	for (size_t i = want = j = 0; i < run.nlog; i++) {
+		const struct tr_insn *e = &run.log[i];
+		uint64_t lat = e->tsc_delta > 0xffff ? 0xffff : e->tsc_delta;
+
+		if (!e->traced || lat < 0x8000)
+			continue;
+		want++;
+		assert_true(j < n);
+		assert_int_equal(recs[j].pc, e->ip);
+		assert_int_equal(recs[j].latency, lat);
+		j++;
+	}
+	assert_int_equal(n, want);
+	free(recs);
+	tr_run_fini(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spe_every_instruction_with_known_data_addresses),
 		cmocka_unit_test(test_spe_interval_samples_every_nth_instruction),
 		cmocka_unit_test(test_spe_jitter_spreads_samples),
+		cmocka_unit_test(test_spe_filters),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_spe", tests, NULL, NULL);

@@ -111,6 +111,7 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 	e->ip = in->ip;
 	e->next_ip = in->next_ip;
 	e->data_addr = in->data_addr;
+	e->tsc_delta = in->tsc_delta;
 	e->kind = (uint8_t)in->kind;
 	e->mem = in->mem;
 	e->taken = in->taken;

@@ -25,8 +25,10 @@
  * checks this once when a backend is registered (auxcap_backend_register()).
  *
  * ABI: out-of-tree backends are built against this header.  @abi must be
- * AUXCAP_BACKEND_ABI; new fields are only ever appended to the structs here, which carry their
- * size (`sz`) so a backend built against an older header still works.
+ * AUXCAP_BACKEND_ABI.  The structs auxcap passes to a backend (the contexts) carry their size
+ * (`sz`) and only ever grow at the end, so a backend reads a field only when `sz` covers it.
+ * The ops table carries no size: any change to struct auxcap_backend_ops bumps
+ * AUXCAP_BACKEND_ABI, and a plug-in built for another value is refused when loaded.
  *
  * Errors: every int-returning op returns >= 0 on success and a negative errno on failure;
  * where an op gets an `errbuf`, it writes a one-line reason there for the user (what, where,
@@ -39,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auxcap/api.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
@@ -48,7 +51,7 @@ extern "C" {
 #endif
 
 /** Version of this contract; a backend's @abi must equal it. */
-#define AUXCAP_BACKEND_ABI 1
+#define AUXCAP_BACKEND_ABI 2 /* 2: reference, alignment, flags appended to the ops */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
@@ -91,6 +94,12 @@ struct auxcap_record_ctx {
 	const char *filter; /* address filter text (--filter), NULL for none; borrowed */
 	char *errbuf;	    /* where ops write a one-line reason on failure; may be NULL */
 	size_t errlen;	    /* bytes at @errbuf */
+	/*
+	 * Appended (check @sz before use): the per-CPU sets count every task (-a, -C), so
+	 * context switches arrive as PERF_RECORD_SWITCH_CPU_WIDE; false: per task
+	 * (PERF_RECORD_SWITCH), or no per-CPU sets.
+	 */
+	bool cpu_wide;
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -98,12 +107,14 @@ struct auxcap_record_ctx {
 
 /** What a trace event is. */
 enum auxcap_trace_kind {
-	AUXCAP_TRACE_BRANCH = 1, /* a taken control transfer: @ip -> @to, of type @branch */
+	AUXCAP_TRACE_BRANCH = 1, /* a taken control transfer: @ip -> @to, of type @branch;
+				  * @ninsn: instructions run since the previous event of the
+				  * stream, the branch included (0: not known) */
 	AUXCAP_TRACE_INSN,	 /* one executed instruction at @ip (@size bytes in @raw) */
 	AUXCAP_TRACE_BLOCK,	 /* @ninsn instructions run in sequence from @ip to @to (last) */
 	AUXCAP_TRACE_SAMPLE,	 /* a statistical sample (e.g. an SPE record): @ip, @addr, ... */
 	AUXCAP_TRACE_ENABLE,	 /* tracing (re)started at @ip */
-	AUXCAP_TRACE_DISABLE,	 /* tracing stopped after @ip */
+	AUXCAP_TRACE_DISABLE,	 /* tracing stopped after @ip (@ninsn as for BRANCH) */
 	AUXCAP_TRACE_GAP,	 /* trace lost or undecodable at @offset: @err, @what */
 	AUXCAP_TRACE_OTHER,	 /* anything else the backend reports: @what names it */
 };
@@ -146,7 +157,8 @@ struct auxcap_trace_event {
 	uint64_t time;		      /* perf time (ns), F_HAS_TIME */
 	uint64_t ip;		      /* instruction address (BRANCH: source) */
 	uint64_t to;		      /* BRANCH: target; BLOCK: address of the last instruction */
-	uint32_t ninsn;		      /* INSN: 1; BLOCK: instructions in the block */
+	uint32_t ninsn;		      /* INSN: 1; BLOCK: instructions in the block; BRANCH,
+				       * DISABLE: instructions since the previous event */
 	enum auxcap_branch_type branch; /* see above */
 	uint8_t size;		      /* INSN: length; BLOCK: bytes valid in @raw */
 	uint8_t raw[15];	      /* INSN: its bytes; BLOCK: those of the last instruction */
@@ -164,6 +176,12 @@ struct auxcap_trace_event {
 	int native;	  /* GAP: the decoder's own error code (libipt pt_error_code, ...) */
 	const char *what; /* GAP, OTHER: static text naming the event ("overflow", "psb") */
 	uint64_t payload; /* OTHER: backend-specific value */
+};
+
+/** A stretch of trace bytes (borrowed). */
+struct auxcap_trace_piece {
+	const uint8_t *buf;
+	size_t len; /* bytes */
 };
 
 /** A file mapped into the traced address space, as the decoder sees it. */
@@ -189,6 +207,36 @@ struct auxcap_decode_ctx {
 	const char *options;		  /* backend-specific options text, NULL for none */
 	char *errbuf;			  /* one-line reason on failure; may be NULL */
 	size_t errlen;			  /* bytes at @errbuf */
+	/**
+	 * Snapshot mode: the previous snapshot of the same queue, NULL if none or if @buf is not
+	 * a snapshot.  Consecutive snapshots of an overwrite buffer overlap; a backend may trim
+	 * the bytes at the start of @buf that repeat the end of @snapshot_prev (perf's "fix
+	 * overlap", which it does when AUXTRACE_INFO says snapshot mode).  Borrowed for
+	 * decoder_new() only.
+	 */
+	const uint8_t *snapshot_prev;
+	size_t snapshot_prev_len; /* bytes at @snapshot_prev */
+	/*
+	 * Read the fields below only when @sz covers them.
+	 *
+	 * A stream (one AUX queue) may come in several consecutive pieces (the AUXTRACE
+	 * buffers of one queue), each decoded by its own decoder_new(), in order.  @prev then
+	 * holds the pieces before @buf back to the last hole in the stream, so a decoder can
+	 * resynchronize across the seams (a packet or a stretch of flow that starts in an
+	 * earlier piece), and @more says another piece follows, so a decoder may leave what
+	 * follows its last sync point to the next one, or all of its piece when it has no sync
+	 * point.  Over the pieces, every event must come out exactly once.
+	 */
+	uint64_t stream_offset; /* position of @buf[0] in the AUX stream (bytes); event
+				 * offsets are stream positions */
+	const struct auxcap_trace_piece *prev; /* the pieces before @buf, oldest first, each
+						* contiguous with the next and the last with
+						* @buf; NULL if none; borrowed for the call */
+	size_t nr_prev;				/* entries in @prev */
+	bool more; /* a contiguous piece follows @buf (and gets @buf in its @prev) */
+	const char *cpuid;	/* the capture's CPUID text (perf's CPUID feature, e.g.
+				 * "GenuineIntel,6,142,10"), NULL if not known */
+	const struct perf_event_attr *attr; /* the AUX event's attr, NULL if not known */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
@@ -257,6 +305,51 @@ struct auxcap_backend_ops {
 	 */
 	int (*dump)(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
 		    auxcap_backend_line_fn fn, void *arg);
+
+	/**
+	 * Record side, appended: the `reference` of each PERF_RECORD_AUXTRACE, read when the
+	 * chunk is copied (perf's auxtrace_record.reference): the TSC for Intel PT and BTS.
+	 * NULL: CLOCK_MONOTONIC in ns.  Must be cheap and thread-safe.
+	 */
+	uint64_t (*reference)(void);
+
+	/**
+	 * Bytes: the trace is made of records of this size that must not be split (Intel BTS:
+	 * 24).  Every AUX copy is trimmed to whole records the way perf trims with its
+	 * auxtrace_record.alignment: the part before the buffer's end is cut to a multiple of it
+	 * (which drops the unused tail of a buffer whose size is not a multiple).  0: any byte.
+	 */
+	uint32_t alignment;
+
+	uint32_t flags; /* AUXCAP_BACKEND_F_* */
+
+	/**
+	 * Record side, appended: turn the user's address filter text (@ctx->filter, perf's
+	 * --filter syntax: "filter main @/bin/prog", "start 0x1000@/lib/x.so", ...) into the
+	 * string handed to the kernel with PERF_EVENT_IOC_SET_FILTER, in @buf (@len bytes):
+	 * symbols resolved, at most the PMU's nr_addr_filters filters.  The recorder then
+	 * passes the result as @ctx->filter to the other record ops (it is what perf stores in
+	 * AUXTRACE_INFO).  NULL: the text goes to the kernel as it is.
+	 * Returns 0, -EINVAL (errbuf says why), -E2BIG (too many filters), -ENOSPC (@len too
+	 * small), -ENOMEM.
+	 */
+	int (*addr_filter)(const struct auxcap_record_ctx *ctx, char *buf, size_t len);
+};
+
+/** Flags of a backend (auxcap_backend_ops.flags). */
+enum {
+	/**
+	 * The record side works per thread only (Intel BTS, as perf has it): a command or -p/-t
+	 * is traced with one event per thread (cpu -1, so no inheritance to children: the
+	 * kernel cannot map inherited per-thread events), and -a/-C are refused.
+	 */
+	AUXCAP_BACKEND_F_PER_THREAD = 1u << 0,
+	/**
+	 * The trace names the thread of every record itself (Arm SPE context packets), so a
+	 * per-CPU capture needs no context-switch side-band for decoders to attribute it (perf
+	 * decodes such traces per CPU only).
+	 */
+	AUXCAP_BACKEND_F_TRACE_HAS_TID = 1u << 1,
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -269,30 +362,71 @@ struct auxcap_backend_ops {
  * -EPROTO if its ABI version differs, -EEXIST if a backend of that name is registered,
  * -ENOSPC if the registry is full.
  */
-int auxcap_backend_register(const struct auxcap_backend_ops *ops);
+AUXCAP_API int auxcap_backend_register(const struct auxcap_backend_ops *ops);
 
 /** Number of registered backends (built-in first). */
-size_t auxcap_backend_count(void);
+AUXCAP_API size_t auxcap_backend_count(void);
 
 /** The @i-th registered backend, NULL past the end.  Borrowed, lives as long as the process. */
-const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_get(size_t i);
 
-/** The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_pmu(const char *pmu_name,
-							const struct auxcap_pmu *pmu);
+/**
+ * The backend serving PMU @pmu_name (@pmu: its description or NULL), NULL if none.  Backends
+ * registered at run time are asked first, in the order they were registered, so a plug-in can
+ * take over a PMU that a built-in backend also serves.
+ */
+AUXCAP_API const struct auxcap_backend_ops *
+auxcap_backend_for_pmu(const char *pmu_name, const struct auxcap_pmu *pmu);
 
-/** The backend reading AUXTRACE_INFO type @type, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
+/** The backend reading AUXTRACE_INFO type @type, NULL if none (same order as above). */
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_for_type(uint32_t type);
 
 /** The backend called @name, NULL if none. */
-const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+AUXCAP_API const struct auxcap_backend_ops *auxcap_backend_find(const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plug-ins */
 
 /**
  * Name of the entry point a plug-in exports: a function returning its ops table,
- * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.
+ * `const struct auxcap_backend_ops *auxcap_backend_plugin(void)`.  It is called once, right
+ * after the plug-in is loaded; the table it returns must stay valid while the process runs
+ * (a static const table).  The plug-in is never unloaded.
  */
 #define AUXCAP_BACKEND_PLUGIN_SYMBOL "auxcap_backend_plugin"
 typedef const struct auxcap_backend_ops *(*auxcap_backend_plugin_fn)(void);
+
+/**
+ * Load the plug-in at @path (a shared object: dlopen() with RTLD_NOW), get its ops table from
+ * its entry point and register it (auxcap_backend_register()).  On success *@ret_ops (if not
+ * NULL) is the registered table.  On failure the plug-in is unloaded and @errbuf (if not NULL)
+ * holds one line saying what is wrong and how to fix it.
+ * Returns -ENOENT if the file cannot be loaded (missing, not a shared object, unresolved
+ * symbols: dlerror()'s text is in @errbuf).
+ * Returns -ENOEXEC if it exports no AUXCAP_BACKEND_PLUGIN_SYMBOL.
+ * Returns -EPROTO if its ops table was built for another AUXCAP_BACKEND_ABI.
+ * Returns -EEXIST if a backend of the same name is registered (built-in or plug-in).
+ * Returns -EINVAL if the entry point returns NULL or an incomplete table.
+ * Returns -ENOSPC if too many plug-ins are loaded, -ENOMEM.
+ */
+AUXCAP_API int auxcap_backend_load(const char *path, const struct auxcap_backend_ops **ret_ops,
+				   char *errbuf, size_t errlen);
+
+/** Told about each plug-in of a directory that failed to load: its path, errno and reason. */
+typedef void (*auxcap_backend_load_report_fn)(void *arg, const char *path, int err,
+					      const char *reason);
+
+/**
+ * Load every `*.so` of directory @dir, in name order, with auxcap_backend_load().  A plug-in
+ * that fails does not stop the others: @report (may be NULL) is told about it.
+ * Returns the number of plug-ins loaded; 0 if @dir does not exist.
+ * Returns -EINVAL if @dir is NULL, or the errno of reading the directory (-EACCES, -ENOTDIR).
+ */
+AUXCAP_API int auxcap_backend_load_dir(const char *dir, auxcap_backend_load_report_fn report,
+				       void *arg);
+
+/** The file plug-in @ops was loaded from (borrowed), or NULL for a built-in backend. */
+AUXCAP_API const char *auxcap_backend_origin(const struct auxcap_backend_ops *ops);
 
 #ifdef __cplusplus
 }

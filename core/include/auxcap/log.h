@@ -8,6 +8,8 @@
 
 #include <stdarg.h>
 
+#include "auxcap/api.h"
+
 enum auxcap_log_level {
 	AUXCAP_LOG_ERROR = 0,
 	AUXCAP_LOG_WARN,
@@ -18,10 +20,10 @@ enum auxcap_log_level {
 typedef void (*auxcap_log_fn)(void *userdata, enum auxcap_log_level level, const char *msg);
 
 /** Install @fn (NULL to silence).  Process-wide; not thread-safe against concurrent logging. */
-void auxcap_log_set(auxcap_log_fn fn, void *userdata, enum auxcap_log_level max_level);
+AUXCAP_API void auxcap_log_set(auxcap_log_fn fn, void *userdata, enum auxcap_log_level max_level);
 
 /** Format and report a message.  Used by library code. */
-void auxcap_log(enum auxcap_log_level level, const char *fmt, ...)
+AUXCAP_API void auxcap_log(enum auxcap_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 #endif /* AUXCAP_LOG_H */

@@ -115,10 +115,23 @@ enum auxcap_perf_feat {
 	AUXCAP_PERF_FEAT_HYBRID_TOPOLOGY = 30,
 	AUXCAP_PERF_FEAT_PMU_CAPS = 31,
 	AUXCAP_PERF_FEAT_LAST = 32,  /* perf 6.1 skips bits from here on */
+	/**
+	 * auxcap's own section, at the last bit: perf reads only bits below its
+	 * HEADER_LAST_FEATURE, and the table entry of this bit comes after all of perf's, so
+	 * perf's own sections are found where it expects them.  Payload (native endian):
+	 * u32 version (1), u32 entry_size (40, bytes per entry; readers skip bytes past the
+	 * fields they know), u64 nr, then nr entries of struct auxcap_perf_snapshot's fields
+	 * in order: u64 trigger_ns, u64 frozen_ns, u64 data_end, u32 source, u32 coalesced,
+	 * u32 tid, u32 cpu.
+	 */
+	AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS = 255,
 	AUXCAP_PERF_FEAT_BITS = 256, /* size of the header's feature bitmap */
 };
 
-/** Name of a feature bit ("hostname", "auxtrace", ...), or NULL if unknown. */
+#define AUXCAP_PERF_SNAPSHOTS_VERSION	 1  /* payload version of AUXCAP_SNAPSHOTS */
+#define AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE 40 /* bytes per snapshot entry, version 1 */
+
+/** Name of a feature bit ("hostname", "auxtrace", "auxcap_snapshots"...), or NULL if unknown. */
 const char *auxcap_perf_feat_name(unsigned int feat);
 
 /* --- the I/O seam ----------------------------------------------------------------------- */
@@ -249,6 +262,28 @@ int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid);
 int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,
 				    const uint8_t *build_id, size_t size, const char *filename);
 
+/** One snapshot of a capture (the AUXCAP_SNAPSHOTS feature). */
+struct auxcap_perf_snapshot {
+	uint64_t trigger_ns; /* CLOCK_MONOTONIC, ns: the request, or the trigger event's sample */
+	uint64_t frozen_ns;  /* CLOCK_MONOTONIC, ns: the AUX events and sample rings frozen */
+	uint64_t data_end;   /* data section bytes written once the snapshot was out */
+	uint32_t source;     /* enum auxcap_trigger_source (auxcap/session.h): 0 api, 1 signal,
+				2 hotkey, 3 fifo, 4 function, 5 exit */
+	uint32_t coalesced;  /* further requests merged into it */
+	uint32_t tid;	     /* thread that hit a function trigger, else (uint32_t)-1 */
+	uint32_t cpu;	     /* its CPU, else (uint32_t)-1 */
+};
+
+/**
+ * Append @snap (copied) to the AUXCAP_SNAPSHOTS feature, written at close in file mode.  Pipe
+ * mode has no room for it: perf 6.1 aborts on a HEADER_FEATURE record of a bit it does not
+ * know ("wrong feature ID"), so the table is left out there.  An explicit
+ * auxcap_perf_writer_set_feature() of that bit replaces what was appended.
+ * Returns -EINVAL if an argument is NULL, -ENOMEM.
+ */
+int auxcap_perf_writer_add_snapshot(struct auxcap_perf_writer *w,
+				    const struct auxcap_perf_snapshot *snap);
+
 /**
  * Write one complete record (kernel record bytes as read from the ring, or a user record
  * without trailing payload), header.size bytes at @rec.
@@ -362,6 +397,20 @@ uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w);
  */
 int auxcap_perf_writer_close(struct auxcap_perf_writer *w);
 
+/**
+ * Number of distinct files that executable PERF_RECORD_MMAP/MMAP2 records written so far map
+ * (anonymous, [vdso]-like and data mappings left out): the files whose build-ids the caller
+ * should add with auxcap_perf_writer_add_build_id() before closing.
+ */
+size_t auxcap_perf_writer_nr_mapped_files(const struct auxcap_perf_writer *w);
+
+/**
+ * The @i-th of those files: its path (borrowed, valid until @w is closed), and through
+ * @ret_cpumode (may be NULL) the cpumode of the record that mapped it.  NULL past the end.
+ */
+const char *auxcap_perf_writer_mapped_file(const struct auxcap_perf_writer *w, size_t i,
+					   uint16_t *ret_cpumode);
+
 /* --- feature values (reader side) ----------------------------------------------------------- */
 
 struct auxcap_perf_build_id {
@@ -400,6 +449,8 @@ struct auxcap_perf_features {
 	uint32_t clockid;
 	uint64_t clock_tod_ns, clock_clockid_ns;      /* reference pair, ns */
 	uint64_t sample_time_first, sample_time_last; /* SAMPLE_TIME, ns */
+	size_t nr_snapshots; /* AUXCAP_SNAPSHOTS */
+	const struct auxcap_perf_snapshot *snapshots;
 };
 
 /* --- the reader ------------------------------------------------------------------------- */

@@ -33,6 +33,8 @@
 
 #include <linux/perf_event.h>
 
+#include "auxcap/api.h"
+
 /** The default sysfs root of the perf PMUs. */
 #define AUXCAP_PMU_SYSFS_ROOT "/sys/bus/event_source/devices"
 
@@ -64,19 +66,20 @@ enum auxcap_attr_word {
 };
 
 /** "config", "config1", "config2" or "config3"; NULL for an invalid @word. */
-const char *auxcap_attr_word_name(enum auxcap_attr_word word);
+AUXCAP_API const char *auxcap_attr_word_name(enum auxcap_attr_word word);
 
 /** The value of config word @word of @a (0 for an invalid @word). */
-uint64_t auxcap_attr_word_get(const struct auxcap_attr *a, enum auxcap_attr_word word);
+AUXCAP_API uint64_t auxcap_attr_word_get(const struct auxcap_attr *a, enum auxcap_attr_word word);
 
 /** Store @value into config word @word of @a (ignored for an invalid @word). */
-void auxcap_attr_word_set(struct auxcap_attr *a, enum auxcap_attr_word word, uint64_t value);
+AUXCAP_API void
+auxcap_attr_word_set(struct auxcap_attr *a, enum auxcap_attr_word word, uint64_t value);
 
 /**
  * The attr.size to hand the kernel for @a: AUXCAP_ATTR_SIZE_VER8 when config3 is non-zero,
  * else sizeof(struct perf_event_attr) of this build.
  */
-uint32_t auxcap_attr_size(const struct auxcap_attr *a);
+AUXCAP_API uint32_t auxcap_attr_size(const struct auxcap_attr *a);
 
 /** One format term: a named bit field scattered over one config word. */
 struct auxcap_pmu_format {
@@ -113,6 +116,12 @@ struct auxcap_pmu {
 	size_t nr_cpus;			   /* entries in @cpus */
 	int *cpus;			   /* owned: cpumask as ascending CPU numbers */
 	int32_t mux_interval_ms;	   /* perf_event_mux_interval_ms, ms; -1 if absent */
+	/**
+	 * Other readable regular files of the PMU directory itself: the driver's own
+	 * attributes (intel_pt: max_nonturbo_ratio, tsc_art_ratio), as text.  Appended field.
+	 */
+	size_t nr_attrs;		  /* entries in @attrs */
+	struct auxcap_pmu_cap *attrs;	  /* owned, sorted by name */
 };
 
 /**
@@ -127,7 +136,7 @@ struct auxcap_pmu {
  * Returns -EINVAL if @text or @ret is NULL or @text is malformed ("config:", "config:9-3",
  * "foo:1", "config:0-70", trailing garbage).
  */
-int auxcap_pmu_format_parse(const char *text, struct auxcap_pmu_format *ret);
+AUXCAP_API int auxcap_pmu_format_parse(const char *text, struct auxcap_pmu_format *ret);
 
 /**
  * Parse a kernel cpu list ("0-3,8", "" for none) into a malloc'd ascending array.
@@ -137,7 +146,7 @@ int auxcap_pmu_format_parse(const char *text, struct auxcap_pmu_format *ret);
  * Returns -EINVAL if the list is malformed (or an argument is NULL).
  * Returns -ENOMEM if memory runs out.
  */
-int auxcap_cpulist_parse(const char *text, int **ret_cpus, size_t *ret_nr);
+AUXCAP_API int auxcap_cpulist_parse(const char *text, int **ret_cpus, size_t *ret_nr);
 
 /**
  * Read PMU @name under @root (NULL: AUXCAP_PMU_SYSFS_ROOT).
@@ -151,17 +160,17 @@ int auxcap_cpulist_parse(const char *text, int **ret_cpus, size_t *ret_nr);
  * Returns -EBADMSG if type, nr_addr_filters, cpumask or a format file is malformed.
  * Returns -ENOMEM if memory runs out, or the errno of a failing read.
  */
-int auxcap_pmu_new(const char *root, const char *name, struct auxcap_pmu **ret_pmu);
+AUXCAP_API int auxcap_pmu_new(const char *root, const char *name, struct auxcap_pmu **ret_pmu);
 
 /** Free @pmu and everything it owns (NULL-safe). */
-void auxcap_pmu_free(struct auxcap_pmu *pmu);
+AUXCAP_API void auxcap_pmu_free(struct auxcap_pmu *pmu);
 
 /** The format term @name of @pmu, or NULL.  Borrowed from @pmu. */
-const struct auxcap_pmu_format *auxcap_pmu_format_find(const struct auxcap_pmu *pmu,
-						       const char *name);
+AUXCAP_API const struct auxcap_pmu_format *auxcap_pmu_format_find(const struct auxcap_pmu *pmu,
+								  const char *name);
 
 /** The largest value the field @f can hold. */
-uint64_t auxcap_pmu_format_max(const struct auxcap_pmu_format *f);
+AUXCAP_API uint64_t auxcap_pmu_format_max(const struct auxcap_pmu_format *f);
 
 /**
  * Write @value into field @f of @attr: the field's bits are cleared, then the value's bits are
@@ -171,11 +180,12 @@ uint64_t auxcap_pmu_format_max(const struct auxcap_pmu_format *f);
  * Returns -EINVAL if an argument is NULL.
  * Returns -ERANGE if @value does not fit in the field's width.
  */
-int auxcap_pmu_format_put(const struct auxcap_pmu_format *f, uint64_t value,
-			  struct auxcap_attr *attr);
+AUXCAP_API int auxcap_pmu_format_put(const struct auxcap_pmu_format *f, uint64_t value,
+				     struct auxcap_attr *attr);
 
 /** Read field @f back out of @attr (the inverse of auxcap_pmu_format_put()). */
-uint64_t auxcap_pmu_format_get(const struct auxcap_pmu_format *f, const struct auxcap_attr *attr);
+AUXCAP_API uint64_t
+auxcap_pmu_format_get(const struct auxcap_pmu_format *f, const struct auxcap_attr *attr);
 
 /**
  * Set the named format term @term of @pmu to @value in @attr.
@@ -185,17 +195,17 @@ uint64_t auxcap_pmu_format_get(const struct auxcap_pmu_format *f, const struct a
  * Returns -ENOENT if @pmu has no format term @term.
  * Returns -ERANGE if @value does not fit in the field.
  */
-int auxcap_pmu_set_term(const struct auxcap_pmu *pmu, const char *term, uint64_t value,
-			struct auxcap_attr *attr);
+AUXCAP_API int auxcap_pmu_set_term(const struct auxcap_pmu *pmu, const char *term, uint64_t value,
+				   struct auxcap_attr *attr);
 
 /**
  * Write @f as sysfs would ("config:0-7,32-35") into @buf of @len bytes (always terminated
  * when @len > 0).  Returns the length the full string needs, like snprintf().
  */
-int auxcap_pmu_format_str(const struct auxcap_pmu_format *f, char *buf, size_t len);
+AUXCAP_API int auxcap_pmu_format_str(const struct auxcap_pmu_format *f, char *buf, size_t len);
 
 /** The text of capability @name of @pmu, or NULL.  Borrowed from @pmu. */
-const char *auxcap_pmu_cap_text(const struct auxcap_pmu *pmu, const char *name);
+AUXCAP_API const char *auxcap_pmu_cap_text(const struct auxcap_pmu *pmu, const char *name);
 
 /**
  * Capability @name of @pmu as a number in @base (16 for intel_pt, which writes "%x"; 10 for
@@ -206,10 +216,18 @@ const char *auxcap_pmu_cap_text(const struct auxcap_pmu *pmu, const char *name);
  * Returns -ENOENT if @pmu has no such capability.
  * Returns -EBADMSG if its text is not a number in @base.
  */
-int auxcap_pmu_cap_u64(const struct auxcap_pmu *pmu, const char *name, int base, uint64_t *ret);
+AUXCAP_API int
+auxcap_pmu_cap_u64(const struct auxcap_pmu *pmu, const char *name, int base, uint64_t *ret);
+
+/**
+ * The text of driver attribute file @name of @pmu (a file in the PMU directory itself other
+ * than type, nr_addr_filters, cpumask, perf_event_mux_interval_ms and uevent), or NULL.
+ * Borrowed from @pmu.
+ */
+const char *auxcap_pmu_attr_text(const struct auxcap_pmu *pmu, const char *name);
 
 /** The term list of event alias @name of @pmu, or NULL.  Borrowed from @pmu. */
-const char *auxcap_pmu_alias_find(const struct auxcap_pmu *pmu, const char *name);
+AUXCAP_API const char *auxcap_pmu_alias_find(const struct auxcap_pmu *pmu, const char *name);
 
 /** All PMUs under one root, sorted by name. */
 struct auxcap_pmu_list {
@@ -231,12 +249,13 @@ struct auxcap_pmu_list {
  * Returns -ENOENT if @root does not exist, -ENOTDIR if it is not a directory, the errno of
  * opendir() otherwise, or -ENOMEM.
  */
-int auxcap_pmu_list_new(const char *root, struct auxcap_pmu_list **ret_list);
+AUXCAP_API int auxcap_pmu_list_new(const char *root, struct auxcap_pmu_list **ret_list);
 
 /** Free @list and every PMU in it (NULL-safe). */
-void auxcap_pmu_list_free(struct auxcap_pmu_list *list);
+AUXCAP_API void auxcap_pmu_list_free(struct auxcap_pmu_list *list);
 
 /** The PMU called @name in @list, or NULL (also when it was listed but unreadable). */
-const struct auxcap_pmu *auxcap_pmu_list_find(const struct auxcap_pmu_list *list, const char *name);
+AUXCAP_API const struct auxcap_pmu *
+auxcap_pmu_list_find(const struct auxcap_pmu_list *list, const char *name);
 
 #endif /* AUXCAP_PMU_H */

@@ -16,9 +16,29 @@
  * and sampling events go to a second, overwrite data ring per set that is snapshotted with
  * the AUX data, so the samples of the same window go out together.
  *
+ * Consecutive AUX snapshots do not overlap.  In snapshot mode the driver publishes an
+ * in-buffer head (Intel PT, BTS and Arm SPE reset it on every wrap), so the session keeps, per
+ * AUX buffer, the head of the previous snapshot, a copy of the bytes just before it, and a
+ * free-running stream position of what it wrote.  At the next snapshot, if those bytes are
+ * still in place the buffer has not wrapped past the previous snapshot: only the bytes
+ * written since (head - previous head, modulo the size) go out, as a chunk whose offset is
+ * exactly where the previous one ended.  Otherwise (or when too few of them lie outside the
+ * new data to tell) the whole valid buffer goes out, its offset placed past a gap, and
+ * stats.aux_snapshot_wrapped counts it.  So a chunk that starts where the previous chunk of
+ * the same buffer ended continues it byte for byte.  The one case this cannot see is a
+ * producer that wrote exactly whole buffers of identical bytes over the compared window.
+ *
  * Loss is never silent: LOST and LOST_SAMPLES records, and AUX records flagged TRUNCATED,
  * PARTIAL or COLLISION are counted in struct auxcap_session_stats.  After TRUNCATED the kernel
  * disables the AUX event; the session re-enables it after draining and counts the event.
+ *
+ * Triggers (snapshot mode): a snapshot request comes from a signal, a key, a control FIFO or
+ * the program itself (auxcap_session_request_from() with its source), or from a *trigger
+ * event* of the session (a uprobe or an execute breakpoint on a function of the traced
+ * program, see auxcap/trigger.h): every sample such an event writes is a request whose time
+ * is the sample's own time, so the trigger-to-frozen latency is measured from the hit.
+ * Requests that arrive while one is pending are coalesced and counted.  Each snapshot taken
+ * is reported to the sink (struct auxcap_snapshot_info) with its source and latency.
  */
 #ifndef AUXCAP_SESSION_H
 #define AUXCAP_SESSION_H
@@ -28,6 +48,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "auxcap/api.h"
 #include "auxcap/sys.h"
 
 struct perf_event_attr;
@@ -35,7 +56,13 @@ struct auxcap_session;
 struct auxcap_sink;
 struct auxcap_aux_ring;
 
-/** An event of the session. */
+/**
+ * An event of the session.  @attr is read as a struct perf_event_attr of this build (config3
+ * is not part of it with older uapi headers) unless attr->size is AUXCAP_ATTR_SIZE_VER8 (or
+ * more): then @attr is the `attr` member of a struct auxcap_attr (auxcap/pmu.h) and its
+ * config3 is passed to the kernel too (the event is opened with size 136 when config3 is
+ * non-zero, e.g. arm_spe's inv_event_filter).
+ */
 struct auxcap_session_event {
 	const struct perf_event_attr *attr; /* borrowed during open; copied */
 	const char *name;                   /* borrowed during open; copied */
@@ -50,6 +77,30 @@ struct auxcap_session_event {
 typedef int (*auxcap_find_snapshot_fn)(const struct auxcap_aux_ring *ring, uint64_t head,
 				       uint64_t old, uint64_t *state, uint64_t *ret_start,
 				       uint64_t *ret_end);
+
+/** What asked for a snapshot (stored with each snapshot in the capture file). */
+enum auxcap_trigger_source {
+	AUXCAP_TRIGGER_API = 0,      /* auxcap_session_request()/_snapshot() without a source */
+	AUXCAP_TRIGGER_SIGNAL = 1,   /* SIGUSR2 */
+	AUXCAP_TRIGGER_HOTKEY = 2,   /* a key on the terminal */
+	AUXCAP_TRIGGER_FIFO = 3,     /* the control FIFO */
+	AUXCAP_TRIGGER_FUNCTION = 4, /* a trigger event (uprobe, breakpoint) fired */
+	AUXCAP_TRIGGER_EXIT = 5,     /* the end of the capture (--snapshot=e) */
+	AUXCAP_TRIGGER_SOURCE_MAX = 16, /* sources are below this */
+};
+
+/** Name of a trigger source ("signal", "function", ...), or "?" for an unknown value. */
+const char *auxcap_trigger_source_name(unsigned int source);
+
+/** One snapshot taken, as the session reports it to the sink after its data. */
+struct auxcap_snapshot_info {
+	uint64_t trigger_ns; /* CLOCK_MONOTONIC, ns: the request, or the trigger event's sample */
+	uint64_t frozen_ns;  /* CLOCK_MONOTONIC, ns: every AUX event stopped, sample rings paused */
+	uint32_t source;     /* enum auxcap_trigger_source */
+	uint32_t coalesced;  /* further requests merged into this snapshot */
+	uint32_t tid;        /* AUXCAP_TRIGGER_FUNCTION: thread that hit it, else (uint32_t)-1 */
+	uint32_t cpu;        /* AUXCAP_TRIGGER_FUNCTION: its CPU if known, else (uint32_t)-1 */
+};
 
 struct auxcap_session_opts {
 	size_t sz;                    /* sizeof(struct auxcap_session_opts) */
@@ -78,6 +129,37 @@ struct auxcap_session_opts {
 	/** Snapshot mode: wrap detection; NULL uses auxcap_find_snapshot_zero_tail (PT/BTS). */
 	auxcap_find_snapshot_fn find_snapshot;
 	const struct auxcap_sink *sink; /* borrowed, outlives the session */
+	/**
+	 * Trigger events (snapshot mode only): opened on every target like the others, disabled
+	 * and enabled with them, each set's in a small ring of its own that the loop reads at
+	 * once; every sample is a snapshot request timed by the sample.  Give them
+	 * sample_period 1 and use_clockid with CLOCK_MONOTONIC (auxcap_trigger_*_attr() do);
+	 * the session sets the sample_id fields and wakeup_events 1.  Their records are not
+	 * written to the sink.  Borrowed array; attrs copied, pointers inside an attr (a
+	 * uprobe's path) borrowed until auxcap_session_open() returns.  With @inherit, give no
+	 * uprobe-PMU event: the kernel cannot copy it into new tasks (auxcap/trigger.h).
+	 */
+	const struct auxcap_session_event *triggers;
+	size_t nr_triggers;
+	/**
+	 * The `reference` of each AUX chunk (PERF_RECORD_AUXTRACE), read when it is copied: the
+	 * backend's timestamp (the TSC for Intel PT and BTS).  NULL: CLOCK_MONOTONIC in ns.
+	 */
+	uint64_t (*reference)(void);
+	/** Open every event with attr.use_clockid on @clockid (a CLOCK_* id). */
+	bool use_clockid;
+	int clockid;
+	/**
+	 * Bytes: the AUX trace is made of records of this size (the backend's alignment, Intel
+	 * BTS 24); every AUX copy is trimmed to whole records as perf does.  0: none.
+	 */
+	uint32_t aux_alignment;
+	/**
+	 * Address filter set on every AUX event with PERF_EVENT_IOC_SET_FILTER right after it is
+	 * opened (the kernel's syntax), NULL for none.  Borrowed during open.  When the kernel
+	 * refuses it, open fails with *ret_failed_event = -4.
+	 */
+	const char *aux_filter;
 };
 
 struct auxcap_session_stats {
@@ -100,6 +182,17 @@ struct auxcap_session_stats {
 	uint64_t snapshot_requests_coalesced; /* requests that arrived while one was pending */
 	uint64_t snapshot_latency_ns_last; /* request to AUX frozen, last snapshot */
 	uint64_t snapshot_latency_ns_max;
+	uint64_t trigger_hits;     /* samples read from the trigger events */
+	uint64_t trigger_lost;     /* trigger samples the kernel dropped (LOST in their rings) */
+	uint64_t trigger_snapshots; /* snapshots whose request came from a trigger event */
+	/** AUX bytes a snapshot did not write again: they went out with the previous one. */
+	uint64_t aux_snapshot_trimmed;
+	/**
+	 * Snapshots taken after the AUX buffer had wrapped past the previous snapshot (or when
+	 * that could not be ruled out): the whole valid buffer goes out, and the trace written
+	 * between the two snapshots beyond one buffer is not in the file (flight recorder).
+	 */
+	uint64_t aux_snapshot_wrapped;
 };
 
 enum auxcap_session_request {
@@ -115,11 +208,13 @@ enum auxcap_session_request {
  *
  * Returns 0 and sets @ret_s, or a negative errno from the kernel unchanged, with nothing left
  * open.  auxcap_session_error() is not available then; the caller knows which call failed
- * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band) when
+ * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band, -4 for
+ * the AUX event's address filter, AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i) when
  * @ret_failed_event is not NULL.
  * Returns -EINVAL for inconsistent options (no events, a page count not a power of two,
- * no sink, @opts->sz too small).
+ * no sink, @opts->sz too small, trigger events without snapshot mode).
  */
+#define AUXCAP_SESSION_FAILED_TRIGGER (-100)
 int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_session **ret_s,
 			int *ret_failed_event);
 
@@ -143,17 +238,48 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms);
  */
 void auxcap_session_request(struct auxcap_session *s, unsigned int req);
 
+/**
+ * As auxcap_session_request(), naming what asked (enum auxcap_trigger_source) for the
+ * snapshot's record.  When requests coalesce, the first one's source and time are kept.
+ */
+void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
+				 enum auxcap_trigger_source source);
+
 /** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
 int auxcap_session_drain(struct auxcap_session *s);
 
 /**
- * Take a snapshot now (snapshot mode).  Whatever fails, the events it stopped are running
- * again when it returns.  Returns 0 or a negative errno.
+ * Take a snapshot now (snapshot mode), for the pending request if there is one (its source
+ * and time), else as AUXCAP_TRIGGER_API requested now.  Whatever fails, the events it stopped
+ * are running again when it returns.  Returns 0 or a negative errno.
  */
 int auxcap_session_snapshot(struct auxcap_session *s);
 
+/**
+ * Write the side-band of tasks that already run (perf record -p does the same): for every
+ * distinct target pid of the session (thread ids are grouped by process) a COMM per thread
+ * from /proc/PID/task/TID/comm and an MMAP2 per executable mapping (and per named mapping
+ * like [vdso]) from /proc/PID/maps, with time 0 and the session's first event's id in
+ * their sample_id, to the sink.  Call it after auxcap_session_open() and before the events
+ * run, so they precede the captured records.  @proc is the procfs root (NULL: "/proc").
+ *
+ * Returns the number of records written, or a negative errno.
+ * Returns -ESRCH if a target is gone, -EACCES if its maps cannot be read, the sink's error.
+ */
+int auxcap_session_synthesize(struct auxcap_session *s, const char *proc);
+
 /** Counters so far (copied). */
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret);
+
+struct auxcap_perf_time_conv;
+
+/**
+ * The time conversion fields of the first data ring's control page (what perf copies into
+ * PERF_RECORD_TIME_CONV), read with auxcap_time_conv_read_page().
+ * Returns 0 and fills @ret (check ret->cap_user_time_zero), -ENODEV if the session has no
+ * data ring, -EAGAIN if the page never settled.
+ */
+int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_time_conv *ret);
 
 /** Number of event sets and their targets. */
 size_t auxcap_session_nr_sets(const struct auxcap_session *s);
@@ -163,8 +289,15 @@ size_t auxcap_session_nr_sets(const struct auxcap_session *s);
  * wrapped once any of its last 4 KiB is non-zero (remembered in @state); then the whole buffer
  * ending at @head is valid, else [old, head).
  */
-int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
-				   uint64_t old, uint64_t *state, uint64_t *ret_start,
-				   uint64_t *ret_end);
+AUXCAP_API int auxcap_find_snapshot_zero_tail(const struct auxcap_aux_ring *ring, uint64_t head,
+					      uint64_t old, uint64_t *state, uint64_t *ret_start,
+					      uint64_t *ret_end);
+
+/**
+ * The AUX buffer of @ring, for find_snapshot callbacks: its mapping (read-only in snapshot
+ * mode, borrowed for the callback) and its size in bytes in *@ret_size.
+ */
+AUXCAP_API const unsigned char *auxcap_aux_ring_data(const struct auxcap_aux_ring *ring,
+						     uint64_t *ret_size);
 
 #endif /* AUXCAP_SESSION_H */

@@ -81,6 +81,12 @@ struct auxcap_emu_format {
 	const char *spec; /* static: "config:10", "config:14-17", "config1:0-63", ... */
 };
 
+/** One file of a PMU's sysfs caps/ directory: name and content, as the driver prints it. */
+struct auxcap_emu_sysfs_cap {
+	const char *name;  /* static: "psb_cyc", "mtc_periods", ... */
+	const char *value; /* static: the file's text ("0", "249") */
+};
+
 /** What the emulator presents for one PMU (for the CLI's 'list' and PMU lookup). */
 struct auxcap_emu_pmu_info {
 	const char *name;			 /* static: "intel_pt", "intel_bts", "arm_spe_0" */
@@ -90,6 +96,10 @@ struct auxcap_emu_pmu_info {
 	const struct auxcap_emu_format *formats; /* static: the format/ terms the real driver
 						    lists (the event parser needs them) */
 	size_t nr_formats;
+	/** static: caps/ files with what the emulated hardware does (the driver's file names;
+	 * a backend checks the user's knobs against them), NULL if none */
+	const struct auxcap_emu_sysfs_cap *sysfs_caps;
+	size_t nr_sysfs_caps;
 };
 
 /** Emulator options; caller-owned, copied in by auxcap_emu_new(). Zero = default. */

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Parallel decoding of one Intel PT stream (see ipt.h, auxcap_ipt_decode_parallel()).
+ *
+ * Divisions: choosing the cut points; the pieces and their stitching; the worker threads and
+ * the in-order hand-out.
+ *
+ * Why the cut is exact.  A PSB+ whose FUP gives the current IP lets a decoder start there with
+ * nothing from before (libipt clears its return stack at a PSB, and the hardware does not
+ * compress returns across one).  A decoder that runs through such a PSB mid-stream reports its
+ * PSB+ as status-update events bound to that IP: the flow before them is the flow before the
+ * PSB, the flow after them is what a decoder synchronized at the PSB produces.  So piece k is
+ * decoded from its PSB on, over the rest of the stream (libipt reads a few packets ahead), and
+ * stops at the first status-update event it reports at or past the next piece's PSB; piece
+ * k + 1 reports that PSB+ itself.  Decode errors resynchronize at the next PSB the same way in
+ * both.  tests/aux/intel_pt/test_ipt_parallel.c checks the items are the sequential ones.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <intel-pt.h>
+
+#include "ipt.h"
+#include "ipt_internal.h"
+
+#define DEFAULT_CHUNK (64u * 1024u)
+#define MAX_THREADS 64u
+
+/* ---- cut points ----------------------------------------------------------------------------- */
+
+/* Offset of the first PSB (02 82 repeated 8 times) at or after @from, or @len if none. */
+static uint64_t next_psb(const uint8_t *buf, size_t len, uint64_t from)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+
+	while (from + sizeof(psb) <= len) {
+		const uint8_t *p = memchr(buf + from, 0x02, len - sizeof(psb) + 1 - from);
+
+		if (!p)
+			break;
+		if (!memcmp(p, psb, sizeof(psb)))
+			return (uint64_t)(p - buf);
+		from = (uint64_t)(p - buf) + 1;
+	}
+	return len;
+}
+
+/* Does the PSB+ at @off carry a FUP (tracing on, so the flow continues at a known IP)? */
+static bool psb_has_fup(struct pt_packet_decoder *pkt, uint64_t off)
+{
+	struct pt_packet p;
+
+	if (pt_pkt_sync_set(pkt, off) < 0)
+		return false;
+	for (int i = 0; i < 32; i++) {
+		if (pt_pkt_next(pkt, &p, sizeof(p)) < 0)
+			return false;
+		if (p.type == ppt_fup)
+			return true;
+		if (p.type == ppt_psbend)
+			return false;
+	}
+	return false;
+}
+
+ssize_t auxcap_ipt_split(const uint8_t *buf, size_t len, size_t chunk, uint64_t *ret_starts,
+			 size_t max)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config config;
+	size_t n = 0;
+	uint64_t at;
+
+	if ((!buf && len) || !ret_starts || !max)
+		return -EINVAL;
+	if (!chunk)
+		chunk = DEFAULT_CHUNK;
+	ret_starts[n++] = 0;
+	if (!len)
+		return (ssize_t)n;
+	if (auxcap_ipt_config_init(&config, buf, len, NULL) < 0)
+		return -EINVAL;
+	pkt = pt_pkt_alloc_decoder(&config);
+	if (!pkt)
+		return -ENOMEM;
+	for (at = chunk; n < max && at < len;) {
+		uint64_t p = next_psb(buf, len, at);
+
+		while (p < len && !psb_has_fup(pkt, p))
+			p = next_psb(buf, len, p + 1);
+		if (p >= len)
+			break;
+		ret_starts[n++] = p;
+		at = p + chunk;
+	}
+	pt_pkt_free_decoder(pkt);
+	return (ssize_t)n;
+}
+
+/* ---- pieces ------------------------------------------------------------------------------- */
+
+struct piece {
+	uint64_t start;			/* PSB it starts at (0 for the first piece) */
+	uint64_t stop;			/* the next piece's start, 0 for the last */
+	struct auxcap_ipt_item *items;	/* owned */
+	size_t nr, cap;
+	int err;   /* a failure that ended the piece (not a GAP: those are items) */
+	bool done; /* decoded (under the lock) */
+};
+
+/* Room for one more item at the end of @pc's buffer. */
+static struct auxcap_ipt_item *piece_slot(struct piece *pc)
+{
+	if (pc->nr == pc->cap) {
+		/* a piece of n trace bytes holds about n / 2 items (blocks of a tight loop) */
+		size_t cap = pc->cap ? pc->cap * 2 : 8192;
+		struct auxcap_ipt_item *p = realloc(pc->items, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		pc->items = p;
+		pc->cap = cap;
+	}
+	return &pc->items[pc->nr];
+}
+
+/* Is @it the first status update of the next piece's PSB+: where @pc stops? */
+static bool piece_ends_at(const struct piece *pc, const struct auxcap_ipt_item *it)
+{
+	return pc->stop && it->kind == AUXCAP_IPT_ITEM_EVENT &&
+	       (it->flags & AUXCAP_IPT_F_STATUS_UPDATE) && it->offset >= pc->stop;
+}
+
+/*
+ * Decode @pc from its PSB up to the status updates of the next piece's PSB+: into its buffer
+ * (@fn NULL; the decoder writes each item in place), or to @fn(@ctx) as they come.
+ */
+static int piece_decode(struct piece *pc, const uint8_t *buf, size_t len,
+			struct auxcap_ipt_image *image, const struct auxcap_ipt_params *params,
+			const struct auxcap_ipt_decoder_opts *dopts, auxcap_ipt_item_fn fn,
+			void *ctx)
+{
+	struct auxcap_ipt_decoder_opts o = *dopts;
+	struct auxcap_ipt_decoder *dec = NULL;
+	struct auxcap_ipt_item one, *it;
+	int r;
+
+	o.sz = sizeof(o);
+	o.start = pc->start;
+	r = auxcap_ipt_decoder_new(buf, len, image, params, &o, &dec);
+	if (r < 0)
+		return r;
+	for (;;) {
+		it = fn ? &one : piece_slot(pc);
+		if (!it) {
+			r = -ENOMEM;
+			break;
+		}
+		r = auxcap_ipt_decoder_next(dec, it);
+		if (r <= 0)
+			break;
+		if (piece_ends_at(pc, it)) {
+			r = 0;
+			break;
+		}
+		if (fn) {
+			r = fn(ctx, it);
+			if (r < 0)
+				break;
+		} else {
+			pc->nr++;
+		}
+	}
+	auxcap_ipt_decoder_free(dec);
+	return r;
+}
+
+/* ---- workers and hand-out ------------------------------------------------------------------- */
+
+struct par {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a piece is done, or one was handed out */
+	const uint8_t *buf;
+	size_t len;
+	struct auxcap_ipt_image *image; /* borrowed: cloned per worker */
+	const struct auxcap_ipt_params *params;
+	struct auxcap_ipt_decoder_opts dopts;
+	struct piece *pieces;
+	size_t nr;
+	size_t next;	  /* next piece a worker takes */
+	size_t consumed;  /* pieces handed out */
+	size_t window;	  /* pieces decoded ahead of the hand-out, at most */
+	bool stop;	  /* the caller stopped, or a worker failed to start */
+};
+
+static void *worker(void *arg)
+{
+	struct par *p = arg;
+	struct auxcap_ipt_image *mine = NULL;
+	int r = auxcap_ipt_image_clone(p->image, &mine);
+
+	for (;;) {
+		struct piece *pc;
+		size_t k;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->stop && p->next < p->nr && p->next >= p->consumed + p->window)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (p->stop || p->next >= p->nr) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		k = p->next++;
+		pthread_mutex_unlock(&p->lock);
+
+		pc = &p->pieces[k];
+		if (r == 0)
+			pc->err = piece_decode(pc, p->buf, p->len, mine, p->params, &p->dopts,
+					       NULL, NULL);
+		else
+			pc->err = r; /* no image of our own: the piece fails, the caller says so */
+
+		pthread_mutex_lock(&p->lock);
+		pc->done = true;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+	auxcap_ipt_image_free(mine);
+	return NULL;
+}
+
+/* One thread: one decoder over the whole stream, its items straight to @fn. */
+static int decode_here(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+		       const struct auxcap_ipt_params *params,
+		       const struct auxcap_ipt_decoder_opts *dopts, auxcap_ipt_item_fn fn, void *ctx)
+{
+	struct auxcap_ipt_decoder *dec = NULL;
+	struct auxcap_ipt_item it;
+	int r;
+
+	r = auxcap_ipt_decoder_new(buf, len, image, params, dopts, &dec);
+	if (r < 0)
+		return r;
+	while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1) {
+		r = fn(ctx, &it);
+		if (r < 0)
+			break;
+	}
+	auxcap_ipt_decoder_free(dec);
+	return r < 0 ? r : 0;
+}
+
+static unsigned int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image,
+			       const struct auxcap_ipt_params *params,
+			       const struct auxcap_ipt_parallel_opts *opts, auxcap_ipt_item_fn fn,
+			       void *ctx)
+{
+	struct par p;
+	pthread_t th[MAX_THREADS];
+	unsigned int nth, started = 0;
+	uint64_t *starts = NULL;
+	size_t chunk, max;
+	ssize_t n;
+	int r = 0;
+
+	if ((!buf && len) || !image || !fn || (opts && opts->sz < sizeof(*opts)) ||
+	    auxcap_ipt_params_valid(params) < 0)
+		return -EINVAL;
+	memset(&p, 0, sizeof(p));
+	chunk = opts && opts->chunk ? opts->chunk : DEFAULT_CHUNK;
+	nth = opts && opts->threads ? opts->threads : online_cpus();
+	if (nth > MAX_THREADS)
+		nth = MAX_THREADS;
+	if (opts)
+		p.dopts = opts->dec;
+	p.dopts.sz = sizeof(p.dopts);
+	p.dopts.start = 0;
+	if (nth == 1)
+		return decode_here(buf, len, image, params, &p.dopts, fn, ctx);
+
+	max = len / chunk + 2;
+	starts = calloc(max, sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	n = auxcap_ipt_split(buf, len, chunk, starts, max);
+	if (n < 0) {
+		free(starts);
+		return (int)n;
+	}
+	p.pieces = calloc((size_t)n, sizeof(*p.pieces));
+	if (!p.pieces) {
+		free(starts);
+		return -ENOMEM;
+	}
+	for (ssize_t k = 0; k < n; k++) {
+		p.pieces[k].start = starts[k];
+		p.pieces[k].stop = k + 1 < n ? starts[k + 1] : 0;
+	}
+	free(starts);
+	p.nr = (size_t)n;
+	p.buf = buf;
+	p.len = len;
+	p.image = image;
+	p.params = params;
+	/* the calling thread decodes too: nth - 1 workers, decoding at most nth pieces ahead */
+	p.window = nth;
+	nth = nth - 1 < p.nr ? nth - 1 : (unsigned int)p.nr;
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	for (; started < nth; started++)
+		if (pthread_create(&th[started], NULL, worker, &p))
+			break; /* fewer workers: the calling thread decodes what they leave */
+
+	/*
+	 * Hand the pieces out in order.  The piece at the head that no worker has taken yet is
+	 * decoded here, its items going straight to @fn; the others are handed out of their
+	 * buffers as they complete, and their memory goes right after.
+	 */
+	for (size_t k = 0; r == 0 && k < p.nr; k++) {
+		struct piece *pc = &p.pieces[k];
+		bool mine = false;
+
+		pthread_mutex_lock(&p.lock);
+		if (p.next == k) {
+			p.next++;
+			mine = true;
+		}
+		while (!mine && !pc->done)
+			pthread_cond_wait(&p.cond, &p.lock);
+		pthread_mutex_unlock(&p.lock);
+		if (mine) {
+			r = piece_decode(pc, buf, len, image, params, &p.dopts, fn, ctx);
+		} else {
+			for (size_t i = 0; r == 0 && i < pc->nr; i++)
+				r = fn(ctx, &pc->items[i]);
+			if (r == 0 && pc->err < 0)
+				r = pc->err;
+		}
+		free(pc->items);
+		pc->items = NULL;
+		pthread_mutex_lock(&p.lock);
+		p.consumed = k + 1;
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.lock);
+	}
+
+	pthread_mutex_lock(&p.lock);
+	p.stop = true;
+	pthread_cond_broadcast(&p.cond);
+	pthread_mutex_unlock(&p.lock);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (size_t k = 0; k < p.nr; k++)
+		free(p.pieces[k].items);
+	free(p.pieces);
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.lock);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap archive FILE: copy the binaries a capture needs (its BUILD_ID table) into
+ * FILE.archive/.build-id/xx/rest, so that `auxcap decode FILE` works on another machine.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auxcap/perf_data.h"
+#include "binaries.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: auxcap archive FILE\n"
+		   "\n"
+		   "Copy every binary the capture FILE maps (found by its build-id: the path it was\n"
+		   "recorded from, or perf's build-id cache ~/.debug) into FILE.archive/, where\n"
+		   "'auxcap decode FILE' looks for them.  Move FILE and FILE.archive/ together.\n");
+}
+
+/* mkdir -p for the directories of @path (not its last component). */
+static int make_parents(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			int r = -errno;
+
+			*p = '/';
+			return r;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/* Copy @src to @dst (created 0644, never over an existing file or through a symlink). */
+static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
+{
+	char tmp[4096 + 16], buf[1 << 16];
+	int in, out, r = 0;
+	ssize_t n;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	(void)unlink(tmp);
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
+	*ret_bytes = 0;
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				r = w < 0 ? -errno : -EIO;
+				break;
+			}
+			done += w;
+		}
+		if (r < 0)
+			break;
+		*ret_bytes += (uint64_t)n;
+	}
+	close(in);
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, dst) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlink(tmp);
+	return r;
+}
+
+static int run_archive(int argc, char **argv)
+{
+	struct auxcap_perf_reader_opts opts;
+	const struct auxcap_perf_features *f;
+	struct auxcap_perf_reader *rd = NULL;
+	size_t copied = 0, present = 0, missing = 0;
+	uint64_t bytes = 0;
+	char err[256] = "", *dir = NULL;
+	const char *file;
+	int r, ret = CLI_ERR;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	if (argc != 2 || !strcmp(argv[1], "-")) {
+		usage(stderr);
+		return CLI_ERR;
+	}
+	file = argv[1];
+	memset(&opts, 0, sizeof(opts));
+	opts.sz = sizeof(opts);
+	opts.errbuf = err;
+	opts.errbuf_size = sizeof(err);
+	r = auxcap_perf_reader_open(file, &opts, &rd);
+	if (r == -ENOENT) {
+		cli_err("%s: no such file; check the path", file);
+		return CLI_ERR;
+	}
+	if (r < 0) {
+		cli_err("%s: %s: %s", file, r == -EBADMSG ? "invalid perf.data" : "cannot read",
+			err[0] ? err : strerror(-r));
+		return CLI_ERR;
+	}
+	f = auxcap_perf_reader_features(rd);
+	if (!f->nr_build_ids) {
+		cli_err("%s has no build-id table (recorded without libelf, or cut short before "
+			"its features were written); nothing to archive",
+			file);
+		goto out;
+	}
+	if (auxcap_archive_dir(file, &dir) < 0)
+		goto oom;
+	for (size_t i = 0; i < f->nr_build_ids; i++) {
+		const struct auxcap_perf_build_id *b = &f->build_ids[i];
+		char hex[AUXCAP_BUILD_ID_HEX_MAX], *src = NULL, *dst = NULL;
+		uint64_t n = 0;
+
+		auxcap_build_id_hex(b->id, b->size, hex);
+		if (auxcap_archive_path(file, b->id, b->size, &dst) < 0)
+			goto oom;
+		if (access(dst, F_OK) == 0) {
+			present++;
+			free(dst);
+			continue;
+		}
+		r = auxcap_binary_find(NULL, b->filename, b->id, b->size, &src);
+		if (r == -ENOMEM) {
+			free(dst);
+			goto oom;
+		}
+		if (r < 0) {
+			cli_warn("%s (build-id %s) is not on this machine any more (or was rebuilt); "
+				 "decode will skip its code",
+				 b->filename, hex);
+			missing++;
+			free(dst);
+			continue;
+		}
+		r = make_parents(dst);
+		if (r == 0)
+			r = copy_file(src, dst, &n);
+		if (r < 0) {
+			cli_err("cannot copy %s to %s: %s", src, dst, strerror(-r));
+			free(src);
+			free(dst);
+			goto out;
+		}
+		copied++;
+		bytes += n;
+		free(src);
+		free(dst);
+	}
+	printf("archived %zu binaries (%" PRIu64 " bytes) into %s/", copied, bytes, dir);
+	if (present)
+		printf(", %zu already there", present);
+	if (missing)
+		printf(", %zu missing", missing);
+	printf("\n");
+	ret = CLI_OK;
+	goto out;
+oom:
+	cli_err("out of memory");
+out:
+	free(dir);
+	auxcap_perf_reader_close(rd);
+	return ret;
+}
+
+const struct cli_cmd cli_cmd_archive = {
+	.name = "archive",
+	.summary = "copy the binaries a capture needs next to it (FILE.archive/)",
+	.run = run_archive,
+};

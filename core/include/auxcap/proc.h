@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What procfs says about running tasks, for captures that attach to them (-p, -t) and for
+ * triggers placed at run-time addresses: /proc/PID/maps lines, the address a file offset is
+ * mapped at, and the side-band records perf record synthesizes for pre-existing tasks
+ * (COMM and MMAP2, spec/perf-data-and-perf-tool.md section 1.4, step 7).
+ *
+ * Every function takes the procfs root as a parameter (NULL: "/proc") so tests can point it
+ * at a copied tree.
+ */
+#ifndef AUXCAP_PROC_H
+#define AUXCAP_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sys/types.h>
+
+#include "auxcap/record.h"
+
+/** One line of /proc/PID/maps. */
+struct auxcap_proc_map {
+	uint64_t start;	 /* bytes */
+	uint64_t end;	 /* bytes, exclusive */
+	uint64_t pgoff;	 /* file offset of @start, bytes */
+	uint32_t prot;	 /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	uint32_t flags;	 /* MAP_PRIVATE or MAP_SHARED */
+	uint32_t maj;	 /* device major */
+	uint32_t min;	 /* device minor */
+	uint64_t ino;	 /* inode, 0 for anonymous memory */
+	char path[4096]; /* file path or pseudo name ("[vdso]"), "" when anonymous */
+};
+
+/**
+ * Parse one @line of /proc/PID/maps ("start-end perms offset maj:min inode   path").
+ *
+ * Returns 0 and fills @ret (untouched on failure).
+ * Returns -EINVAL if an argument is NULL, -EBADMSG if the line is malformed.
+ */
+int auxcap_proc_map_parse(const char *line, struct auxcap_proc_map *ret);
+
+/**
+ * The thread group (process) id of thread @tid, from the Tgid line of /proc/TID/status.
+ *
+ * Returns 0 and sets @ret_tgid.  Returns -ESRCH if there is no such task, -EBADMSG if the
+ * status file has no Tgid line, or the errno of open.
+ */
+int auxcap_proc_tgid(const char *proc, pid_t tid, pid_t *ret_tgid);
+
+/**
+ * Where process @pid has byte @file_offset of the file @path mapped: the file is matched by
+ * device and inode (stat of @path), or by its resolved path, and executable mappings are
+ * preferred.
+ *
+ * Returns 0 and sets @ret_addr.
+ * Returns -ENXIO if the file is not mapped there (yet) at that offset.
+ * Returns -ESRCH if there is no such process, or the errno of open (-EACCES, ...).
+ */
+int auxcap_proc_find_addr(const char *proc, pid_t pid, const char *path, uint64_t file_offset,
+			  uint64_t *ret_addr);
+
+/** Receives one synthesized record (@len = header.size bytes, borrowed for the call). */
+typedef int (*auxcap_proc_record_fn)(void *ctx, const void *rec, size_t len);
+
+/**
+ * Synthesize, as perf record does for tasks it attaches to: a PERF_RECORD_COMM for thread
+ * @tid of process @tgid (its /proc/TGID/task/TID/comm) and, with @mmaps, a PERF_RECORD_MMAP2
+ * (misc PERF_RECORD_MISC_USER) for every executable mapping of process @tgid in
+ * /proc/TGID/maps, anonymous ones named "//anon".  Each record ends with the sample_id
+ * trailer @layout describes, filled from @sid with pid/tid replaced by the record's own; use
+ * time 0 ("before everything") as perf does.  Records go to @fn one by one.
+ *
+ * Returns the number of records delivered, or a negative errno: -ESRCH if the task is gone,
+ * the errno of reading /proc, -ENAMETOOLONG for a record over 64 KiB, or what @fn returned.
+ */
+int auxcap_proc_synthesize(const char *proc, pid_t tgid, pid_t tid, bool mmaps,
+			   const struct auxcap_sample_layout *layout,
+			   const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn, void *ctx);
+
+#endif /* AUXCAP_PROC_H */

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * procfs for attached captures (see auxcap/proc.h).  Divisions: maps lines, lookups, record
+ * synthesis.
+ */
+#include "auxcap/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define PROC_RECORD_MAX 65535 /* header.size is a u16 */
+
+static const char *root_of(const char *proc)
+{
+	return proc ? proc : "/proc";
+}
+
+/* --- maps lines ----------------------------------------------------------------------------- */
+
+/* A hexadecimal number ending at @stop; advances *@p past @stop. */
+static int hex_until(const char **p, char stop, uint64_t *ret)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	size_t n = 0;
+
+	for (; *s && *s != stop; s++, n++) {
+		int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			return -EBADMSG;
+		if (n >= 16)
+			return -EBADMSG;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!n || *s != stop)
+		return -EBADMSG;
+	*ret = v;
+	*p = s + 1;
+	return 0;
+}
+
+int auxcap_proc_map_parse(const char *line, struct auxcap_proc_map *ret)
+{
+	struct auxcap_proc_map m;
+	const char *p = line;
+	uint64_t maj, min;
+	size_t n;
+
+	if (!line || !ret)
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	if (hex_until(&p, '-', &m.start) < 0 || hex_until(&p, ' ', &m.end) < 0 || m.end <= m.start)
+		return -EBADMSG;
+	/* perms: four characters, then a blank */
+	if (strnlen(p, 5) < 5 || p[4] != ' ' || !strchr("r-", p[0]) || !strchr("w-", p[1]) ||
+	    !strchr("x-", p[2]) || !strchr("ps", p[3]))
+		return -EBADMSG;
+	m.prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) |
+		 (p[2] == 'x' ? PROT_EXEC : 0);
+	m.flags = p[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+	p += 5;
+	if (hex_until(&p, ' ', &m.pgoff) < 0 || hex_until(&p, ':', &maj) < 0 ||
+	    hex_until(&p, ' ', &min) < 0 || maj > UINT32_MAX || min > UINT32_MAX)
+		return -EBADMSG;
+	m.maj = (uint32_t)maj;
+	m.min = (uint32_t)min;
+	/* The inode, decimal; it ends the line when there is no path. */
+	n = strspn(p, "0123456789");
+	if (!n || n > 20 || (p[n] != ' ' && p[n] != '\n' && p[n] != '\0'))
+		return -EBADMSG;
+	m.ino = strtoull(p, NULL, 10);
+	p += n;
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	if (n >= sizeof(m.path))
+		return -EBADMSG;
+	memcpy(m.path, p, n);
+	m.path[n] = '\0';
+	*ret = m;
+	return 0;
+}
+
+/* --- lookups ------------------------------------------------------------------------------- */
+
+static FILE *open_task_file(const char *proc, pid_t pid, const char *name, int *ret_err)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/%s", root_of(proc), (int)pid, name);
+	f = fopen(path, "re");
+	if (!f)
+		*ret_err = errno == ENOENT ? -ESRCH : -errno;
+	return f;
+}
+
+int auxcap_proc_tgid(const char *proc, pid_t tid, pid_t *ret_tgid)
+{
+	char line[256];
+	long v = -1;
+	int err = 0;
+	FILE *f;
+
+	if (!ret_tgid || tid <= 0)
+		return -EINVAL;
+	f = open_task_file(proc, tid, "status", &err);
+	if (!f)
+		return err;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &v) == 1)
+			break;
+	fclose(f);
+	if (v <= 0)
+		return -EBADMSG;
+	*ret_tgid = (pid_t)v;
+	return 0;
+}
+
+int auxcap_proc_find_addr(const char *proc, pid_t pid, const char *path, uint64_t file_offset,
+			  uint64_t *ret_addr)
+{
+	struct auxcap_proc_map *m;
+	char line[4096 + 256], real[PATH_MAX];
+	struct stat st;
+	bool have_st, have_real, found = false, found_exec = false;
+	uint64_t addr = 0;
+	int err = 0;
+	FILE *f;
+
+	if (!path || !ret_addr || pid <= 0)
+		return -EINVAL;
+	have_st = stat(path, &st) == 0;
+	have_real = realpath(path, real) != NULL;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	f = open_task_file(proc, pid, "maps", &err);
+	if (!f) {
+		free(m);
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		bool same;
+
+		if (auxcap_proc_map_parse(line, m) < 0 || !m->ino)
+			continue;
+		same = (have_st && m->ino == st.st_ino && m->maj == major(st.st_dev) &&
+			m->min == minor(st.st_dev)) ||
+		       (have_real && !strcmp(m->path, real)) || !strcmp(m->path, path);
+		if (!same || file_offset < m->pgoff || file_offset - m->pgoff >= m->end - m->start)
+			continue;
+		/* Code is where a probe goes: an executable mapping wins over a read-only one. */
+		if (!found || (!found_exec && (m->prot & PROT_EXEC))) {
+			addr = m->start + (file_offset - m->pgoff);
+			found = true;
+			found_exec = (m->prot & PROT_EXEC) != 0;
+		}
+	}
+	fclose(f);
+	free(m);
+	if (!found)
+		return -ENXIO;
+	*ret_addr = addr;
+	return 0;
+}
+
+/* --- record synthesis ------------------------------------------------------------------------ */
+
+struct rec_buf {
+	unsigned char b[PROC_RECORD_MAX + 1];
+	size_t len;
+};
+
+static void put(struct rec_buf *r, const void *p, size_t n)
+{
+	memcpy(r->b + r->len, p, n);
+	r->len += n;
+}
+
+/* Header, @fixed bytes, a NUL-terminated @name padded to 8, the trailer; then hand it out. */
+static int emit(uint32_t type, uint16_t misc, const void *fixed, size_t fixed_len, const char *name,
+		const struct auxcap_sample_layout *l, const struct auxcap_sample_id *sid,
+		struct rec_buf *r, auxcap_proc_record_fn fn, void *ctx)
+{
+	size_t name_len = strlen(name) + 1, padded = (name_len + 7) & ~(size_t)7;
+	size_t total =
+		sizeof(struct perf_event_header) + fixed_len + padded + auxcap_sample_id_size(l);
+	struct perf_event_header h;
+
+	if (total > PROC_RECORD_MAX)
+		return -ENAMETOOLONG;
+	h.type = type;
+	h.misc = misc;
+	h.size = (uint16_t)total;
+	r->len = 0;
+	put(r, &h, sizeof(h));
+	put(r, fixed, fixed_len);
+	memset(r->b + r->len, 0, padded);
+	memcpy(r->b + r->len, name, name_len);
+	r->len += padded;
+	r->len += auxcap_sample_id_encode(l, sid, r->b + r->len);
+	return fn(ctx, r->b, r->len);
+}
+
+static int synth_comm(const char *proc, pid_t tgid, pid_t tid, const struct auxcap_sample_layout *l,
+		      const struct auxcap_sample_id *sid, struct rec_buf *r,
+		      auxcap_proc_record_fn fn, void *ctx)
+{
+	char path[PATH_MAX], comm[64];
+	uint32_t ids[2] = { (uint32_t)tgid, (uint32_t)tid };
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/comm", root_of(proc), (int)tgid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return emit(PERF_RECORD_COMM, 0, ids, sizeof(ids), comm, l, sid, r, fn, ctx);
+}
+
+/* The MMAP2 body after the header, before the file name. */
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+};
+
+static int synth_mmaps(const char *proc, pid_t tgid, const struct auxcap_sample_layout *l,
+		       const struct auxcap_sample_id *sid, struct rec_buf *r,
+		       auxcap_proc_record_fn fn, void *ctx)
+{
+	struct auxcap_proc_map *m;
+	char line[4096 + 256];
+	int err = 0, n = 0, rc = 0;
+	FILE *f;
+
+	m = malloc(sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	f = open_task_file(proc, tgid, "maps", &err);
+	if (!f) {
+		free(m);
+		return err;
+	}
+	while (rc >= 0 && fgets(line, sizeof(line), f)) {
+		struct mmap2_body b;
+
+		if (auxcap_proc_map_parse(line, m) < 0 || !(m->prot & PROT_EXEC))
+			continue;
+		memset(&b, 0, sizeof(b));
+		b.pid = b.tid = (uint32_t)tgid;
+		b.addr = m->start;
+		b.len = m->end - m->start;
+		b.pgoff = m->pgoff;
+		b.maj = m->maj;
+		b.min = m->min;
+		b.ino = m->ino;
+		b.prot = m->prot;
+		b.flags = m->flags;
+		rc = emit(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b, sizeof(b),
+			  m->path[0] ? m->path : "//anon", l, sid, r, fn, ctx);
+		n += rc >= 0;
+	}
+	if (rc >= 0 && ferror(f))
+		rc = -EIO;
+	fclose(f);
+	free(m);
+	return rc < 0 ? rc : n;
+}
+
+int auxcap_proc_synthesize(const char *proc, pid_t tgid, pid_t tid, bool mmaps,
+			   const struct auxcap_sample_layout *layout,
+			   const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn, void *ctx)
+{
+	struct auxcap_sample_id id;
+	struct rec_buf *r;
+	int rc, n = 0;
+
+	if (tgid <= 0 || tid <= 0 || !layout || !sid || !fn)
+		return -EINVAL;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	id = *sid;
+	id.pid = (uint32_t)tgid;
+	id.tid = (uint32_t)tid;
+	rc = synth_comm(proc, tgid, tid, layout, &id, r, fn, ctx);
+	if (rc >= 0) {
+		n = 1;
+		if (mmaps) {
+			id.tid = (uint32_t)tgid;
+			rc = synth_mmaps(proc, tgid, layout, &id, r, fn, ctx);
+			n += rc > 0 ? rc : 0;
+		}
+	}
+	free(r);
+	return rc < 0 ? rc : n;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The binaries a capture needs: their build-ids at record time, where decode finds them
+ * later (the original path, the capture's archive, perf's build-id cache), and the archive
+ * that `auxcap archive` fills.
+ *
+ * The archive of capture FILE is the directory FILE.archive/ holding one copy per build-id
+ * at .build-id/<first 2 hex digits>/<remaining hex digits> (the layout gdb and debuginfod
+ * use for .build-id trees), so moving FILE and FILE.archive/ together to another machine is
+ * enough to decode there.
+ */
+#ifndef AUXCAP_DECODE_BINARIES_H
+#define AUXCAP_DECODE_BINARIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct auxcap_perf_writer;
+
+/** Longest hex form of a build-id plus its NUL (bytes). */
+#define AUXCAP_BUILD_ID_HEX_MAX 41
+
+/**
+ * Format the @size bytes of @id as lower-case hex into @buf (AUXCAP_BUILD_ID_HEX_MAX bytes).
+ * Returns @buf.
+ */
+char *auxcap_build_id_hex(const uint8_t *id, size_t size, char *buf);
+
+/**
+ * Add a BUILD_ID entry to @w (borrowed) for every executable file its MMAP/MMAP2 records
+ * mapped (auxcap_perf_writer_mapped_file()) that is an ELF file with a GNU build-id.  Files
+ * that are gone or carry no build-id are skipped.
+ * Returns the number of entries added, or a negative errno (-ENOMEM) if the writer refused one.
+ */
+int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w);
+
+/**
+ * The archive directory of capture @capture: "@capture.archive" into *@ret (owned by the
+ * caller, free()).  Returns 0, or -ENOMEM.
+ */
+int auxcap_archive_dir(const char *capture, char **ret);
+
+/**
+ * Where the copy of the binary with build-id @id/@size lives in the archive of @capture
+ * (whether or not it exists), into *@ret (owned, free()).  Returns 0, -EINVAL (no id), -ENOMEM.
+ */
+int auxcap_archive_path(const char *capture, const uint8_t *id, size_t size, char **ret);
+
+/**
+ * Find the binary that capture @capture (may be NULL) mapped from @path with build-id
+ * @id/@size (@size 0: unknown).  Tries, in order: @path itself when its build-id matches (or
+ * none is known); the capture's archive; perf's build-id cache ($HOME/.debug/.build-id/xx/
+ * rest/elf).  On success *@ret (owned, free()) is the path to read.
+ * Returns 0, -ENOENT if none of them has it, -ENOMEM.
+ */
+int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id, size_t size,
+		       char **ret);
+
+#endif /* AUXCAP_DECODE_BINARIES_H */

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internals shared by the files of the decode stage (decode/session.c, queue.c, sideband.c,
+ * merge.c, symbols.c).  Not installed. */
+#ifndef AUXCAP_DECODE_INT_H
+#define AUXCAP_DECODE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auxcap/decode.h"
+#include "auxcap/perf_data.h"
+
+/* ---- symbols (symbols.c) ---------------------------------------------------------------- */
+
+struct auxcap_symbols;
+
+int auxcap_symbols_new(struct auxcap_symbols **ret);
+void auxcap_symbols_free(struct auxcap_symbols *s);
+/* Add an executable mapping of @path (copied) for @pid (-1: all). */
+int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, uint64_t len,
+		       uint64_t pgoff, const char *path);
+/* Forget the mappings of @pid (an exec replaced its address space). */
+void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid);
+/* Read up to @len bytes of code at @addr of @pid from its file.  Returns the bytes read, or
+ * -ENOENT if no readable mapping holds @addr. */
+int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
+			size_t len);
+/* As auxcap_decode_symbolize(). */
+int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
+
+/* ---- one AUX queue (queue.c) ---------------------------------------------------------------- */
+
+/* An AUXTRACE buffer of a queue. */
+struct dpiece {
+	const uint8_t *data; /* borrowed from the file mapping */
+	uint64_t len;	     /* trace bytes (padding removed when the next piece says so) */
+	uint64_t offset;     /* AUX stream position */
+	uint64_t time_hint;  /* perf time of the last record before it (timeless placement) */
+	bool contiguous;     /* follows the previous piece without a hole */
+};
+
+/* A decoded event waiting in a queue, with its time. */
+struct qev {
+	struct auxcap_trace_event ev;
+	uint64_t key;	 /* perf time it is merged at (interpolated), ns */
+	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
+	uint64_t run_hi;
+	bool has_time;	 /* @key comes from the trace's own time */
+};
+
+struct dqueue {
+	struct auxcap_decode_queue info;
+	struct dpiece *pieces;
+	size_t cap_pieces;
+	size_t piece;	     /* next piece to start */
+	struct auxcap_trace_piece *prev; /* scratch: the pieces before the one started */
+	size_t cap_prev;
+	void *dec;	     /* the backend decoder of piece - 1, NULL when none */
+	bool done;	     /* no more events */
+	int error;	     /* a failure that ended the queue */
+	/* Ring of events: [head, ready) are final, [ready, tail) are the open timing run. */
+	struct qev *ring;
+	size_t cap;	     /* power of two */
+	size_t head, ready, tail;
+	bool held;	     /* the head is the event handed out last (auxcap_decode_next()) */
+	const struct auxcap_trace_event **held_out; /* where it was handed out */
+	bool run_has_clock;  /* the open run has a timestamp */
+	bool run_gap;	     /* the open run holds a gap */
+	uint64_t run_clock;  /* its perf time */
+	uint64_t last_key;   /* key of the last final event (keys never go back) */
+	int32_t c_tid, c_pid; /* the thread of the last event handed out, its process */
+	const char *c_comm;   /* and its name (borrowed from the thread table) */
+	uint64_t c_gen;	      /* tid_gen when they were looked up */
+	uint64_t c_tsc, c_clock; /* the last timestamp converted, and its perf time */
+	bool c_have;
+	uint64_t last_run_hi;
+};
+
+/* ---- the ordered ordinary records (sideband.c) ----------------------------------------------- */
+
+struct sb_entry {
+	uint64_t time;	/* perf time, or the last one seen for records without time */
+	uint64_t seq;	/* file order */
+	bool has_time;
+	uint32_t type;
+	const void *data; /* the record in the file mapping */
+	const struct auxcap_perf_evsel *evsel;
+	struct auxcap_perf_auxtrace_error *err; /* AUXTRACE_ERROR: owned copy */
+};
+
+struct sb_cursor {
+	struct auxcap_perf_reader *rd; /* borrowed */
+	struct sb_entry *heap;
+	size_t n, cap;
+	uint64_t seq;
+	uint64_t limit;	     /* entries with time <= limit are final (perf's rounds) */
+	uint64_t next_flush; /* the limit at the next FINISHED_ROUND */
+	uint64_t max_time;
+	bool eof;
+	bool no_rounds;	     /* the file has no FINISHED_ROUND: all records are read first */
+};
+
+int sb_init(struct sb_cursor *sb, struct auxcap_perf_reader *rd);
+void sb_fini(struct sb_cursor *sb);
+/* The next record in time order; 1, 0 at the end, or a negative errno. */
+int sb_peek(struct sb_cursor *sb, const struct sb_entry **ret);
+void sb_pop(struct sb_cursor *sb);
+
+/* ---- per-thread state (merge.c) ------------------------------------------------------------ */
+
+enum hist_undo {
+	UNDO_NONE = 0,
+	UNDO_PUSHED,  /* pop the frame pushed */
+	UNDO_POPPED,  /* push @saved back */
+	UNDO_REBASED, /* the outermost frame was @saved */
+	UNDO_LOST,    /* cannot be undone (several frames popped) */
+};
+
+struct hist {
+	uint64_t from, to; /* BRANCH; DISABLE: from = last ip, to = 0 */
+	uint64_t seq_from; /* where the sequential run that ends at @from began, 0 if unknown */
+	uint64_t time;
+	uint8_t type;	   /* enum auxcap_branch_type; AUXCAP_BR_NONE for DISABLE */
+	uint8_t undo;	   /* enum hist_undo */
+	bool seq_start;	   /* @seq_from is where tracing (re)started */
+	struct auxcap_decode_frame saved;
+};
+
+struct ftime_slot {
+	uint64_t func;
+	uint64_t ns;
+};
+
+struct dthread {
+	int32_t tid, pid;
+	bool used;
+	bool has_trace;
+	struct auxcap_decode_frame *stack; /* outermost first */
+	uint32_t depth, cap_stack;
+	struct hist *hist; /* ring, newest at (hhead - 1) */
+	struct hist scratch; /* stands in for history entries when none are kept */
+	uint32_t hcap, hn, hhead;
+	uint64_t seq_from; /* where the current sequential run began */
+	bool have_seq;
+	bool seq_start;	   /* ... at a trace (re)start */
+	uint64_t last_time; /* of the last trace event */
+	uint64_t last_run_lo, last_run_hi;
+	struct dqueue *queue; /* the queue of its last trace event */
+	/* per-function time since the last sample */
+	struct ftime_slot *ft;
+	uint32_t ft_cap, ft_n;
+	uint64_t ft_since; /* time the current function has been accounted up to */
+	uint64_t ft_last_func[2]; /* the last two functions accounted, and their slots */
+	uint32_t ft_last_slot[2];
+	unsigned int ft_last_valid; /* bit k: entry k is valid */
+	bool ft_paused;	   /* tracing stopped: the next event restarts the accounting */
+	uint64_t trace_ns;
+};
+
+/* ---- the session ------------------------------------------------------------------------- */
+
+struct tid_info {
+	int32_t tid, pid;
+	char comm[16];
+};
+
+/* A binary the capture mapped, and the file decode reads it from (archive, cache, ...). */
+struct found_file {
+	char *mapped; /* owned */
+	char *file;   /* owned */
+};
+
+struct auxcap_decode {
+	struct auxcap_decode_opts opts; /* copied; strings below */
+	char *path;		  /* the capture (owned) */
+	struct found_file *found; /* binaries found so far */
+	size_t nr_found, cap_found;
+	char *backend_options;
+	struct auxcap_image_map *extra_maps;
+	char errtext[256];
+
+	struct auxcap_perf_reader *rd; /* owned; NULL in raw mode */
+	const uint8_t *raw_buf;	       /* raw mode: the mapped trace file */
+	size_t raw_len;
+
+	const struct auxcap_backend_ops *backend;
+	uint32_t auxtrace_type;
+	uint64_t *info_words; /* AUXTRACE_INFO private words, owned */
+	size_t nr_info;
+	struct auxcap_perf_time_conv tc;
+	bool have_tc;
+	const struct perf_event_attr *aux_attr; /* the AUX event's attr, NULL if not known */
+	const struct auxcap_perf_evsel *aux_evsel;
+
+	/* The image: executable mappings with readable files. */
+	struct auxcap_image_map *maps; /* paths owned */
+	size_t nr_maps, cap_maps;
+	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
+	struct auxcap_symbols *syms;
+
+	struct tid_info *tids; /* hash table by tid */
+	size_t tids_cap, tids_n;
+
+	struct dqueue *queues;
+	size_t nr_queues, cap_queues;
+
+	/* the merge */
+	struct sb_cursor sb;
+	bool sb_ready;
+	size_t *heap; /* cursor indices: 0..nr_queues-1 queues, nr_queues the records */
+	uint64_t *ckey; /* each cursor's head key */
+	uint64_t tid_gen; /* bumped whenever thread names or pids may have changed */
+	size_t heap_n;
+	bool started;
+	int32_t *cpu_tid; /* per CPU: the thread running, -1 */
+	size_t nr_cpus;
+	struct dthread *threads; /* hash table by tid */
+	size_t threads_cap, threads_n;
+	struct dthread *last_thread;
+	struct dqueue *held_q; /* the queue whose head is the event handed out */
+
+	/* the event handed out, and what it points to */
+	struct auxcap_decode_event out;
+	bool out_record; /* @out holds a record's fields (cleared for the next trace event) */
+	struct auxcap_trace_event trace;
+	struct auxcap_record rec;
+	struct auxcap_perf_auxtrace_error *err_hold;
+	struct auxcap_decode_sample_ctx sctx;
+	struct auxcap_decode_frame *sstack;
+	size_t sstack_cap;
+	struct auxcap_decode_branch *sbranches;
+	struct auxcap_decode_ftime *sftime;
+	size_t sftime_cap;
+	struct hist *fwd; /* scratch for the forward part of a sample's branches */
+	size_t fwd_cap;
+
+	struct auxcap_decode_info info;
+	int ip_reg; /* the IP's index in perf's user register set of the capture's arch, -1 */
+	bool warned_timeless;
+	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
+	bool disasm_tried;
+	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
+	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
+	bool want_context; /* the capture has counter samples: keep history and function time */
+	const struct auxcap_perf_evsel *sample_evsel; /* the one event with samples, or NULL */
+};
+
+/* session.c */
+int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
+		      const struct auxcap_image_map **ret, size_t *ret_n);
+void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
+		     struct auxcap_decode_ctx *ctx, char *errbuf, size_t errlen);
+struct tid_info *decode_tid(struct auxcap_decode *d, int32_t tid, bool create);
+uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time);
+
+/* queue.c */
+/* The next final event of @q (filling the ring as needed): 1, 0 at the end, or an error. */
+int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret);
+static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+{
+	size_t first = q->head + (q->held ? 1 : 0);
+
+	if (first != q->ready) { /* the usual case: a final event is waiting */
+		*ret = &q->ring[first & (q->cap - 1)];
+		return 1;
+	}
+	return queue_fill(d, q, ret);
+}
+/* The head was handed out (at *@out): keep it until queue_release(), which drops it.  If the
+ * ring moves meanwhile, *@out is pointed at the event's new place. */
+void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out);
+void queue_release(struct dqueue *q);
+/* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
+ * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
+const struct qev *queue_at(const struct dqueue *q, size_t i);
+void queue_fini(struct auxcap_decode *d, struct dqueue *q);
+
+/* merge.c */
+int merge_next(struct auxcap_decode *d);
+void merge_fini(struct auxcap_decode *d);
+
+#endif /* AUXCAP_DECODE_INT_H */

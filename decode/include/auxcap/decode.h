@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap/decode.h: the offline decode stage.
+ *
+ * A decode session opens a capture (a perf.data file, or a raw trace file of one backend),
+ * builds the traced memory image from its MMAP/MMAP2 records, makes one queue per AUX
+ * stream (per CPU, per task, or per snapshot), decodes every queue through the backend
+ * registered for the file's AUXTRACE_INFO type (auxcap/backend.h), and merges all decoded
+ * streams with the capture's ordinary records (counter samples, context switches, MMAP2,
+ * COMM, losses, AUX flags) into one stream ordered by perf time across CPUs:
+ *
+ *	auxcap_decode_open("perf.data", &opts, &d);
+ *	while ((r = auxcap_decode_next(d, &ev)) == 1)
+ *		... ev->kind, ev->time, ev->trace / ev->rec / ev->sample ...
+ *	auxcap_decode_close(d);
+ *
+ * The merge streams: a min-heap over one cursor per queue plus one over the ordinary records
+ * (themselves put in time order the way perf does, in rounds delimited by FINISHED_ROUND
+ * records); each queue holds only the events between two of its hardware timestamps.  Memory
+ * does not grow with the length of the trace.
+ *
+ * Time.  Hardware timestamps become perf time with the file's PERF_RECORD_TIME_CONV (the
+ * kernel's formula, with the cap_user_time_short variant; a backend may also convert with
+ * its own metadata).  Between two hardware timestamps of a queue, event times are spread by
+ * instruction count.  Without any conversion the trace of an AUXTRACE buffer is placed at
+ * the time of the last record written before it, and auxcap_decode_info()->timeless says so.
+ *
+ * Threads.  Per-task queues belong to their task; per-CPU queues are attributed to the
+ * thread that the context-switch records (SWITCH, SWITCH_CPU_WIDE, ITRACE_START) say runs
+ * on that CPU at that time.
+ *
+ * Per-thread context.  From the trace's calls and returns the stage keeps a call stack per
+ * thread, the last branches, and the time spent per function.  Each counter sample gets
+ * the context at its position in the trace: the sample's instruction pointer is looked up
+ * in the trace of its thread inside the sample's window (the stretch between the hardware
+ * timestamps around the sample's time, widened by AUXCAP_DECODE_ALIGN_SLOP_NS), at the
+ * occurrence closest in time, and the stack and branches are those of that instant.
+ *
+ * Errors: negative errno; a one-line reason in opts.errbuf for open.  Warnings (a binary
+ * that cannot be read, a file without time conversion) go through auxcap_log() once each.
+ */
+#ifndef AUXCAP_DECODE_H
+#define AUXCAP_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auxcap/backend.h"
+#include "auxcap/perf_data.h"
+#include "auxcap/record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Time added on both sides of a sample's window when looking for its IP (ns). */
+#define AUXCAP_DECODE_ALIGN_SLOP_NS 10000
+
+/** Most branches a sample can carry (--last-branches). */
+#define AUXCAP_DECODE_MAX_BRANCHES 1024
+
+struct auxcap_decode;
+
+/** A file of code to add to the image (ptxed's --elf and --raw). */
+struct auxcap_decode_code {
+	const char *path; /* borrowed for auxcap_decode_open() */
+	bool raw;	  /* raw code bytes (else an ELF file: its executable PT_LOAD segments) */
+	bool has_addr;	  /* @addr is given */
+	uint64_t addr;	  /* raw: where the file's first byte is (mandatory); ELF: where its
+			   * first PT_LOAD segment is loaded (PIE, shared objects), default:
+			   * its link-time address */
+};
+
+/** Options of a decode session; caller-owned, copied in.  Zero-fill, then set @sz. */
+struct auxcap_decode_opts {
+	size_t sz; /* sizeof(struct auxcap_decode_opts) */
+	/**
+	 * Decode a raw trace file of the backend of this name ("intel_pt", ...) instead of a
+	 * perf.data file: one queue, no side-band; the code comes from @code only.
+	 */
+	const char *raw_backend;
+	/** Code to add to the image (raw mode: all of it) and to the symbols, any process. */
+	const struct auxcap_decode_code *code;
+	size_t nr_code;
+	bool per_insn;		     /* INSN events wanted (else branches are enough) */
+	unsigned int last_branches;  /* branches kept per sample, <= AUXCAP_DECODE_MAX_BRANCHES */
+	const char *backend_options; /* passed to the backend (auxcap_decode_ctx.options); copied */
+	char *errbuf;		     /* caller-owned: open() writes a one-line reason here */
+	size_t errlen;		     /* bytes at @errbuf */
+};
+
+/** What a merged event is. */
+enum auxcap_decode_kind {
+	AUXCAP_DECODE_TRACE = 1, /* a decoded trace event: @trace, @stack */
+	AUXCAP_DECODE_SAMPLE,	 /* a counter sample (PERF_RECORD_SAMPLE): @rec, @evsel, @ctx */
+	AUXCAP_DECODE_SIDEBAND,	 /* another record: SWITCH*, MMAP*, COMM, FORK, EXIT,
+				  * ITRACE_START, THROTTLE, ...: @rec */
+	AUXCAP_DECODE_LOSS,	 /* lost data: LOST, LOST_SAMPLES, an AUX record flagged
+				  * TRUNCATED/PARTIAL/COLLISION, AUXTRACE_ERROR: @rec or
+				  * @auxtrace_error, @lost, @loss */
+};
+
+/** What a trace event did to its thread's reconstructed call stack. */
+struct auxcap_decode_stack_change {
+	uint32_t popped; /* frames that ended (a return; more than one when it skips frames) */
+	bool pushed;	 /* a frame began: a call to @trace->to */
+	bool rebased;	 /* a return left the outermost known frame: the function at @trace->to
+			  * is the new outermost frame */
+	uint32_t depth;	 /* frames on the stack after the event */
+};
+
+/** A frame of a reconstructed call stack. */
+struct auxcap_decode_frame {
+	uint64_t func;	    /* where the function was entered (a call's target), or for a
+			     * frame learnt from a return, the address returned to */
+	uint64_t call_site; /* address of the call in the caller, 0 for the outermost frame */
+	uint64_t time;	    /* perf time the frame began (or was learnt), ns */
+};
+
+/** A taken branch of a sample's last-branch list. */
+struct auxcap_decode_branch {
+	uint64_t from, to;
+	uint64_t time; /* perf time, ns */
+	enum auxcap_branch_type type;
+};
+
+/** Trace time spent in one function. */
+struct auxcap_decode_ftime {
+	uint64_t func; /* as auxcap_decode_frame.func */
+	uint64_t ns;
+};
+
+/** The trace context of a counter sample. */
+struct auxcap_decode_sample_ctx {
+	uint64_t ip;	     /* the IP looked up: the sample's, or, for a sample taken in the
+			      * kernel with REGS_USER, its user-mode IP */
+	bool aligned;	     /* that IP was found in the sample's window */
+	int64_t delta_ns;    /* time of the trace position used minus the sample's time */
+	uint64_t window_lo;  /* the window searched: perf time, ns */
+	uint64_t window_hi;
+	uint64_t seq_from;   /* the sample's IP was reached by running sequentially from here
+			      * (the target of the last branch before it); 0 if not aligned */
+	bool seq_from_start; /* ... where tracing (re)started, not a branch's target */
+	const struct auxcap_decode_frame *stack; /* innermost first; frame 0 holds the IP's
+						  * function */
+	size_t nr_stack;
+	const struct auxcap_decode_branch *branches; /* newest first */
+	size_t nr_branches;
+	const struct auxcap_decode_ftime *ftime; /* since the thread's previous sample, most
+						  * time first */
+	size_t nr_ftime;
+	uint64_t trace_ns; /* trace time of the thread since its previous sample */
+};
+
+/** One event of the merged stream.  Borrowed until the next auxcap_decode_next(). */
+struct auxcap_decode_event {
+	enum auxcap_decode_kind kind;
+	uint64_t time;	/* perf time (ns) the event is ordered by */
+	bool has_time;	/* @time is the event's own (else estimated from its neighbours) */
+	int32_t cpu;	/* -1 if not known */
+	int32_t pid;	/* -1 if not known */
+	int32_t tid;	/* -1 if not known */
+	const char *comm; /* the thread's command name, NULL if not known */
+	int32_t queue;	/* TRACE: index of the queue (auxcap_decode_queue()); else -1 */
+
+	/* TRACE */
+	const struct auxcap_trace_event *trace;
+	struct auxcap_decode_stack_change stack;
+
+	/* SAMPLE, SIDEBAND, LOSS (perf records) */
+	const struct auxcap_record *rec; /* NULL for AUXTRACE_ERROR */
+	const struct auxcap_perf_evsel *evsel;
+	const struct auxcap_decode_sample_ctx *ctx; /* SAMPLE: NULL if no trace of its thread */
+
+	/* LOSS */
+	const char *loss;   /* "LOST", "LOST_SAMPLES", "AUX TRUNCATED", "AUXTRACE_ERROR", ... */
+	uint64_t lost;	    /* records, samples or bytes lost (0 if not known) */
+	const struct auxcap_perf_auxtrace_error *auxtrace_error;
+};
+
+/** One AUX queue. */
+struct auxcap_decode_queue {
+	uint32_t idx;	    /* AUXTRACE idx */
+	int32_t cpu;	    /* -1 per task */
+	int32_t tid;	    /* -1 per CPU */
+	int32_t pid;	    /* -1 if not known */
+	bool snapshot;	    /* one snapshot */
+	size_t nr_pieces;   /* AUXTRACE buffers */
+	uint64_t bytes;	    /* trace bytes */
+	uint64_t discontinuities; /* pieces not contiguous with the one before (data lost) */
+};
+
+/** Facts and counters of a session (counters grow as the stream is read). */
+struct auxcap_decode_info {
+	const char *backend;  /* name of the backend decoding the trace */
+	bool raw;	      /* raw trace file */
+	bool snapshot;	      /* snapshot-mode capture */
+	bool timeless;	      /* trace without time conversion was seen: it is placed by its
+			       * buffers' record times (set once such an event is delivered) */
+	bool has_time_conv;   /* PERF_RECORD_TIME_CONV (usable) */
+	size_t nr_queues;
+	uint64_t trace_events; /* trace events delivered */
+	uint64_t gaps;	       /* GAP trace events */
+	uint64_t samples;      /* counter samples delivered */
+	uint64_t samples_aligned; /* of those, with their IP found in the trace */
+	uint64_t samples_traced;  /* of those, on a thread with trace */
+	uint64_t losses;	  /* LOSS events */
+	uint64_t missing_binaries; /* executable mappings whose file cannot be read */
+};
+
+/**
+ * Open @path and prepare the merged stream.
+ *
+ * Reads the whole record stream once (side-band, queues, time conversion); no trace is
+ * decoded yet.  @opts is copied.  On success *@ret (owned by the caller) is set; free it with
+ * auxcap_decode_close().
+ *
+ * Returns -EINVAL if an argument is bad (@opts too small, last_branches too large).
+ * Returns the errno of a @code file that cannot be read (-ENOENT, -EACCES, -ENOEXEC for a
+ * file that is not ELF, -ERANGE for an empty raw file), with the reason in errbuf.
+ * Returns the reader's errors for a bad perf.data file (-EBADMSG with the reason in errbuf,
+ * -ENOENT, -EACCES, ...).
+ * Returns -ENODATA if the capture has no AUX trace.
+ * Returns -EPROTONOSUPPORT if no registered backend decodes its trace (or @raw_backend).
+ * Returns -ESPIPE for a pipe (the stage needs a file it can map).
+ * Returns -ENOMEM.
+ */
+int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
+		       struct auxcap_decode **ret);
+
+/**
+ * The next event of the merged stream into *@ret_ev (borrowed until the next call).
+ * Returns 1 with an event, 0 at the end, a negative errno if decoding failed (a backend
+ * error that ends a queue; -ENOMEM); errors inside the trace are GAP events, not failures.
+ */
+int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev);
+
+/** Free @d (NULL is a no-op). */
+void auxcap_decode_close(struct auxcap_decode *d);
+
+/** The reason of the last failure of @d ("" if none); borrowed until the next call. */
+const char *auxcap_decode_error(const struct auxcap_decode *d);
+
+/** Facts and counters (borrowed, valid until close). */
+const struct auxcap_decode_info *auxcap_decode_get_info(const struct auxcap_decode *d);
+
+/** Queue @i (borrowed), NULL past the end. */
+const struct auxcap_decode_queue *auxcap_decode_get_queue(const struct auxcap_decode *d,
+							  size_t i);
+
+/** The events of the capture (borrowed from its reader), 0 in raw mode. */
+size_t auxcap_decode_nr_evsels(const struct auxcap_decode *d);
+const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *d, size_t i);
+
+/**
+ * Name the address @addr of process @pid (-1: any): the function symbol containing it.
+ * @ret_name (may be NULL) and @ret_dso (the file, may be NULL) are borrowed until close;
+ * outputs are untouched when nothing is found.
+ * Returns 1 if a symbol was found, 0 if not (the file may still be set: then 2).
+ */
+int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			    const char **ret_name, uint64_t *ret_off, const char **ret_dso);
+
+/** The command name of thread @tid, NULL if not known (borrowed until close). */
+const char *auxcap_decode_comm(const struct auxcap_decode *d, int32_t tid);
+
+/**
+ * The trace bytes of queue @i, its pieces joined, into *@ret_buf (malloc'd, owned
+ * by the caller) and *@ret_len.  For tools that need a queue's bytes in one piece.
+ * Returns 0, -EINVAL if @i is out of range, -ENOMEM.
+ */
+int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,
+			      size_t *ret_len);
+
+/**
+ * Packet listing: for each queue in turn, @fn(@arg, header line) ("# AUX stream 0: idx 0
+ * cpu 1 tid -1, 1234 bytes"), then the backend's dump of its pieces.  Independent of the
+ * merged stream.  Returns the backend's count of undecodable spots (>= 0), -EOPNOTSUPP if the
+ * backend has no dump, or the first negative errno of the backend or @fn.
+ */
+int auxcap_decode_dump(struct auxcap_decode *d, auxcap_backend_line_fn fn, void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUXCAP_DECODE_H */

@@ -1,0 +1,1130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The merge: one stream of trace events and ordinary records in perf-time order.
+ *
+ * Cursors: one per queue (queue.c) and one over the ordinary records (sideband.c), in a
+ * min-heap by the time of their next event (trace before records at equal times, then by
+ * cursor).  Each step hands out the event of the first cursor and re-keys it.
+ *
+ * As events pass, per-CPU state (the thread running, from SWITCH, SWITCH_CPU_WIDE and
+ * ITRACE_START records) attributes per-CPU trace to threads, and per-thread state is kept
+ * from the trace:
+ *   - a call stack: a call pushes a frame (its target, its call site); a return pops the
+ *     frame whose call site precedes the return address (0 < to - call_site <= 15 bytes;
+ *     frames above it are dropped), or the top frame when none matches; a return from the
+ *     outermost known frame makes the function returned to the new outermost frame;
+ *   - a history of the last branches (and trace stops), each with where its sequential run
+ *     began and how to undo its effect on the stack;
+ *   - the time spent per function (the innermost frame's), while tracing is on.
+ * A counter sample takes the thread's context at the trace position where its IP runs (see
+ * auxcap/decode.h): searched backwards in the history and forwards in the events its queue
+ * holds, inside the sample's window; the stack there is the current one with the history's
+ * effects undone, or with the held events' effects applied.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "auxcap/log.h"
+#include "decode_int.h"
+#include "disasm.h"
+
+#define HIST_MIN 4096	 /* branches kept per thread (at least), power of two */
+#define FWD_MAX 65536	 /* held events searched forward for a sample's IP */
+#define FTIME_MAX 16	 /* functions reported per sample */
+#define STACK_MAX 4096	 /* deepest call stack kept (deeper calls drop the oldest) */
+
+#define AUX_FLAG_TRUNCATED 0x01
+#define AUX_FLAG_PARTIAL 0x04
+#define AUX_FLAG_COLLISION 0x08
+
+/* ---- the cursor heap ------------------------------------------------------------------- */
+
+struct ckey {
+	uint64_t key;
+	bool record; /* the records' cursor: after trace at equal keys */
+};
+
+static struct ckey cursor_key(struct auxcap_decode *d, size_t c);
+
+static bool cursor_less(struct auxcap_decode *d, size_t a, size_t b)
+{
+	struct ckey ka = cursor_key(d, a), kb = cursor_key(d, b);
+
+	if (ka.key != kb.key)
+		return ka.key < kb.key;
+	if (ka.record != kb.record)
+		return !ka.record;
+	return a < b;
+}
+
+static void heap_down(struct auxcap_decode *d, size_t i)
+{
+	size_t c, x = d->heap[i];
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= d->heap_n)
+			break;
+		if (c + 1 < d->heap_n && cursor_less(d, d->heap[c + 1], d->heap[c]))
+			c++;
+		if (!cursor_less(d, d->heap[c], x))
+			break;
+		d->heap[i] = d->heap[c];
+		i = c;
+	}
+	d->heap[i] = x;
+}
+
+static void heap_up(struct auxcap_decode *d, size_t i)
+{
+	size_t x = d->heap[i];
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!cursor_less(d, x, d->heap[p]))
+			break;
+		d->heap[i] = d->heap[p];
+		i = p;
+	}
+	d->heap[i] = x;
+}
+
+static void heap_remove_top(struct auxcap_decode *d)
+{
+	d->heap[0] = d->heap[--d->heap_n];
+	if (d->heap_n)
+		heap_down(d, 0);
+}
+
+/* The key of cursor @c's head (kept in d->ckey when the cursor is re-keyed). */
+static struct ckey cursor_key(struct auxcap_decode *d, size_t c)
+{
+	struct ckey k = { d->ckey[c], c == d->nr_queues };
+
+	return k;
+}
+
+/* Note cursor @c's head key. */
+static void rekey(struct auxcap_decode *d, size_t c)
+{
+	if (c < d->nr_queues) {
+		struct dqueue *q = &d->queues[c];
+
+		d->ckey[c] = q->ring[(q->head + (q->held ? 1 : 0)) & (q->cap - 1)].key;
+	} else {
+		d->ckey[c] = d->sb.heap[0].time;
+	}
+}
+
+/* ---- threads ---------------------------------------------------------------------------- */
+
+static int thread_init(struct auxcap_decode *d, struct dthread *t, int32_t tid)
+{
+	uint32_t h = HIST_MIN;
+
+	while (h < 2 * d->opts.last_branches)
+		h *= 2;
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->tid = tid;
+	t->pid = -1;
+	t->hcap = h;
+	t->hist = malloc(h * sizeof(*t->hist));
+	t->cap_stack = 64;
+	t->stack = malloc(t->cap_stack * sizeof(*t->stack));
+	t->ft_cap = 64;
+	t->ft = calloc(t->ft_cap, sizeof(*t->ft));
+	if (!t->hist || !t->stack || !t->ft)
+		return -ENOMEM;
+	return 0;
+}
+
+static void thread_fini(struct dthread *t)
+{
+	free(t->hist);
+	free(t->stack);
+	free(t->ft);
+}
+
+/* The state of thread @tid (a negative tid: an unknown thread, one per queue). */
+static struct dthread *thread_get(struct auxcap_decode *d, int32_t tid, bool create)
+{
+	size_t mask, i;
+
+	if (d->last_thread && d->last_thread->tid == tid)
+		return d->last_thread;
+	if (create && (d->threads_n + 1) * 2 > d->threads_cap) {
+		size_t cap = d->threads_cap ? 2 * d->threads_cap : 16;
+		struct dthread *nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t k = 0; k < d->threads_cap; k++) {
+			if (!d->threads[k].used)
+				continue;
+			for (i = (size_t)(uint32_t)d->threads[k].tid & (cap - 1); nt[i].used;
+			     i = (i + 1) & (cap - 1))
+				;
+			nt[i] = d->threads[k];
+		}
+		free(d->threads);
+		d->threads = nt;
+		d->threads_cap = cap;
+		d->last_thread = NULL;
+	}
+	if (!d->threads_cap)
+		return NULL;
+	mask = d->threads_cap - 1;
+	for (i = (size_t)(uint32_t)tid & mask; d->threads[i].used; i = (i + 1) & mask)
+		if (d->threads[i].tid == tid)
+			return d->last_thread = &d->threads[i];
+	if (!create)
+		return NULL;
+	if (thread_init(d, &d->threads[i], tid) < 0) {
+		thread_fini(&d->threads[i]);
+		memset(&d->threads[i], 0, sizeof(d->threads[i]));
+		return NULL;
+	}
+	d->threads_n++;
+	return d->last_thread = &d->threads[i];
+}
+
+void merge_fini(struct auxcap_decode *d)
+{
+	for (size_t i = 0; i < d->threads_cap; i++)
+		if (d->threads[i].used)
+			thread_fini(&d->threads[i]);
+	free(d->threads);
+	d->threads = NULL;
+	d->threads_cap = d->threads_n = 0;
+	if (d->sb_ready)
+		sb_fini(&d->sb);
+	free(d->heap);
+	free(d->ckey);
+	free(d->cpu_tid);
+	free(d->err_hold);
+	free(d->sstack);
+	free(d->sbranches);
+	free(d->sftime);
+	free(d->fwd);
+	free(d->brc);
+	auxcap_disasm_free(d->disasm);
+}
+
+/* ---- stacks ---------------------------------------------------------------------------- */
+
+struct stack {
+	struct auxcap_decode_frame *f; /* outermost first */
+	uint32_t depth, cap;
+};
+
+static int stack_push(struct stack *s, const struct auxcap_decode_frame *fr)
+{
+	if (s->depth == s->cap) {
+		if (s->cap >= STACK_MAX) {
+			/* Runaway recursion: forget the outermost frame. */
+			memmove(s->f, s->f + 1, (s->depth - 1) * sizeof(*s->f));
+			s->depth--;
+		} else {
+			uint32_t cap = s->cap ? 2 * s->cap : 64;
+			struct auxcap_decode_frame *nf = realloc(s->f, cap * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			s->f = nf;
+			s->cap = cap;
+		}
+	}
+	s->f[s->depth++] = *fr;
+	return 0;
+}
+
+static bool returns_to(const struct auxcap_decode_frame *fr, uint64_t to)
+{
+	return fr->call_site && to > fr->call_site && to - fr->call_site <= 15;
+}
+
+/*
+ * Apply a return to @to at @time on @s (see the top of the file).  Fills @sc, and the undo
+ * record @h when given.
+ */
+static void stack_return(struct stack *s, uint64_t to, uint64_t time,
+			 struct auxcap_decode_stack_change *sc, struct hist *h)
+{
+	if (s->depth >= 2) {
+		uint32_t i = s->depth - 1, k;
+
+		while (i >= 1 && !returns_to(&s->f[i], to))
+			i--;
+		if (i == 0)
+			i = s->depth - 1; /* no frame matches: the top one ends */
+		k = s->depth - i;
+		if (h) {
+			h->undo = k == 1 ? UNDO_POPPED : UNDO_LOST;
+			h->saved = s->f[s->depth - 1];
+		}
+		s->depth = i;
+		sc->popped += k;
+		return;
+	}
+	if (h) {
+		h->undo = UNDO_REBASED;
+		h->saved = s->f[0];
+	}
+	s->f[0] = (struct auxcap_decode_frame){ to, 0, time };
+	s->depth = 1;
+	sc->popped += 1;
+	sc->rebased = true;
+}
+
+/* ---- per-function time ------------------------------------------------------------------- */
+
+static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
+{
+	uint32_t mask, i;
+
+	if (!ns)
+		return;
+	t->trace_ns += ns;
+	/* Calls and returns alternate between a few functions: two remembered slots. */
+	for (int k = 0; k < 2; k++)
+		if (t->ft_last_valid & (1u << k) && t->ft_last_func[k] == func) {
+			t->ft[t->ft_last_slot[k]].ns += ns;
+			return;
+		}
+	if ((t->ft_n + 1) * 2 > t->ft_cap) {
+		uint32_t cap = 2 * t->ft_cap;
+		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
+
+		if (!nf)
+			return;
+		for (uint32_t k = 0; k < t->ft_cap; k++) {
+			if (!t->ft[k].ns)
+				continue;
+			for (i = (uint32_t)((t->ft[k].func * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+			     nf[i].ns; i = (i + 1) & (cap - 1))
+				;
+			nf[i] = t->ft[k];
+		}
+		free(t->ft);
+		t->ft = nf;
+		t->ft_cap = cap;
+		t->ft_last_valid = 0;
+	}
+	mask = t->ft_cap - 1;
+	for (i = (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40) & mask; t->ft[i].ns;
+	     i = (i + 1) & mask)
+		if (t->ft[i].func == func)
+			break;
+	if (!t->ft[i].ns) {
+		t->ft[i].func = func;
+		t->ft_n++;
+	}
+	t->ft[i].ns += ns;
+	t->ft_last_func[1] = t->ft_last_func[0];
+	t->ft_last_slot[1] = t->ft_last_slot[0];
+	t->ft_last_func[0] = func;
+	t->ft_last_slot[0] = i;
+	t->ft_last_valid = (t->ft_last_valid << 1 | 1) & 3;
+}
+
+/* Account the time up to @time to the innermost frame's function. */
+static void ftime_account(struct dthread *t, uint64_t time)
+{
+	if (t->depth && time > t->ft_since)
+		ftime_add(t, t->stack[t->depth - 1].func, time - t->ft_since);
+	if (time > t->ft_since)
+		t->ft_since = time;
+}
+
+/* ---- trace events ---------------------------------------------------------------------- */
+
+/* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
+static struct hist *hist_push(struct dthread *t)
+{
+	struct hist *h = &t->hist[t->hhead];
+
+	t->hhead = (t->hhead + 1) & (t->hcap - 1);
+	if (t->hn < t->hcap)
+		t->hn++;
+	h->undo = UNDO_NONE;
+	return h;
+}
+
+/* The @k-th newest history entry (0: newest). */
+static struct hist *hist_at(const struct dthread *t, uint32_t k)
+{
+	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
+}
+
+/*
+ * Apply trace event @e to thread @t: its stack, and, with @ctx (the capture has samples to
+ * give context to), its branch history and per-function time.
+ */
+static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
+			struct auxcap_decode_stack_change *sc)
+{
+	const struct auxcap_trace_event *ev = &e->ev;
+	struct stack s = { t->stack, t->depth, t->cap_stack };
+	uint64_t now = e->key;
+	struct hist *h;
+
+	memset(sc, 0, sizeof(*sc));
+	t->has_trace = true;
+	t->last_time = now;
+	t->last_run_lo = e->run_lo;
+	t->last_run_hi = e->run_hi;
+	if (t->ft_paused) {
+		t->ft_since = now;
+		t->ft_paused = false;
+	}
+	if (!t->depth && (ev->kind == AUXCAP_TRACE_BRANCH || ev->kind == AUXCAP_TRACE_ENABLE ||
+			  ev->kind == AUXCAP_TRACE_DISABLE || ev->kind == AUXCAP_TRACE_INSN) &&
+	    !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN)) {
+		struct auxcap_decode_frame base = { ev->ip, 0, now };
+
+		(void)stack_push(&s, &base);
+		t->ft_since = now;
+	}
+	switch (ev->kind) {
+	case AUXCAP_TRACE_BRANCH:
+		h = ctx ? hist_push(t) : &t->scratch;
+		h->from = ev->ip;
+		h->to = ev->to;
+		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
+		h->time = now;
+		h->type = (uint8_t)ev->branch;
+		if (ev->branch == AUXCAP_BR_CALL && s.depth) {
+			struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
+
+			if (ctx)
+				ftime_account(t, now);
+			if (stack_push(&s, &fr) == 0) {
+				h->undo = UNDO_PUSHED;
+				sc->pushed = true;
+			}
+		} else if (ev->branch == AUXCAP_BR_RETURN && s.depth) {
+			if (ctx)
+				ftime_account(t, now);
+			stack_return(&s, ev->to, now, sc, h);
+		}
+		t->seq_from = ev->to;
+		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		t->seq_start = false;
+		break;
+	case AUXCAP_TRACE_ENABLE:
+		t->seq_from = ev->ip;
+		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		t->seq_start = true;
+		break;
+	case AUXCAP_TRACE_DISABLE:
+		h = ctx ? hist_push(t) : &t->scratch;
+		h->from = ev->ip;
+		h->to = 0;
+		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
+		h->time = now;
+		h->type = AUXCAP_BR_NONE;
+		t->have_seq = false;
+		ftime_account(t, now);
+		t->ft_paused = true;
+		break;
+	case AUXCAP_TRACE_GAP:
+		t->have_seq = false;
+		ftime_account(t, now);
+		t->ft_paused = true;
+		break;
+	default:
+		break;
+	}
+	t->stack = s.f;
+	t->depth = s.depth;
+	t->cap_stack = s.cap;
+	sc->depth = t->depth;
+}
+
+
+#define BRC_SIZE 4096 /* branch classes cached, power of two */
+
+/*
+ * The type of the branch at @from, for backends that do not know it (Intel BTS): from the
+ * instruction in the binary, disassembled.  AUXCAP_BR_NONE if it cannot be read.
+ */
+static enum auxcap_branch_type branch_at(struct auxcap_decode *d, int32_t pid, uint64_t from)
+{
+	size_t slot = (size_t)((from * 0x9e3779b97f4a7c15ull) >> 52) & (BRC_SIZE - 1);
+	enum auxcap_branch_type t = AUXCAP_BR_NONE;
+	uint8_t code[16];
+	char text[160];
+	int n;
+
+	if (!d->disasm_tried) {
+		d->disasm_tried = true;
+		d->brc = calloc(BRC_SIZE, sizeof(*d->brc));
+		if (!d->brc || auxcap_disasm_new(&d->disasm) < 0)
+			d->disasm = NULL;
+	}
+	if (!d->disasm || !d->brc)
+		return AUXCAP_BR_NONE;
+	if (d->brc[slot].valid && d->brc[slot].addr == from)
+		return (enum auxcap_branch_type)d->brc[slot].type;
+	n = auxcap_symbols_read(d->syms, pid, from, code, sizeof(code));
+	if (n > 0 && auxcap_disasm_insn(d->disasm, 64, code, (size_t)n, from, text, sizeof(text)) > 0) {
+		/* Intel syntax mnemonics (capstone), prefixes first ("bnd jmp", "notrack call"). */
+		const char *m = text;
+
+		while (!strncmp(m, "bnd ", 4) || !strncmp(m, "notrack ", 8) || !strncmp(m, "rep ", 4))
+			m = strchr(m, ' ') + 1;
+		if (!strncmp(m, "call", 4))
+			t = AUXCAP_BR_CALL;
+		else if (!strncmp(m, "ret", 3))
+			t = AUXCAP_BR_RETURN;
+		else if (!strncmp(m, "jmp", 3) || !strncmp(m, "ljmp", 4))
+			t = AUXCAP_BR_JUMP;
+		else if (m[0] == 'j' || !strncmp(m, "loop", 4))
+			t = AUXCAP_BR_COND;
+		else if (!strncmp(m, "syscall", 7) || !strncmp(m, "sysenter", 8) ||
+			 !strncmp(m, "int", 3))
+			t = AUXCAP_BR_SYSCALL;
+		else if (!strncmp(m, "sysret", 6) || !strncmp(m, "sysexit", 7) ||
+			 !strncmp(m, "iret", 4))
+			t = AUXCAP_BR_SYSRET;
+	}
+	d->brc[slot] = (struct br_class){ from, (uint8_t)t, true };
+	return t;
+}
+
+static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
+{
+	struct dqueue *q = &d->queues[c];
+	struct auxcap_decode_event *out = &d->out;
+	struct dthread *t;
+	int32_t tid = -1;
+
+	if (q->info.tid >= 0)
+		tid = q->info.tid;
+	else if (q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpus)
+		tid = d->cpu_tid[q->info.cpu];
+	if (e->ev.flags & AUXCAP_TRACE_F_HAS_TID)
+		tid = (int32_t)e->ev.tid;
+	/* The thread's process and name, looked up again only when they may have changed. */
+	if (tid != q->c_tid || d->tid_gen != q->c_gen) {
+		struct tid_info *ti = decode_tid(d, tid, false);
+
+		q->c_tid = tid;
+		q->c_gen = d->tid_gen;
+		q->c_pid = q->info.tid >= 0 && tid == q->info.tid ? q->info.pid : ti ? ti->pid : -1;
+		q->c_comm = ti && ti->comm[0] ? ti->comm : NULL;
+	}
+	if (e->ev.kind == AUXCAP_TRACE_BRANCH && e->ev.branch == AUXCAP_BR_NONE)
+		e->ev.branch = branch_at(d, q->c_pid, e->ev.ip);
+	out->kind = AUXCAP_DECODE_TRACE;
+	out->time = e->key;
+	out->has_time = e->has_time;
+	out->cpu = q->info.cpu;
+	out->pid = q->c_pid;
+	out->tid = tid;
+	out->comm = q->c_comm;
+	out->queue = (int32_t)c;
+	out->trace = &e->ev; /* held in the queue until the next call */
+	if (d->out_record) { /* the record fields of the previous event */
+		out->rec = NULL;
+		out->evsel = NULL;
+		out->ctx = NULL;
+		out->loss = NULL;
+		out->lost = 0;
+		out->auxtrace_error = NULL;
+		d->out_record = false;
+	}
+	tid = tid >= 0 ? tid : -1000 - (int32_t)c;
+	t = d->last_thread && d->last_thread->tid == tid ? d->last_thread : thread_get(d, tid, true);
+	if (!t)
+		return -ENOMEM;
+	t->pid = q->c_pid;
+	t->queue = q;
+	apply_trace(t, e, d->want_context, &out->stack);
+	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
+		d->warned_timeless = true;
+		d->info.timeless = true;
+		auxcap_log(AUXCAP_LOG_WARN,
+			   "the capture has no time conversion (PERF_RECORD_TIME_CONV): trace is "
+			   "placed at the time its AUX buffer was written, not at its own time");
+	}
+	d->info.trace_events++;
+	if (e->ev.kind == AUXCAP_TRACE_GAP)
+		d->info.gaps++;
+	return 0;
+}
+
+/* ---- samples --------------------------------------------------------------------------- */
+
+static bool in_run(uint64_t seq_from, uint64_t end, uint64_t ip)
+{
+	return seq_from && ip >= seq_from && ip <= end;
+}
+
+static uint64_t absdiff(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	void *np;
+	size_t c;
+
+	if (need <= *cap)
+		return 0;
+	c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	np = realloc(*p, c * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+static int cmp_ftime(const void *a, const void *b)
+{
+	const struct auxcap_decode_ftime *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Fill d->sctx for a sample at @ts with IP @ip of thread @t. */
+static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t ip, uint64_t ts)
+{
+	struct auxcap_decode_sample_ctx *x = &d->sctx;
+	struct dqueue *q = t->queue;
+	const struct qev *head = q ? queue_at(q, 0) : NULL;
+	uint64_t lo = t->last_run_lo, hi = t->last_run_hi, best_seq = 0;
+	struct stack s = { NULL, 0, 0 };
+	long kb = -1, jf = -1;
+	size_t nfwd = 0, nb = 0;
+	uint64_t seq;
+	bool have_seq, seq_start, fwd_start = false;
+	int r;
+
+	memset(x, 0, sizeof(*x));
+	if (hi < ts)
+		hi = ts;
+	if (lo > ts)
+		lo = ts;
+	/* The timestamps around the sample: the last one before it (the thread's last event's),
+	 * and the first one after it (its queue's next event's, or the end of that run). */
+	if (head) {
+		uint64_t after = head->run_lo >= ts ? head->run_lo : head->run_hi;
+
+		if (after > hi)
+			hi = after;
+	}
+	lo = lo > AUXCAP_DECODE_ALIGN_SLOP_NS ? lo - AUXCAP_DECODE_ALIGN_SLOP_NS : 0;
+	hi += AUXCAP_DECODE_ALIGN_SLOP_NS;
+	x->window_lo = lo;
+	x->window_hi = hi;
+
+	/* Backwards: the newest run of sequential code holding the IP. */
+	for (uint32_t k = 0; k < t->hn; k++) {
+		const struct hist *h = hist_at(t, k);
+
+		if (h->time < lo)
+			break;
+		if (in_run(h->seq_from, h->from, ip)) {
+			kb = (long)k;
+			break;
+		}
+		if (h->undo == UNDO_LOST)
+			break; /* the stack cannot be taken back past it */
+	}
+	/* Forwards: the held events of its queue, from the current run on. */
+	seq = t->seq_from;
+	have_seq = t->have_seq;
+	seq_start = t->seq_start;
+	for (size_t j = 0; q && j < FWD_MAX; j++) {
+		const struct qev *e = queue_at(q, j);
+
+		if (!e || e->key > hi)
+			break;
+		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
+			if (have_seq && in_run(seq, e->ev.ip, ip)) {
+				jf = (long)j;
+				fwd_start = seq_start;
+				break;
+			}
+			seq = e->ev.to;
+			have_seq = e->ev.kind == AUXCAP_TRACE_BRANCH &&
+				   !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq_start = false;
+		} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
+			seq = e->ev.ip;
+			have_seq = !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq_start = true;
+		} else if (e->ev.kind == AUXCAP_TRACE_GAP) {
+			have_seq = false;
+		}
+	}
+	if (kb >= 0 && jf >= 0) {
+		if (absdiff(queue_at(q, (size_t)jf)->key, ts) < absdiff(hist_at(t, (uint32_t)kb)->time, ts))
+			kb = -1;
+		else
+			jf = -1;
+	}
+
+	/* The stack there: a copy of the current one, taken back or forward. */
+	r = grow((void **)&d->sstack, &d->sstack_cap, t->depth + 1, sizeof(*d->sstack));
+	if (r < 0)
+		return r;
+	s.f = malloc((t->depth + 64) * sizeof(*s.f));
+	if (!s.f)
+		return -ENOMEM;
+	s.cap = t->depth + 64;
+	memcpy(s.f, t->stack, t->depth * sizeof(*s.f));
+	s.depth = t->depth;
+	if (kb >= 0) {
+		for (long k = 0; k <= kb; k++) {
+			const struct hist *h = hist_at(t, (uint32_t)k);
+
+			if (h->undo == UNDO_PUSHED && s.depth)
+				s.depth--;
+			else if (h->undo == UNDO_POPPED)
+				r = stack_push(&s, &h->saved);
+			else if (h->undo == UNDO_REBASED && s.depth)
+				s.f[0] = h->saved;
+			if (r < 0)
+				goto out;
+		}
+		best_seq = hist_at(t, (uint32_t)kb)->seq_from;
+		x->seq_from_start = hist_at(t, (uint32_t)kb)->seq_start;
+		x->delta_ns = (int64_t)(hist_at(t, (uint32_t)kb)->time - ts);
+	} else if (jf >= 0) {
+		r = grow((void **)&d->fwd, &d->fwd_cap, (size_t)jf + 1, sizeof(*d->fwd));
+		if (r < 0)
+			goto out;
+		seq = t->seq_from;
+		for (long j = 0; j < jf; j++) {
+			const struct qev *e = queue_at(q, (size_t)j);
+			struct auxcap_decode_stack_change sc = { 0 };
+
+			if (e->ev.kind == AUXCAP_TRACE_BRANCH) {
+				struct hist *h = &d->fwd[nfwd++];
+
+				h->from = e->ev.ip;
+				h->to = e->ev.to;
+				h->time = e->key;
+				h->type = (uint8_t)e->ev.branch;
+				if (e->ev.branch == AUXCAP_BR_CALL && s.depth) {
+					struct auxcap_decode_frame fr = { e->ev.to, e->ev.ip, e->key };
+
+					r = stack_push(&s, &fr);
+				} else if (e->ev.branch == AUXCAP_BR_RETURN && s.depth) {
+					stack_return(&s, e->ev.to, e->key, &sc, NULL);
+				}
+				if (r < 0)
+					goto out;
+				seq = e->ev.to;
+			} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
+				seq = e->ev.ip;
+			}
+		}
+		best_seq = seq;
+		x->seq_from_start = fwd_start;
+		x->delta_ns = (int64_t)(queue_at(q, (size_t)jf)->key - ts);
+	}
+	x->aligned = kb >= 0 || jf >= 0;
+	x->seq_from = x->aligned ? best_seq : 0;
+
+	/* Innermost first. */
+	r = grow((void **)&d->sstack, &d->sstack_cap, s.depth, sizeof(*d->sstack));
+	if (r < 0)
+		goto out;
+	for (uint32_t i = 0; i < s.depth; i++)
+		d->sstack[i] = s.f[s.depth - 1 - i];
+	x->stack = d->sstack;
+	x->nr_stack = s.depth;
+
+	/* The last branches before that point, newest first. */
+	if (d->opts.last_branches) {
+		if (!d->sbranches) {
+			d->sbranches = calloc(AUXCAP_DECODE_MAX_BRANCHES, sizeof(*d->sbranches));
+			if (!d->sbranches) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		for (size_t j = nfwd; j-- > 0 && nb < d->opts.last_branches;)
+			d->sbranches[nb++] = (struct auxcap_decode_branch){
+				d->fwd[j].from, d->fwd[j].to, d->fwd[j].time, d->fwd[j].type
+			};
+		for (uint32_t k = kb >= 0 ? (uint32_t)kb + 1 : 0;
+		     k < t->hn && nb < d->opts.last_branches; k++) {
+			const struct hist *h = hist_at(t, k);
+
+			if (h->type == AUXCAP_BR_NONE)
+				continue;
+			d->sbranches[nb++] = (struct auxcap_decode_branch){ h->from, h->to, h->time,
+									     h->type };
+		}
+		x->branches = d->sbranches;
+		x->nr_branches = nb;
+	}
+
+	/* Time per function since the thread's previous sample. */
+	ftime_account(t, t->last_time);
+	r = grow((void **)&d->sftime, &d->sftime_cap, t->ft_n, sizeof(*d->sftime));
+	if (r < 0)
+		goto out;
+	{
+		size_t n = 0;
+
+		for (uint32_t i = 0; i < t->ft_cap; i++)
+			if (t->ft[i].ns) {
+				d->sftime[n++] = (struct auxcap_decode_ftime){ t->ft[i].func,
+									       t->ft[i].ns };
+				t->ft[i].ns = 0;
+			}
+		if (n > 1)
+			qsort(d->sftime, n, sizeof(*d->sftime), cmp_ftime);
+		x->ftime = d->sftime;
+		x->nr_ftime = n < FTIME_MAX ? n : FTIME_MAX;
+		t->ft_n = 0;
+		t->ft_last_valid = 0;
+	}
+	x->trace_ns = t->trace_ns;
+	t->trace_ns = 0;
+	r = 0;
+out:
+	free(s.f);
+	return r;
+}
+
+/* ---- records --------------------------------------------------------------------------- */
+
+static int cpu_set_tid(struct auxcap_decode *d, uint32_t cpu, int32_t tid)
+{
+	if (cpu >= 4096)
+		return 0;
+	if (cpu >= d->nr_cpus) {
+		size_t n = cpu + 1;
+		int32_t *nc = realloc(d->cpu_tid, n * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		for (size_t i = d->nr_cpus; i < n; i++)
+			nc[i] = -1;
+		d->cpu_tid = nc;
+		d->nr_cpus = n;
+	}
+	d->cpu_tid[cpu] = tid;
+	return 0;
+}
+
+/*
+ * The IP to look a sample up by in the trace: its own, unless it was taken in the kernel and
+ * carries the user-mode registers (REGS_USER with the IP), as counter samples of a task under
+ * the live tracer do: then the user-mode IP, where the traced code was.
+ */
+static uint64_t sample_ip(const struct auxcap_decode *d, const struct auxcap_perf_evsel *es,
+			  const struct auxcap_sample *sa)
+{
+	uint64_t mask = es->layout.sample_regs_user;
+	int reg = d->ip_reg;
+
+	if (!(sa->ip >> 63) || reg < 0 || !(es->layout.sample_type & PERF_SAMPLE_REGS_USER) ||
+	    !sa->regs_user.abi || !(mask & (UINT64_C(1) << reg)))
+		return sa->ip;
+	return auxcap_get_u64(sa->regs_user.regs,
+			      (size_t)__builtin_popcountll(mask & ((UINT64_C(1) << reg) - 1)));
+}
+
+static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
+{
+	const struct auxcap_perf_evsel *es = e->evsel;
+	struct auxcap_decode_event *out = &d->out;
+	struct auxcap_record *rec = &d->rec;
+	const struct auxcap_sample_id *sid = &rec->sid;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	d->out_record = true;
+	out->kind = AUXCAP_DECODE_SIDEBAND;
+	out->time = e->time;
+	out->has_time = e->has_time;
+	out->cpu = out->pid = out->tid = out->queue = -1;
+	out->evsel = es;
+	if (e->type == AUXCAP_PERF_RECORD_AUXTRACE_ERROR) {
+		free(d->err_hold);
+		d->err_hold = malloc(sizeof(*d->err_hold));
+		if (!d->err_hold)
+			return -ENOMEM;
+		*d->err_hold = *e->err;
+		out->kind = AUXCAP_DECODE_LOSS;
+		out->loss = "AUXTRACE_ERROR";
+		out->auxtrace_error = d->err_hold;
+		out->cpu = (int32_t)e->err->cpu;
+		out->pid = (int32_t)e->err->pid;
+		out->tid = (int32_t)e->err->tid;
+		d->info.losses++;
+		return 0;
+	}
+	if (!es)
+		es = auxcap_perf_reader_evsel(d->rd, 0);
+	{
+		uint16_t size;
+
+		memcpy(&size, (const uint8_t *)e->data + 6, sizeof(size));
+		r = auxcap_record_parse(&es->layout, e->data, size, rec);
+	}
+	if (r < 0) {
+		snprintf(d->errtext, sizeof(d->errtext), "a %s record does not parse",
+			 auxcap_record_type_name(e->type) ? auxcap_record_type_name(e->type) : "");
+		return r;
+	}
+	out->rec = rec;
+	if (rec->has_sample_id) {
+		if (sid->present & PERF_SAMPLE_CPU)
+			out->cpu = (int32_t)sid->cpu;
+		if (sid->present & PERF_SAMPLE_TID) {
+			out->pid = (int32_t)sid->pid;
+			out->tid = (int32_t)sid->tid;
+		}
+	}
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE: {
+		const struct auxcap_sample *sa = &rec->u.sample;
+		uint64_t st = es->layout.sample_type;
+		struct dthread *t;
+
+		if (st & PERF_SAMPLE_CPU)
+			out->cpu = (int32_t)sa->cpu;
+		if (st & PERF_SAMPLE_TID) {
+			out->pid = (int32_t)sa->pid;
+			out->tid = (int32_t)sa->tid;
+		}
+		if (es == d->aux_evsel)
+			break; /* the AUX event's own records, not a counter's */
+		out->kind = AUXCAP_DECODE_SAMPLE;
+		d->info.samples++;
+		if (out->cpu >= 0 && ((size_t)out->cpu >= d->nr_cpus || d->cpu_tid[out->cpu] < 0) &&
+		    out->tid >= 0) {
+			r = cpu_set_tid(d, (uint32_t)out->cpu, out->tid);
+			if (r < 0)
+				return r;
+		}
+		t = out->tid >= 0 ? thread_get(d, out->tid, false) : NULL;
+		if (t && t->has_trace) {
+			uint64_t ip = sample_ip(d, es, sa);
+
+			r = sample_context(d, t, ip, e->time);
+			d->sctx.ip = ip;
+			if (r < 0)
+				return r;
+			out->ctx = &d->sctx;
+			d->info.samples_traced++;
+			if (d->sctx.aligned)
+				d->info.samples_aligned++;
+		}
+		break;
+	}
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!(sid->present & PERF_SAMPLE_CPU))
+			break;
+		if (!(rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			r = cpu_set_tid(d, sid->cpu,
+					(sid->present & PERF_SAMPLE_TID) ? (int32_t)sid->tid : -1);
+		else if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			r = cpu_set_tid(d, sid->cpu, (int32_t)rec->u.context_switch.next_prev_tid);
+		else
+			r = cpu_set_tid(d, sid->cpu, -1);
+		if (r < 0)
+			return r;
+		break;
+	case PERF_RECORD_ITRACE_START:
+		out->pid = (int32_t)rec->u.itrace_start.pid;
+		out->tid = (int32_t)rec->u.itrace_start.tid;
+		if (sid->present & PERF_SAMPLE_CPU) {
+			r = cpu_set_tid(d, sid->cpu, out->tid);
+			if (r < 0)
+				return r;
+		}
+		break;
+	case PERF_RECORD_COMM: {
+		struct tid_info *ti = decode_tid(d, (int32_t)rec->u.comm.tid, true);
+
+		if (ti) {
+			ti->pid = (int32_t)rec->u.comm.pid;
+			snprintf(ti->comm, sizeof(ti->comm), "%s", rec->u.comm.comm);
+			d->tid_gen++;
+		}
+		out->pid = (int32_t)rec->u.comm.pid;
+		out->tid = (int32_t)rec->u.comm.tid;
+		break;
+	}
+	case PERF_RECORD_LOST:
+		out->kind = AUXCAP_DECODE_LOSS;
+		out->loss = "LOST";
+		out->lost = rec->u.lost.lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		out->kind = AUXCAP_DECODE_LOSS;
+		out->loss = "LOST_SAMPLES";
+		out->lost = rec->u.lost_samples.lost;
+		break;
+	case PERF_RECORD_AUX:
+		if (rec->u.aux.flags & AUX_FLAG_TRUNCATED)
+			out->loss = "AUX TRUNCATED";
+		else if (rec->u.aux.flags & AUX_FLAG_COLLISION)
+			out->loss = "AUX COLLISION";
+		else if (rec->u.aux.flags & AUX_FLAG_PARTIAL)
+			out->loss = "AUX PARTIAL";
+		if (out->loss)
+			out->kind = AUXCAP_DECODE_LOSS;
+		break;
+	default:
+		break;
+	}
+	if (out->kind == AUXCAP_DECODE_LOSS)
+		d->info.losses++;
+	out->comm = auxcap_decode_comm(d, out->tid);
+	return 0;
+}
+
+/* ---- the loop -------------------------------------------------------------------------- */
+
+static int start(struct auxcap_decode *d)
+{
+	const struct sb_entry *se;
+	struct qev *e;
+	int r;
+
+	d->heap = calloc(d->nr_queues + 1, sizeof(*d->heap));
+	d->ckey = calloc(d->nr_queues + 1, sizeof(*d->ckey));
+	if (!d->heap || !d->ckey)
+		return -ENOMEM;
+	for (size_t c = 0; c < d->nr_queues; c++) {
+		r = queue_peek(d, &d->queues[c], &e);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			rekey(d, c);
+			d->heap[d->heap_n++] = c;
+			heap_up(d, d->heap_n - 1);
+		}
+	}
+	if (d->rd) {
+		r = sb_init(&d->sb, d->rd);
+		if (r < 0)
+			return r;
+		d->sb_ready = true;
+		r = sb_peek(&d->sb, &se);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			rekey(d, d->nr_queues);
+			d->heap[d->heap_n++] = d->nr_queues;
+			heap_up(d, d->heap_n - 1);
+		}
+	}
+	d->started = true;
+	return 0;
+}
+
+int merge_next(struct auxcap_decode *d)
+{
+	size_t c;
+	int r;
+
+	if (!d->started) {
+		r = start(d);
+		if (r < 0)
+			return r;
+	}
+	if (d->held_q) {
+		queue_release(d->held_q);
+		d->held_q = NULL;
+	}
+	if (!d->heap_n)
+		return 0;
+	c = d->heap[0];
+	if (c < d->nr_queues) {
+		struct dqueue *q = &d->queues[c];
+		struct qev *e;
+
+		r = queue_peek(d, q, &e);
+		if (r < 0)
+			return r;
+		r = emit_trace(d, c, e);
+		if (r < 0)
+			return r;
+		queue_hold(q, &d->out.trace);
+		d->held_q = q;
+		r = queue_peek(d, q, &e);
+		if (r == 1) {
+			d->ckey[c] = e->key;
+			/* Still first (the usual case between records): no need to sift. */
+			if (d->heap_n > 1 && !(e->key < d->ckey[d->heap[1]] &&
+					       (d->heap_n < 3 || e->key < d->ckey[d->heap[2]])))
+				heap_down(d, 0);
+		} else {
+			heap_remove_top(d);
+		}
+		/* A failing queue ends after the event just handed out; the error comes next. */
+		if (r < 0)
+			d->pending_error = r;
+		return 1;
+	} else {
+		const struct sb_entry *se;
+
+		r = sb_peek(&d->sb, &se);
+		if (r <= 0)
+			return r < 0 ? r : 0;
+		r = emit_record(d, se);
+		if (r < 0)
+			return r;
+		sb_pop(&d->sb);
+		r = sb_peek(&d->sb, &se);
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			d->ckey[c] = se->time;
+			heap_down(d, 0);
+		} else {
+			heap_remove_top(d);
+		}
+		return 1;
+	}
+}
+
+int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
+{
+	int r;
+
+	if (!d || !ret_ev)
+		return -EINVAL;
+	if (d->pending_error) {
+		r = d->pending_error;
+		d->pending_error = 0;
+		return r;
+	}
+	r = merge_next(d);
+	if (r == 1)
+		*ret_ev = &d->out;
+	return r;
+}
+
+const char *auxcap_decode_error(const struct auxcap_decode *d)
+{
+	return d ? d->errtext : "";
+}

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The folded-stacks writer, for flamegraph.pl and speedscope: "main;run;work;leaf_add 42"
+ * lines, root first, sorted, one per distinct stack (of function names).
+ *
+ * Stacks are nodes of a tree (parent, function).  Each thread's current stack, mirrored from
+ * the decode stage's stack changes, points at a node.  Weights:
+ *   - samples: each counter sample adds 1 to the node of its reconstructed stack (aligned or
+ *     not); a sample of a thread without trace counts as "[no trace]", samples lost
+ *     (LOST_SAMPLES, LOST records) as "[lost samples]";
+ *   - time: the trace time between two events of a thread goes to the node it was in; trace
+ *     lost in a gap (from the gap to the queue's next event) goes to "[gap]"; time with
+ *     tracing off is not counted;
+ *   - instructions: the instructions the trace says ran in each node (for trace without
+ *     time; a trace that does not count them, Intel BTS, counts its branches).
+ * AUXCAP_OUT_WEIGHT_AUTO uses samples when the capture had any, else time (ns) when the
+ * trace has time, else instructions.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "out_int.h"
+
+#define FUNC_GAP 1     /* "[gap]" */
+#define FUNC_NOTRACE 2 /* "[no trace]" */
+#define FUNC_LOST 3    /* "[lost samples]": LOST_SAMPLES, and LOST records (their samples) */
+#define ROOT 0
+
+struct fnode {
+	uint64_t func;
+	uint32_t parent;
+	int32_t pid;
+	uint64_t samples, ns, insns;
+};
+
+struct fthread {
+	uint32_t *nodes; /* the stack, outermost first (owned) */
+	uint32_t n, cap;
+	uint64_t last;
+	bool paused;
+	bool gap; /* paused by a gap: the pause is counted as "[gap]" */
+};
+
+struct folded {
+	struct fnode *nodes;
+	size_t n, cap;
+	uint32_t *index; /* open addressing over nodes, by (parent, func); 0 = empty (root) */
+	size_t icap;
+	struct out_tmap *threads;
+	uint64_t samples, ns;
+};
+
+static int fd_init(struct auxcap_out *w)
+{
+	struct folded *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	w->priv = f;
+	f->cap = 1024;
+	f->nodes = calloc(f->cap, sizeof(*f->nodes));
+	f->icap = 2048;
+	f->index = calloc(f->icap, sizeof(*f->index));
+	if (!f->nodes || !f->index)
+		return -ENOMEM;
+	f->n = 1; /* the root */
+	return out_tmap_new(&f->threads, sizeof(struct fthread));
+}
+
+static void free_thread(void *arg, int64_t key, void *value)
+{
+	struct fthread *t = value;
+
+	(void)arg;
+	(void)key;
+	free(t->nodes);
+}
+
+static void fd_fini(struct auxcap_out *w)
+{
+	struct folded *f = w->priv;
+
+	if (!f)
+		return;
+	if (f->threads)
+		out_tmap_each(f->threads, free_thread, NULL);
+	out_tmap_free(f->threads);
+	free(f->nodes);
+	free(f->index);
+	free(f);
+}
+
+static size_t hash(uint32_t parent, uint64_t func, size_t cap)
+{
+	return (size_t)(((func ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+/* The node (@parent, @func), made if new; 0 (the root) if out of memory. */
+static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t pid)
+{
+	size_t i;
+
+	if ((f->n + 1) * 2 > f->icap) {
+		size_t cap = 2 * f->icap;
+		uint32_t *ni = calloc(cap, sizeof(*ni));
+
+		if (!ni)
+			return ROOT;
+		for (size_t k = 1; k < f->n; k++) {
+			for (i = hash(f->nodes[k].parent, f->nodes[k].func, cap); ni[i]; i = (i + 1) & (cap - 1))
+				;
+			ni[i] = (uint32_t)k;
+		}
+		free(f->index);
+		f->index = ni;
+		f->icap = cap;
+	}
+	for (i = hash(parent, func, f->icap); f->index[i]; i = (i + 1) & (f->icap - 1)) {
+		struct fnode *nd = &f->nodes[f->index[i]];
+
+		if (nd->parent == parent && nd->func == func)
+			return f->index[i];
+	}
+	if (f->n == f->cap || f->n >= UINT32_MAX) {
+		size_t cap = 2 * f->cap;
+		struct fnode *nn = realloc(f->nodes, cap * sizeof(*nn));
+
+		if (!nn)
+			return ROOT;
+		f->nodes = nn;
+		f->cap = cap;
+	}
+	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0, 0 };
+	f->index[i] = (uint32_t)f->n;
+	return (uint32_t)f->n++;
+}
+
+static int tpush(struct fthread *t, uint32_t node)
+{
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		uint32_t *nn = realloc(t->nodes, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		t->nodes = nn;
+		t->cap = cap;
+	}
+	t->nodes[t->n++] = node;
+	return 0;
+}
+
+static uint32_t top(const struct fthread *t)
+{
+	return t->n ? t->nodes[t->n - 1] : ROOT;
+}
+
+static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct folded *f = w->priv;
+	const struct auxcap_trace_event *te = ev->trace;
+	const struct auxcap_decode_stack_change *sc = &ev->stack;
+	int64_t key = ev->tid >= 0 ? ev->tid : -1 - (int64_t)ev->queue;
+	struct fthread *t;
+	uint32_t before;
+	bool is_new;
+	int r = 0;
+
+	t = out_tmap_get(f->threads, key, &is_new);
+	if (!t)
+		return -ENOMEM;
+	if (!is_new && ev->time > t->last) {
+		f->ns += ev->time - t->last;
+		if (!t->paused)
+			f->nodes[top(t)].ns += ev->time - t->last;
+		else if (t->gap) {
+			uint32_t g = child(f, ROOT, FUNC_GAP, -1); /* may move f->nodes */
+
+			f->nodes[g].ns += ev->time - t->last;
+		}
+	}
+	t->last = ev->time;
+	t->paused = false;
+	/* The instructions up to this event ran in the frame the thread was in. */
+	if (te->kind == AUXCAP_TRACE_BRANCH || te->kind == AUXCAP_TRACE_DISABLE)
+		f->nodes[top(t)].insns += te->ninsn ? te->ninsn : 1; /* BTS: the branch only */
+	if (te->kind == AUXCAP_TRACE_GAP || te->kind == AUXCAP_TRACE_DISABLE) {
+		t->paused = true;
+		t->gap = te->kind == AUXCAP_TRACE_GAP;
+		return 0;
+	}
+	before = sc->depth + sc->popped - (sc->pushed ? 1 : 0) - (sc->rebased ? 1 : 0);
+	while (t->n < before && r == 0)
+		r = tpush(t, child(f, top(t), te->ip, ev->pid));
+	if (t->n > before)
+		t->n = before;
+	t->n -= sc->popped < t->n ? sc->popped : t->n;
+	if (sc->rebased && r == 0)
+		r = tpush(t, child(f, top(t), te->to, ev->pid));
+	if (sc->pushed && r == 0)
+		r = tpush(t, child(f, top(t), te->to, ev->pid));
+	return r;
+}
+
+static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct folded *f = w->priv;
+	const struct auxcap_decode_sample_ctx *x = ev->ctx;
+	uint32_t node = ROOT;
+
+	f->samples++;
+	if (!x || !x->nr_stack) {
+		node = child(f, ROOT, FUNC_NOTRACE, -1); /* may move f->nodes */
+		f->nodes[node].samples++;
+		return;
+	}
+	for (size_t i = x->nr_stack; i-- > 0;)
+		node = child(f, node, x->stack[i].func, ev->pid);
+	f->nodes[node].samples++;
+}
+
+static int fd_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct folded *f = w->priv;
+
+	if (ev->kind == AUXCAP_DECODE_TRACE)
+		return trace_event(w, ev);
+	if (ev->kind == AUXCAP_DECODE_SAMPLE)
+		sample_event(w, ev);
+	if (ev->kind == AUXCAP_DECODE_LOSS && ev->lost && ev->rec &&
+	    (ev->rec->type == PERF_RECORD_LOST || ev->rec->type == PERF_RECORD_LOST_SAMPLES)) {
+		uint32_t node = child(f, ROOT, FUNC_LOST, -1); /* may move f->nodes */
+
+		f->nodes[node].samples += ev->lost;
+		f->samples += ev->lost;
+	}
+	return 0;
+}
+
+struct line {
+	char *text;
+	uint64_t weight;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+/* Append the name of node @k's function to @buf at *@len (frames separated by ';'). */
+static void append_name(struct auxcap_out *w, const struct fnode *nd, char *buf, size_t size,
+			size_t *len)
+{
+	char name[256];
+	const char *s;
+
+	if (nd->func == FUNC_GAP)
+		s = "[gap]";
+	else if (nd->func == FUNC_NOTRACE)
+		s = "[no trace]";
+	else if (nd->func == FUNC_LOST)
+		s = "[lost samples]";
+	else
+		s = out_sym(w, nd->pid, nd->func, false, name, sizeof(name));
+	if (*len && *len + 1 < size)
+		buf[(*len)++] = ';';
+	for (; *s && *len + 1 < size; s++)
+		buf[(*len)++] = *s == ';' ? ':' : *s;
+	buf[*len] = '\0';
+}
+
+static int fd_finish(struct auxcap_out *w)
+{
+	struct folded *f = w->priv;
+	enum auxcap_out_weight wt = w->opts.weight;
+	struct line *lines;
+	size_t nl = 0;
+	uint32_t *path;
+	int r = 0;
+
+	if (wt == AUXCAP_OUT_WEIGHT_AUTO)
+		wt = f->samples ? AUXCAP_OUT_WEIGHT_SAMPLES
+		     : f->ns	? AUXCAP_OUT_WEIGHT_TIME
+				: AUXCAP_OUT_WEIGHT_INSNS;
+	lines = calloc(f->n, sizeof(*lines));
+	path = calloc(f->n, sizeof(*path));
+	if (!lines || !path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t k = 1; k < f->n; k++) {
+		uint64_t wgt = wt == AUXCAP_OUT_WEIGHT_SAMPLES ? f->nodes[k].samples
+			       : wt == AUXCAP_OUT_WEIGHT_TIME	 ? f->nodes[k].ns
+								 : f->nodes[k].insns;
+		char buf[4096];
+		size_t depth = 0, len = 0;
+
+		if (!wgt)
+			continue;
+		for (uint32_t n = (uint32_t)k; n != ROOT; n = f->nodes[n].parent)
+			path[depth++] = n;
+		buf[0] = '\0';
+		while (depth-- > 0)
+			append_name(w, &f->nodes[path[depth]], buf, sizeof(buf), &len);
+		lines[nl].text = strdup(buf);
+		if (!lines[nl].text) {
+			r = -ENOMEM;
+			goto out;
+		}
+		lines[nl++].weight = wgt;
+	}
+	qsort(lines, nl, sizeof(*lines), cmp_line);
+	for (size_t i = 0; i < nl;) {
+		uint64_t sum = 0;
+		size_t j;
+
+		for (j = i; j < nl && !strcmp(lines[j].text, lines[i].text); j++)
+			sum += lines[j].weight;
+		fprintf(w->f, "%s %" PRIu64 "\n", lines[i].text, sum);
+		i = j;
+	}
+out:
+	for (size_t i = 0; lines && i < nl; i++)
+		free(lines[i].text);
+	free(lines);
+	free(path);
+	return r;
+}
+
+const struct out_ops auxcap_out_folded_ops = {
+	.init = fd_init,
+	.event = fd_event,
+	.finish = fd_finish,
+	.fini = fd_fini,
+};

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The text writer: perf-script-like lines, one per event (README "Decode" documents them).
+ *
+ * Raw trace files keep the layout of the first auxcap releases: the TSC (or "-"), then the
+ * event.  Captures put the thread and time first: "comm tid [cpu] sec.nsec: ".  The event
+ * part is the same in both:
+ *
+ *   call     00000000004011d6 work+0x16 => 0000000000401126 leaf_add+0x0     (--itrace=b)
+ *      2   call   leaf_add+0x0 (from work+0x16)                              (--itrace=c)
+ *   0000000000401126 leaf_add+0x0                     lea rax, [rdi + rsi]   (--itrace=i)
+ *   !! gap at trace offset 0x2b: <reason> (ip 0x...); decoding resumes at the next sync point
+ *   -- <trace event> [at ADDR SYM] (trace offset 0x...)
+ *   sample   cpu-clock 00000000004011d6 work+0x16 period=250000
+ *   	stack: work+0x16 <- run+0x2c <- main+0x3b
+ *   	branch: call 0000000000401200 run+0x27 => 00000000004011c0 work+0x0
+ *   !! LOST 3 records
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "disasm.h"
+#include "out_int.h"
+
+struct text {
+	bool raw;
+	struct auxcap_disasm *disasm; /* NULL if not built or not needed */
+	struct out_tmap *depth;	      /* per thread: long, the --itrace=c call depth */
+};
+
+static int text_init(struct auxcap_out *w)
+{
+	const struct auxcap_decode_info *info = auxcap_decode_get_info(w->d);
+	struct text *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	w->priv = t;
+	t->raw = info->raw;
+	if (w->opts.insns)
+		(void)auxcap_disasm_new(&t->disasm);
+	r = out_tmap_new(&t->depth, sizeof(long));
+	if (r < 0)
+		return r;
+	if (!t->raw) {
+		for (size_t i = 0; i < info->nr_queues; i++) {
+			const struct auxcap_decode_queue *q = auxcap_decode_get_queue(w->d, i);
+
+			fprintf(w->f, "# %s %zu: idx %u cpu %d tid %d, %" PRIu64 " bytes\n",
+				q->snapshot ? "snapshot" : "AUX stream", i, q->idx, q->cpu, q->tid,
+				q->bytes);
+		}
+	}
+	return 0;
+}
+
+static void text_fini(struct auxcap_out *w)
+{
+	struct text *t = w->priv;
+
+	if (!t)
+		return;
+	auxcap_disasm_free(t->disasm);
+	out_tmap_free(t->depth);
+	free(t);
+}
+
+/* The line's start: the TSC (raw files), or "comm tid [cpu] time: ". */
+static void prefix(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct text *t = w->priv;
+
+	if (t->raw) {
+		if (ev->trace && (ev->trace->flags & AUXCAP_TRACE_F_HAS_TSC))
+			fprintf(w->f, "%16" PRIu64 " ", ev->trace->tsc);
+		else
+			fprintf(w->f, "%16s ", "-");
+		return;
+	}
+	fprintf(w->f, "%-16.16s %6d ", ev->comm ? ev->comm : ":-", ev->tid);
+	if (ev->cpu >= 0)
+		fprintf(w->f, "[%03d] ", ev->cpu);
+	else
+		fprintf(w->f, "[---] ");
+	fprintf(w->f, "%" PRIu64 ".%09" PRIu64 ": ", ev->time / 1000000000u,
+		ev->time % 1000000000u);
+}
+
+static void addr_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool known)
+{
+	char s[256];
+
+	if (known)
+		fprintf(w->f, "%016" PRIx64 " %s", addr, out_sym(w, pid, addr, true, s, sizeof(s)));
+	else
+		fprintf(w->f, "%16s %s", "0", "[untraced]");
+}
+
+static void branch_line(struct auxcap_out *w, const struct auxcap_decode_event *ev,
+			const char *kind, uint64_t from, bool has_from, uint64_t to, bool has_to)
+{
+	if (!w->opts.branches)
+		return;
+	prefix(w, ev);
+	fprintf(w->f, "%-9s", kind);
+	addr_sym(w, ev->pid, from, has_from);
+	fputs(" => ", w->f);
+	addr_sym(w, ev->pid, to, has_to);
+	putc('\n', w->f);
+}
+
+static int callret_line(struct auxcap_out *w, const struct auxcap_decode_event *ev, bool call)
+{
+	struct text *t = w->priv;
+	char fs[256], ts[256];
+	bool is_new;
+	long *depth = out_tmap_get(t->depth, ev->tid >= 0 ? ev->tid : -1 - ev->queue, &is_new);
+	long dep;
+
+	if (!depth)
+		return -ENOMEM;
+	if (call)
+		dep = (*depth)++;
+	else
+		dep = *depth > 0 ? --*depth : 0;
+	if (!w->opts.calls)
+		return 0;
+	prefix(w, ev);
+	fprintf(w->f, "%4ld %*s%s %s (from %s)\n", dep, (int)(2 * (dep < 40 ? dep : 40)), "",
+		call ? "call  " : "return", out_sym(w, ev->pid, ev->trace->to, true, ts, sizeof(ts)),
+		out_sym(w, ev->pid, ev->trace->ip, true, fs, sizeof(fs)));
+	return 0;
+}
+
+static void insn_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_trace_event *te = ev->trace;
+	struct text *t = w->priv;
+	char sym[256], text[160] = "(no disassembler)";
+
+	if (t->disasm &&
+	    auxcap_disasm_insn(t->disasm, 64, te->raw, te->size, te->ip, text, sizeof(text)) < 0)
+		snprintf(text, sizeof(text), "(bad instruction)");
+	prefix(w, ev);
+	fprintf(w->f, "%016" PRIx64 " %-32s %s%s\n", te->ip,
+		out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)),
+		te->flags & AUXCAP_TRACE_F_SPECULATIVE ? "? " : "", text);
+}
+
+static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_trace_event *te = ev->trace;
+	bool has_ip = !(te->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	char sym[256];
+
+	switch (te->kind) {
+	case AUXCAP_TRACE_BRANCH:
+		branch_line(w, ev, out_branch_kind(te->branch), te->ip, true, te->to,
+			    te->branch != AUXCAP_BR_ASYNC || has_ip);
+		if (te->branch == AUXCAP_BR_CALL || te->branch == AUXCAP_BR_SYSCALL)
+			return callret_line(w, ev, true);
+		if (te->branch == AUXCAP_BR_RETURN || te->branch == AUXCAP_BR_SYSRET)
+			return callret_line(w, ev, false);
+		return 0;
+	case AUXCAP_TRACE_INSN:
+		if (w->opts.insns)
+			insn_line(w, ev);
+		return 0;
+	case AUXCAP_TRACE_ENABLE:
+		branch_line(w, ev, "tr strt", 0, false, te->ip, has_ip);
+		return 0;
+	case AUXCAP_TRACE_DISABLE:
+		branch_line(w, ev, "tr end", te->ip, has_ip, 0, false);
+		return 0;
+	case AUXCAP_TRACE_GAP:
+		prefix(w, ev);
+		fprintf(w->f, "!! gap at trace offset 0x%" PRIx64 ": %s", te->offset,
+			te->what ? te->what : "undecodable trace");
+		if (te->ip)
+			fprintf(w->f, " (ip 0x%" PRIx64 ")", te->ip);
+		fputs("; decoding resumes at the next sync point\n", w->f);
+		return 0;
+	case AUXCAP_TRACE_SAMPLE:
+		prefix(w, ev);
+		fprintf(w->f, "trace-sample %016" PRIx64 " %s", te->ip,
+			out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)));
+		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR)
+			fprintf(w->f, " addr=0x%" PRIx64, te->addr);
+		if (te->total_latency)
+			fprintf(w->f, " lat=%u", te->total_latency);
+		putc('\n', w->f);
+		return 0;
+	default:
+		prefix(w, ev);
+		fprintf(w->f, "-- %s", te->what ? te->what : "event");
+		if (te->what && !strcmp(te->what, "paging"))
+			fprintf(w->f, " cr3=0x%" PRIx64, te->payload);
+		else if (te->what && !strcmp(te->what, "ptwrite"))
+			fprintf(w->f, " 0x%" PRIx64, te->payload);
+		if (has_ip && te->ip)
+			fprintf(w->f, " at %016" PRIx64 " %s", te->ip,
+				out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)));
+		fprintf(w->f, " (trace offset 0x%" PRIx64 ")\n", te->offset);
+		return 0;
+	}
+}
+
+static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_sample *sa = &ev->rec->u.sample;
+	const struct auxcap_decode_sample_ctx *x = ev->ctx;
+	char sym[256], name[64];
+
+	prefix(w, ev);
+	fprintf(w->f, "sample   %s %016" PRIx64 " %s", out_evsel_name(ev->evsel, name, sizeof(name)),
+		sa->ip, out_sym(w, ev->pid, sa->ip, true, sym, sizeof(sym)));
+	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD))
+		fprintf(w->f, " period=%" PRIu64, sa->period);
+	putc('\n', w->f);
+	if (!x) {
+		fputs("\tno trace of this thread\n", w->f);
+		return;
+	}
+	fputs(x->aligned ? "\tstack:" : "\tstack (ip not found in the trace near it):", w->f);
+	for (size_t i = 0; i < x->nr_stack; i++) {
+		uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
+
+		fprintf(w->f, "%s%s", i ? " <- " : " ",
+			out_sym(w, ev->pid, at ? at : x->stack[i].func, true, sym, sizeof(sym)));
+	}
+	putc('\n', w->f);
+	for (size_t i = 0; i < x->nr_branches; i++) {
+		const struct auxcap_decode_branch *b = &x->branches[i];
+
+		fprintf(w->f, "\tbranch: %-7s ", out_branch_kind(b->type));
+		addr_sym(w, ev->pid, b->from, true);
+		fputs(" => ", w->f);
+		addr_sym(w, ev->pid, b->to, true);
+		putc('\n', w->f);
+	}
+	if (w->opts.func_time && x->nr_ftime) {
+		fprintf(w->f, "\tftime: %" PRIu64 " ns traced:", x->trace_ns);
+		for (size_t i = 0; i < x->nr_ftime; i++)
+			fprintf(w->f, "%s %s %" PRIu64 " ns", i ? "," : "",
+				out_sym(w, ev->pid, x->ftime[i].func, false, sym, sizeof(sym)),
+				x->ftime[i].ns);
+		putc('\n', w->f);
+	}
+}
+
+static void loss_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	prefix(w, ev);
+	if (ev->auxtrace_error) {
+		fprintf(w->f, "!! AUXTRACE_ERROR type %u code %u ip 0x%" PRIx64 ": %s\n",
+			ev->auxtrace_error->type, ev->auxtrace_error->code, ev->auxtrace_error->ip,
+			ev->auxtrace_error->msg);
+	} else if (ev->rec && ev->rec->type == PERF_RECORD_AUX) {
+		fprintf(w->f, "!! %s: AUX offset 0x%" PRIx64 " size %" PRIu64 " flags 0x%" PRIx64 "\n",
+			ev->loss, ev->rec->u.aux.aux_offset, ev->rec->u.aux.aux_size,
+			ev->rec->u.aux.flags);
+	} else {
+		fprintf(w->f, "!! %s: %" PRIu64 " %s lost\n", ev->loss, ev->lost,
+			ev->rec && ev->rec->type == PERF_RECORD_LOST ? "records" : "samples");
+	}
+}
+
+static void sideband_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_record *rec = ev->rec;
+	const char *name = auxcap_record_type_name(rec->type);
+
+	prefix(w, ev);
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		fprintf(w->f, "%-9s%016" PRIx64 " len 0x%" PRIx64 " pgoff 0x%" PRIx64 " %s\n", name,
+			rec->u.mmap.addr, rec->u.mmap.len, rec->u.mmap.pgoff, rec->u.mmap.filename);
+		break;
+	case PERF_RECORD_COMM:
+		fprintf(w->f, "COMM     %s%s\n", rec->u.comm.comm,
+			rec->misc & PERF_RECORD_MISC_COMM_EXEC ? " (exec)" : "");
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		fprintf(w->f, "%-9s%u/%u (parent %u/%u)\n", name, rec->u.task.pid, rec->u.task.tid,
+			rec->u.task.ppid, rec->u.task.ptid);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		fprintf(w->f, "SWITCH   %s", rec->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out" : "in");
+		if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE)
+			fprintf(w->f, " %s %u/%u",
+				rec->misc & PERF_RECORD_MISC_SWITCH_OUT ? "next" : "prev",
+				rec->u.context_switch.next_prev_pid,
+				rec->u.context_switch.next_prev_tid);
+		putc('\n', w->f);
+		break;
+	case PERF_RECORD_AUX:
+		fprintf(w->f, "AUX      offset 0x%" PRIx64 " size %" PRIu64 " flags 0x%" PRIx64 "\n",
+			rec->u.aux.aux_offset, rec->u.aux.aux_size, rec->u.aux.flags);
+		break;
+	case PERF_RECORD_ITRACE_START:
+		fprintf(w->f, "ITRACE_START %u/%u\n", rec->u.itrace_start.pid,
+			rec->u.itrace_start.tid);
+		break;
+	default:
+		fprintf(w->f, "%s\n", name ? name : "record");
+		break;
+	}
+}
+
+static int text_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	switch (ev->kind) {
+	case AUXCAP_DECODE_TRACE:
+		return trace_event(w, ev);
+	case AUXCAP_DECODE_SAMPLE:
+		sample_lines(w, ev);
+		return 0;
+	case AUXCAP_DECODE_LOSS:
+		loss_line(w, ev);
+		return 0;
+	case AUXCAP_DECODE_SIDEBAND:
+		if (w->opts.sideband)
+			sideband_line(w, ev);
+		return 0;
+	}
+	return 0;
+}
+
+static int text_finish(struct auxcap_out *w)
+{
+	(void)w;
+	return 0;
+}
+
+const struct out_ops auxcap_out_text_ops = {
+	.init = text_init,
+	.event = text_event,
+	.finish = text_finish,
+	.fini = text_fini,
+};

@@ -1,0 +1,964 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The decode session: opening a capture and the first pass over its records.
+ *
+ * The first pass reads every record once and keeps only what decoding needs before any
+ * trace is decoded: the executable mappings (the image, and the symbols), thread names and
+ * process ids, the AUXTRACE_INFO words, the time conversion, and the AUXTRACE buffers
+ * grouped into queues (by idx; one queue per buffer in snapshot mode).  Trace payloads stay
+ * in the reader's file mapping.  The merged stream (merge.c) then reads the records again.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "auxcap/log.h"
+#include "auxcap/timeconv.h"
+#include "decode_int.h"
+#if AUXCAP_HAVE_LIBELF
+#include "binaries.h"
+#include "elf_file.h"
+#endif
+
+#define AUX_FLAG_OVERWRITE 0x02 /* PERF_AUX_FLAG_OVERWRITE */
+
+static void set_err(struct auxcap_decode *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_err(struct auxcap_decode *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->errtext, sizeof(d->errtext), fmt, ap);
+	va_end(ap);
+	if (d->opts.errbuf && d->opts.errlen)
+		snprintf(d->opts.errbuf, d->opts.errlen, "%s", d->errtext);
+}
+
+/* ---- threads --------------------------------------------------------------------------- */
+
+struct tid_info *decode_tid(struct auxcap_decode *d, int32_t tid, bool create)
+{
+	size_t mask, i;
+
+	if (tid < 0)
+		return NULL;
+	if (create && (d->tids_n + 1) * 2 > d->tids_cap) {
+		size_t cap = d->tids_cap ? 2 * d->tids_cap : 64;
+		struct tid_info *nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t k = 0; k < cap; k++)
+			nt[k].tid = -1;
+		for (size_t k = 0; k < d->tids_cap; k++) {
+			if (d->tids[k].tid < 0)
+				continue;
+			for (i = (size_t)d->tids[k].tid & (cap - 1); nt[i].tid >= 0; i = (i + 1) & (cap - 1))
+				;
+			nt[i] = d->tids[k];
+		}
+		free(d->tids);
+		d->tids = nt;
+		d->tids_cap = cap;
+		d->tid_gen++;
+	}
+	if (!d->tids_cap)
+		return NULL;
+	mask = d->tids_cap - 1;
+	for (i = (size_t)tid & mask; d->tids[i].tid >= 0; i = (i + 1) & mask)
+		if (d->tids[i].tid == tid)
+			return &d->tids[i];
+	if (!create)
+		return NULL;
+	d->tid_gen++;
+	d->tids[i].tid = tid;
+	d->tids[i].pid = -1;
+	d->tids[i].comm[0] = '\0';
+	d->tids_n++;
+	return &d->tids[i];
+}
+
+static void note_tid(struct auxcap_decode *d, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct tid_info *t;
+
+	if ((int32_t)tid < 0)
+		return;
+	t = decode_tid(d, (int32_t)tid, true);
+	if (!t)
+		return;
+	if ((int32_t)pid >= 0)
+		t->pid = (int32_t)pid;
+	if (comm)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	d->tid_gen++;
+}
+
+const char *auxcap_decode_comm(const struct auxcap_decode *d, int32_t tid)
+{
+	struct tid_info *t = decode_tid((struct auxcap_decode *)d, tid, false);
+
+	return t && t->comm[0] ? t->comm : NULL;
+}
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time)
+{
+	const struct auxcap_record *rec = &ev->rec;
+
+	*has_time = false;
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_TIME)) {
+			*has_time = true;
+			return rec->u.sample.time;
+		}
+		return 0;
+	}
+	if (rec->type == AUXCAP_PERF_RECORD_AUXTRACE_ERROR) {
+		if (ev->u.auxtrace_error.fmt >= 1 && ev->u.auxtrace_error.time) {
+			*has_time = true;
+			return ev->u.auxtrace_error.time;
+		}
+		return 0;
+	}
+	if (rec->type < AUXCAP_PERF_RECORD_HEADER_ATTR && rec->has_sample_id &&
+	    (rec->sid.present & PERF_SAMPLE_TIME)) {
+		*has_time = true;
+		return rec->sid.time;
+	}
+	return 0;
+}
+
+/* ---- the image ------------------------------------------------------------------------- */
+
+static int add_map(struct auxcap_decode *d, const char *path, uint64_t off, uint64_t size,
+		   uint64_t vaddr, int64_t pid)
+{
+	struct auxcap_image_map *m;
+	char *p;
+	int r;
+
+	if (d->nr_maps == d->cap_maps) {
+		size_t cap = d->cap_maps ? 2 * d->cap_maps : 16;
+		struct auxcap_image_map *nm = realloc(d->maps, cap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		d->maps = nm;
+		d->cap_maps = cap;
+	}
+	p = strdup(path);
+	if (!p)
+		return -ENOMEM;
+	m = &d->maps[d->nr_maps++];
+	*m = (struct auxcap_image_map){ p, off, size, vaddr, pid };
+	r = auxcap_symbols_add(d->syms, (int32_t)pid, vaddr, size, off, path);
+	return r;
+}
+
+struct missing {
+	char **paths;
+	size_t n, cap;
+};
+
+static bool missing_has(const struct missing *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->paths[i], path))
+			return true;
+	return false;
+}
+
+static void missing_add(struct missing *m, const char *path)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 8;
+		char **np = realloc(m->paths, cap * sizeof(*np));
+
+		if (!np)
+			return;
+		m->paths = np;
+		m->cap = cap;
+	}
+	m->paths[m->n] = strdup(path);
+	if (m->paths[m->n])
+		m->n++;
+}
+
+/* The build-id the capture recorded for @path (MMAP2 with build-id, or the BUILD_ID
+ * feature), 0 bytes if none. */
+static size_t mapping_build_id(const struct auxcap_decode *d, const struct auxcap_record *rec,
+			       const uint8_t **ret_id)
+{
+	const struct auxcap_perf_features *f = auxcap_perf_reader_features(d->rd);
+
+	if (rec->type == PERF_RECORD_MMAP2 && rec->u.mmap.build_id_size) {
+		*ret_id = rec->u.mmap.build_id;
+		return rec->u.mmap.build_id_size;
+	}
+	for (size_t i = 0; i < f->nr_build_ids; i++)
+		if (f->build_ids[i].filename && !strcmp(f->build_ids[i].filename,
+							rec->u.mmap.filename)) {
+			*ret_id = f->build_ids[i].id;
+			return f->build_ids[i].size;
+		}
+	return 0;
+}
+
+/* The file @path was found at (a previous mapping of it), or NULL. */
+static const char *path_found(struct auxcap_decode *d, const char *path)
+{
+	for (size_t i = 0; i < d->nr_found; i++)
+		if (!strcmp(d->found[i].mapped, path))
+			return d->found[i].file;
+	return NULL;
+}
+
+/*
+ * An executable mapping of the capture joins the image and the symbols.  Its binary is the
+ * mapped path when its build-id matches the one recorded (or none was), else the copy in the
+ * capture's archive or perf's build-id cache (decode/binaries.h); a missing one is reported
+ * once.
+ */
+static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, struct missing *miss)
+{
+	const char *fn = rec->u.mmap.filename, *file;
+	const uint8_t *id = NULL;
+	size_t id_size;
+	char *found = NULL;
+	int r;
+
+	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
+		return 0;
+	if (rec->type == PERF_RECORD_MMAP && (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
+		return 0;
+	if (!fn || fn[0] != '/')
+		return 0; /* [vdso], [kernel.kallsyms]_text, //anon, ... */
+	if (missing_has(miss, fn))
+		return 0;
+	file = path_found(d, fn);
+	if (!file) {
+		id_size = mapping_build_id(d, rec, &id);
+#if AUXCAP_HAVE_LIBELF
+		r = auxcap_binary_find(d->path, fn, id, id_size, &found);
+		/* Not ELF (raw code, a JIT's file) and no build-id to check: the file as it is. */
+		if (r == -ENOENT && !id_size && access(fn, R_OK) == 0) {
+			found = strdup(fn);
+			r = found ? 0 : -ENOMEM;
+		}
+#else
+		r = access(fn, R_OK) < 0 ? -errno : 0;
+		found = r == 0 ? strdup(fn) : NULL;
+		if (r == 0 && !found)
+			r = -ENOMEM;
+#endif
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "'%s' (mapped at 0x%" PRIx64 ") %s; its code is not decoded (run "
+				   "'auxcap archive' where it was recorded, or copy it back)",
+				   fn, rec->u.mmap.addr,
+				   id_size ? "is missing or was rebuilt (build-id differs)"
+					   : "cannot be read");
+			d->info.missing_binaries++;
+			missing_add(miss, fn);
+			return 0;
+		}
+		if (d->nr_found == d->cap_found) {
+			size_t cap = d->cap_found ? 2 * d->cap_found : 8;
+			struct found_file *nf = realloc(d->found, cap * sizeof(*nf));
+
+			if (!nf) {
+				free(found);
+				return -ENOMEM;
+			}
+			d->found = nf;
+			d->cap_found = cap;
+		}
+		d->found[d->nr_found].file = found;
+		d->found[d->nr_found].mapped = strdup(fn);
+		if (!d->found[d->nr_found].mapped) {
+			free(found);
+			return -ENOMEM;
+		}
+		file = d->found[d->nr_found++].file;
+	}
+	return add_map(d, file, rec->u.mmap.pgoff, rec->u.mmap.len, rec->u.mmap.addr,
+		       (int32_t)rec->u.mmap.pid);
+}
+
+/* ---- queues ---------------------------------------------------------------------------- */
+
+static struct dqueue *new_queue(struct auxcap_decode *d)
+{
+	struct dqueue *q;
+
+	if (d->nr_queues == d->cap_queues) {
+		size_t cap = d->cap_queues ? 2 * d->cap_queues : 8;
+		struct dqueue *nq = realloc(d->queues, cap * sizeof(*nq));
+
+		if (!nq)
+			return NULL;
+		d->queues = nq;
+		d->cap_queues = cap;
+	}
+	q = &d->queues[d->nr_queues++];
+	memset(q, 0, sizeof(*q));
+	return q;
+}
+
+static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64_t offset,
+		     uint64_t time_hint)
+{
+	struct dpiece *p;
+
+	if (q->info.nr_pieces == q->cap_pieces) {
+		size_t cap = q->cap_pieces ? 2 * q->cap_pieces : 4;
+		struct dpiece *np = realloc(q->pieces, cap * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		q->pieces = np;
+		q->cap_pieces = cap;
+	}
+	p = &q->pieces[q->info.nr_pieces];
+	*p = (struct dpiece){ data, len, offset, time_hint, false };
+	if (q->info.nr_pieces) {
+		struct dpiece *prev = p - 1;
+		uint64_t end = prev->offset + prev->len;
+
+		/* The writer pads each payload to 8 bytes; the next buffer's offset says how many
+		 * of the previous one's bytes were trace. */
+		if (offset <= end && offset + 8 > end && offset >= prev->offset) {
+			q->info.bytes -= prev->len - (offset - prev->offset);
+			prev->len = offset - prev->offset;
+			p->contiguous = true;
+		} else {
+			q->info.discontinuities++;
+		}
+	}
+	q->info.nr_pieces++;
+	q->info.bytes += len;
+	return 0;
+}
+
+static struct dqueue *queue_for(struct auxcap_decode *d, const struct auxcap_perf_event *ev,
+				bool snapshot)
+{
+	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
+		if (d->queues[i].info.idx == ev->u.auxtrace.idx)
+			return &d->queues[i];
+	{
+		struct dqueue *q = new_queue(d);
+
+		if (!q)
+			return NULL;
+		q->info.idx = ev->u.auxtrace.idx;
+		q->info.cpu = (int32_t)ev->u.auxtrace.cpu;
+		q->info.tid = (int32_t)ev->u.auxtrace.tid;
+		q->info.pid = -1;
+		q->info.snapshot = snapshot;
+		return q;
+	}
+}
+
+/* ---- backend selection ----------------------------------------------------------------- */
+
+/* The backend of the AUX event named @name ("intel_pt//u", "arm_spe_0/ts_enable=1/"). */
+static const struct auxcap_backend_ops *backend_of_name(const char *name)
+{
+	char pmu[64];
+	size_t n;
+
+	if (!name)
+		return NULL;
+	n = strcspn(name, "/:");
+	if (!n || n >= sizeof(pmu))
+		return NULL;
+	memcpy(pmu, name, n);
+	pmu[n] = '\0';
+	return auxcap_backend_for_pmu(pmu, NULL);
+}
+
+static void pick_aux_evsel(struct auxcap_decode *d)
+{
+	for (size_t i = 0; i < auxcap_perf_reader_nr_evsels(d->rd); i++) {
+		const struct auxcap_perf_evsel *es = auxcap_perf_reader_evsel(d->rd, i);
+		const struct auxcap_backend_ops *b = backend_of_name(es->name);
+
+		if (b && (!d->backend || b == d->backend)) {
+			d->aux_evsel = es;
+			if (!d->backend)
+				d->backend = b;
+			break;
+		}
+		if (!d->aux_evsel && es->attr->type >= PERF_TYPE_MAX)
+			d->aux_evsel = es;
+	}
+	if (d->aux_evsel)
+		d->aux_attr = d->aux_evsel->attr;
+}
+
+/* ---- the first pass -------------------------------------------------------------------- */
+
+static int first_pass(struct auxcap_decode *d)
+{
+	struct auxcap_perf_event ev;
+	struct missing miss = { 0 };
+	uint64_t last_time = 0;
+	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
+	const struct auxcap_perf_evsel *sample_evsel = NULL;
+	int r;
+
+	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
+		const struct auxcap_record *rec = &ev.rec;
+		bool has_time;
+		uint64_t t = decode_record_time(&ev, &has_time);
+
+		if (has_time && t > last_time)
+			last_time = t;
+		switch (rec->type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			note_tid(d, rec->u.mmap.pid, rec->u.mmap.tid, NULL);
+			r = on_mmap(d, rec, &miss);
+			break;
+		case PERF_RECORD_COMM:
+			if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+				/* Mappings from before the exec are gone: keep the image's newest. */
+				auxcap_symbols_drop_pid(d->syms, (int32_t)rec->u.comm.pid);
+				for (size_t i = 0; i < d->nr_maps; i++)
+					if (d->maps[i].pid == (int64_t)rec->u.comm.pid)
+						d->maps[i].pid = -2; /* never matches */
+			}
+			note_tid(d, rec->u.comm.pid, rec->u.comm.tid, rec->u.comm.comm);
+			break;
+		case PERF_RECORD_FORK:
+			note_tid(d, rec->u.task.pid, rec->u.task.tid, NULL);
+			break;
+		case PERF_RECORD_ITRACE_START:
+			note_tid(d, rec->u.itrace_start.pid, rec->u.itrace_start.tid, NULL);
+			break;
+		case PERF_RECORD_SAMPLE:
+			if (ev.evsel && (ev.evsel->layout.sample_type & PERF_SAMPLE_TID))
+				note_tid(d, rec->u.sample.pid, rec->u.sample.tid, NULL);
+			if (!sample_evsel)
+				sample_evsel = ev.evsel;
+			else if (ev.evsel != sample_evsel)
+				several_evsels = true;
+			break;
+		case PERF_RECORD_AUX:
+			snapshot |= (rec->u.aux.flags & AUX_FLAG_OVERWRITE) != 0;
+			break;
+		case AUXCAP_PERF_RECORD_AUXTRACE_INFO:
+			free(d->info_words);
+			d->info_words = NULL;
+			d->nr_info = 0;
+			d->auxtrace_type = ev.u.auxtrace_info.type;
+			if (ev.u.auxtrace_info.nr) {
+				d->info_words = calloc(ev.u.auxtrace_info.nr, sizeof(uint64_t));
+				if (!d->info_words) {
+					r = -ENOMEM;
+					break;
+				}
+				for (size_t i = 0; i < ev.u.auxtrace_info.nr; i++)
+					d->info_words[i] = auxcap_get_u64(ev.u.auxtrace_info.priv, i);
+				d->nr_info = ev.u.auxtrace_info.nr;
+			}
+			break;
+		case AUXCAP_PERF_RECORD_TIME_CONV:
+			d->tc = ev.u.time_conv;
+			has_tc = true;
+			short_tc = rec->size < 50;
+			break;
+		case AUXCAP_PERF_RECORD_AUXTRACE: {
+			struct dqueue *q = queue_for(d, &ev, snapshot);
+
+			r = q ? add_piece(q, ev.u.auxtrace.data, ev.u.auxtrace.size,
+					  ev.u.auxtrace.offset, last_time)
+			      : -ENOMEM;
+			break;
+		}
+		default:
+			break;
+		}
+		if (r < 0)
+			break;
+		r = 0;
+	}
+	for (size_t i = 0; i < miss.n; i++)
+		free(miss.paths[i]);
+	free(miss.paths);
+	if (r < 0)
+		return r;
+	d->info.snapshot = snapshot;
+	/* Counter samples (decided again once the AUX event is known). */
+	d->sample_evsel = several_evsels ? NULL : sample_evsel;
+	d->want_context = several_evsels || sample_evsel;
+	/* TIME_CONV records from before cap_user_time_zero was in them are trusted. */
+	d->have_tc = has_tc && d->tc.time_mult && d->tc.time_shift < 64 &&
+		     (d->tc.cap_user_time_zero || short_tc);
+	d->info.has_time_conv = d->have_tc;
+	return 0;
+}
+
+/* ---- the queues' view of the image ----------------------------------------------------- */
+
+int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
+		      const struct auxcap_image_map **ret, size_t *ret_n)
+{
+	size_t n = 0;
+
+	if (!d->qmaps && d->nr_maps) {
+		d->qmaps = calloc(d->nr_maps, sizeof(*d->qmaps));
+		if (!d->qmaps)
+			return -ENOMEM;
+	}
+	/* A per-task queue sees its process (and global code); a per-CPU one sees all, and so
+	 * does a task whose process has no mapping of its own in the capture. */
+	for (int pass = 0; pass < 2 && !n; pass++)
+		for (size_t i = 0; i < d->nr_maps; i++) {
+			const struct auxcap_image_map *m = &d->maps[i];
+
+			if (m->pid == -2)
+				continue;
+			if (!pass && q->info.pid >= 0 && m->pid >= 0 && m->pid != q->info.pid)
+				continue;
+			d->qmaps[n++] = *m;
+		}
+	*ret = d->qmaps;
+	*ret_n = n;
+	return 0;
+}
+
+void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
+		     struct auxcap_decode_ctx *ctx, char *errbuf, size_t errlen)
+{
+	const struct auxcap_perf_features *f = d->rd ? auxcap_perf_reader_features(d->rd) : NULL;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->sz = sizeof(*ctx);
+	ctx->auxtrace_type = d->auxtrace_type;
+	ctx->info = d->info_words;
+	ctx->nr_info = d->nr_info;
+	ctx->time_conv = d->have_tc ? &d->tc : NULL;
+	ctx->cpu = q ? q->info.cpu : -1;
+	ctx->per_insn = d->opts.per_insn;
+	ctx->options = d->backend_options;
+	ctx->errbuf = errbuf;
+	ctx->errlen = errlen;
+	ctx->cpuid = f ? f->cpuid : NULL;
+	ctx->attr = d->aux_attr;
+	if (q)
+		(void)decode_queue_maps(d, q, &ctx->maps, &ctx->nr_maps);
+}
+
+/* ---- code given by the caller ---------------------------------------------------------- */
+
+static int add_raw_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
+{
+	struct stat st;
+	int r;
+
+	if (stat(c->path, &st) < 0) {
+		r = -errno;
+		set_err(d, "cannot read raw code '%s': %s", c->path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) || !st.st_size || access(c->path, R_OK) < 0) {
+		r = !S_ISREG(st.st_mode) ? -EINVAL : !st.st_size ? -ERANGE : -errno;
+		set_err(d, "cannot read raw code '%s': %s", c->path,
+			r == -ERANGE ? "file is empty" : strerror(-r));
+		return r;
+	}
+	return add_map(d, c->path, 0, (uint64_t)st.st_size, c->addr, -1);
+}
+
+static int add_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
+{
+#if AUXCAP_HAVE_LIBELF
+	const struct auxcap_elf_segment *segs;
+	struct auxcap_elf *elf = NULL;
+	uint64_t bias = 0;
+	size_t n, added = 0;
+	int r;
+#endif
+
+	if (!c->path)
+		return -EINVAL;
+	if (c->raw)
+		return add_raw_code(d, c);
+#if AUXCAP_HAVE_LIBELF
+	r = auxcap_elf_open(c->path, &elf);
+	if (r < 0) {
+		set_err(d, "cannot read ELF '%s': %s", c->path,
+			r == -ENOEXEC ? "not an ELF file (raw code needs its load address)"
+				      : strerror(-r));
+		return r;
+	}
+	if (c->has_addr)
+		bias = c->addr - auxcap_elf_link_base(elf);
+	else if (auxcap_elf_is_dyn(elf) && !auxcap_elf_link_base(elf))
+		auxcap_log(AUXCAP_LOG_WARN,
+			   "'%s' is position independent; without its load address it is decoded "
+			   "at address 0",
+			   c->path);
+	n = auxcap_elf_segments(elf, &segs);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		if (!segs[i].exec || !segs[i].filesz)
+			continue;
+		r = add_map(d, c->path, segs[i].offset, segs[i].filesz, segs[i].vaddr + bias, -1);
+		added++;
+	}
+	auxcap_elf_free(elf);
+	if (r < 0)
+		return r;
+	if (!added)
+		auxcap_log(AUXCAP_LOG_WARN, "'%s' has no executable segment; nothing of it is decoded",
+			   c->path);
+	return 0;
+#else
+	set_err(d, "cannot read ELF '%s': this build has no libelf (give raw code instead)",
+		c->path);
+	return -EOPNOTSUPP;
+#endif
+}
+
+/* ---- raw trace files ------------------------------------------------------------------- */
+
+static int open_raw(struct auxcap_decode *d, const char *path)
+{
+	struct dqueue *q;
+	struct stat st;
+	void *p = NULL;
+	int fd, r;
+
+	d->backend = auxcap_backend_find(d->opts.raw_backend);
+	if (!d->backend || !d->backend->decoder_new) {
+		set_err(d, "no decoder for '%s' traces in this build", d->opts.raw_backend);
+		return -EPROTONOSUPPORT;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		(void)close(fd);
+		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		return r;
+	}
+	if (st.st_size) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			r = -errno;
+			(void)close(fd);
+			set_err(d, "cannot map trace file '%s': %s", path, strerror(-r));
+			return r;
+		}
+	}
+	(void)close(fd);
+	d->raw_buf = p;
+	d->raw_len = (size_t)st.st_size;
+	d->info.raw = true;
+	q = new_queue(d);
+	if (!q)
+		return -ENOMEM;
+	q->info.cpu = -1;
+	q->info.tid = -1;
+	q->info.pid = -1;
+	if (d->raw_len)
+		return add_piece(q, d->raw_buf, d->raw_len, 0, 0);
+	return 0;
+}
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+static int copy_opts(struct auxcap_decode *d, const struct auxcap_decode_opts *opts)
+{
+	if (!opts)
+		return 0;
+	if (opts->sz < sizeof(*opts) || opts->last_branches > AUXCAP_DECODE_MAX_BRANCHES ||
+	    (opts->nr_code && !opts->code))
+		return -EINVAL;
+	d->opts = *opts;
+	d->opts.code = NULL;
+	d->opts.nr_code = 0;
+	d->opts.backend_options = NULL;
+	if (opts->backend_options) {
+		d->backend_options = strdup(opts->backend_options);
+		if (!d->backend_options)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
+		       struct auxcap_decode **ret)
+{
+	struct auxcap_perf_reader_opts ro = { .sz = sizeof(ro) };
+	char rerr[256] = "";
+	struct auxcap_decode *d;
+	int r;
+
+	if (!path || !ret)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->opts.sz = sizeof(d->opts);
+	r = copy_opts(d, opts);
+	if (r < 0) {
+		free(d);
+		return r;
+	}
+	r = auxcap_symbols_new(&d->syms);
+	if (r < 0)
+		goto err;
+	for (size_t i = 0; opts && i < opts->nr_code; i++) {
+		r = add_code(d, &opts->code[i]);
+		if (r < 0)
+			goto err;
+	}
+
+	d->path = strdup(path);
+	if (!d->path) {
+		r = -ENOMEM;
+		goto err;
+	}
+	if (d->opts.raw_backend) {
+		r = open_raw(d, path);
+		if (r < 0)
+			goto err;
+	} else {
+		ro.errbuf = rerr;
+		ro.errbuf_size = sizeof(rerr);
+		r = auxcap_perf_reader_open(path, &ro, &d->rd);
+		if (r < 0) {
+			set_err(d, "cannot read '%s': %s", path, rerr[0] ? rerr : strerror(-r));
+			goto err;
+		}
+		if (auxcap_perf_reader_info(d->rd)->pipe) {
+			set_err(d, "'%s' is a pipe: decoding needs a file (save the stream first)",
+				path);
+			r = -ESPIPE;
+			goto err;
+		}
+		r = first_pass(d);
+		if (r < 0) {
+			set_err(d, "reading '%s' failed: %s", path,
+				r == -EBADMSG ? auxcap_perf_reader_error(d->rd) : strerror(-r));
+			goto err;
+		}
+		{
+			const char *arch = auxcap_perf_reader_features(d->rd)->arch;
+
+			/* PERF_REG_X86_IP, PERF_REG_ARM64_PC (asm/perf_regs.h) */
+			d->ip_reg = !arch ? -1
+				    : !strcmp(arch, "x86_64") ? 8
+				    : !strcmp(arch, "aarch64") || !strcmp(arch, "arm64") ? 32
+											: -1;
+		}
+		if (d->auxtrace_type)
+			d->backend = auxcap_backend_for_type(d->auxtrace_type);
+		pick_aux_evsel(d);
+		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
+			d->want_context = false; /* only the AUX event's own samples */
+		if (!d->nr_queues) {
+			set_err(d,
+				"'%s' holds no AUX trace (no AUXTRACE records); record with an AUX "
+				"event, e.g. auxcap record -e intel_pt//u (or --emulate)",
+				path);
+			r = -ENODATA;
+			goto err;
+		}
+		if (!d->backend) {
+			if (d->auxtrace_type)
+				set_err(d,
+					"'%s' holds AUX trace of type %u, which no backend of this "
+					"build decodes",
+					path, d->auxtrace_type);
+			else
+				set_err(d,
+					"'%s' holds AUX trace of an event no backend of this build "
+					"serves",
+					path);
+			r = -EPROTONOSUPPORT;
+			goto err;
+		}
+		for (size_t i = 0; i < d->nr_queues; i++) {
+			struct dqueue *q = &d->queues[i];
+			struct tid_info *t = decode_tid(d, q->info.tid, false);
+
+			if (t)
+				q->info.pid = t->pid;
+		}
+	}
+	d->info.backend = d->backend->name;
+	d->info.nr_queues = d->nr_queues;
+	*ret = d;
+	return 0;
+err:
+	auxcap_decode_close(d);
+	return r;
+}
+
+void auxcap_decode_close(struct auxcap_decode *d)
+{
+	if (!d)
+		return;
+	merge_fini(d);
+	for (size_t i = 0; i < d->nr_queues; i++) {
+		queue_fini(d, &d->queues[i]);
+		free(d->queues[i].pieces);
+	}
+	free(d->queues);
+	for (size_t i = 0; i < d->nr_maps; i++)
+		free((char *)d->maps[i].path);
+	free(d->maps);
+	free(d->qmaps);
+	auxcap_symbols_free(d->syms);
+	free(d->tids);
+	for (size_t i = 0; i < d->nr_found; i++) {
+		free(d->found[i].file);
+		free(d->found[i].mapped);
+	}
+	free(d->found);
+	free(d->path);
+	free(d->info_words);
+	free(d->backend_options);
+	auxcap_perf_reader_close(d->rd);
+	if (d->raw_buf)
+		(void)munmap((void *)d->raw_buf, d->raw_len);
+	free(d);
+}
+
+const struct auxcap_decode_info *auxcap_decode_get_info(const struct auxcap_decode *d)
+{
+	return d ? &d->info : NULL;
+}
+
+const struct auxcap_decode_queue *auxcap_decode_get_queue(const struct auxcap_decode *d,
+							  size_t i)
+{
+	return d && i < d->nr_queues ? &d->queues[i].info : NULL;
+}
+
+size_t auxcap_decode_nr_evsels(const struct auxcap_decode *d)
+{
+	return d && d->rd ? auxcap_perf_reader_nr_evsels(d->rd) : 0;
+}
+
+const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *d, size_t i)
+{
+	return d && d->rd ? auxcap_perf_reader_evsel(d->rd, i) : NULL;
+}
+
+int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			    const char **ret_name, uint64_t *ret_off, const char **ret_dso)
+{
+	if (!d)
+		return 0;
+	return auxcap_symbols_lookup(d->syms, pid, addr, ret_name, ret_off, ret_dso);
+}
+
+int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,
+			      size_t *ret_len)
+{
+	const struct dqueue *q;
+	size_t len = 0;
+	uint8_t *buf;
+
+	if (!d || i >= d->nr_queues || !ret_buf || !ret_len)
+		return -EINVAL;
+	q = &d->queues[i];
+	for (size_t k = 0; k < q->info.nr_pieces; k++)
+		len += (size_t)q->pieces[k].len;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return -ENOMEM;
+	len = 0;
+	for (size_t k = 0; k < q->info.nr_pieces; k++) {
+		memcpy(buf + len, q->pieces[k].data, (size_t)q->pieces[k].len);
+		len += (size_t)q->pieces[k].len;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+int auxcap_decode_dump(struct auxcap_decode *d, auxcap_backend_line_fn fn, void *arg)
+{
+	char line[160], errbuf[256] = "";
+	int total = 0, r;
+
+	if (!d || !fn)
+		return -EINVAL;
+	if (!d->backend->dump)
+		return -EOPNOTSUPP;
+	for (size_t i = 0; i < d->nr_queues; i++) {
+		struct dqueue *q = &d->queues[i];
+		struct auxcap_decode_ctx ctx;
+
+		if (!d->info.raw) {
+			snprintf(line, sizeof(line),
+				 "# %s %zu: idx %u cpu %d tid %d, %" PRIu64 " bytes",
+				 q->info.snapshot ? "snapshot" : "AUX stream", i, q->info.idx,
+				 q->info.cpu, q->info.tid, q->info.bytes);
+			r = fn(arg, line);
+			if (r < 0)
+				return r;
+		}
+		decode_fill_ctx(d, q, &ctx, errbuf, sizeof(errbuf));
+		/* Contiguous pieces are listed as one stream (packets may straddle them). */
+		for (size_t k = 0, e; k < q->info.nr_pieces; k = e) {
+			const uint8_t *buf = q->pieces[k].data;
+			uint8_t *joined = NULL;
+			size_t len = (size_t)q->pieces[k].len;
+
+			for (e = k + 1; e < q->info.nr_pieces && q->pieces[e].contiguous; e++)
+				len += (size_t)q->pieces[e].len;
+			if (e > k + 1) {
+				joined = malloc(len);
+				if (!joined)
+					return -ENOMEM;
+				len = 0;
+				for (size_t j = k; j < e; j++) {
+					memcpy(joined + len, q->pieces[j].data,
+					       (size_t)q->pieces[j].len);
+					len += (size_t)q->pieces[j].len;
+				}
+				buf = joined;
+			}
+			ctx.stream_offset = q->pieces[k].offset;
+			r = d->backend->dump(&ctx, buf, len, fn, arg);
+			free(joined);
+			if (r < 0)
+				return r;
+			total += r;
+		}
+		if (!q->info.nr_pieces) {
+			r = d->backend->dump(&ctx, (const uint8_t *)"", 0, fn, arg);
+			if (r < 0)
+				return r;
+		}
+	}
+	return total;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Symbols of the traced address spaces: executable mappings (pid, address range, file offset,
+ * path) and, for each file, its ELF symbol table (decode/elf_file.c, opened on first use).
+ *
+ * An address becomes a symbol through the file offset it maps to: offset = addr - start +
+ * pgoff; the PT_LOAD segment holding that offset gives the link-time address, which the
+ * symbol table names.  This works for executables, PIEs and shared objects alike, whatever
+ * segment of the file the mapping covers.  A direct-mapped cache in front keeps repeated
+ * look-ups (the same branch sites over and over) cheap.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode_int.h"
+#if AUXCAP_HAVE_LIBELF
+#include "elf_file.h"
+#endif
+
+#define CACHE_SIZE 4096 /* entries, power of two */
+
+struct sym_file {
+	char *path;
+	int fd; /* for reading code, -1 until opened (or if it cannot be) */
+	bool fd_tried;
+#if AUXCAP_HAVE_LIBELF
+	struct auxcap_elf *elf; /* owned, NULL until opened or if it cannot be */
+#endif
+	bool tried;
+};
+
+struct sym_map {
+	int32_t pid;
+	bool dropped;
+	uint64_t start, end, pgoff;
+	size_t file; /* index into files */
+};
+
+struct sym_cache {
+	uint64_t addr;
+	int32_t pid;
+	bool valid;
+	int result;
+	const char *name, *dso;
+	uint64_t off;
+};
+
+struct auxcap_symbols {
+	struct sym_map *maps;
+	size_t n, cap;
+	struct sym_file *files;
+	size_t nfiles, capfiles;
+	struct sym_cache *cache;
+	size_t last; /* map of the last hit */
+};
+
+int auxcap_symbols_new(struct auxcap_symbols **ret)
+{
+	struct auxcap_symbols *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->cache = calloc(CACHE_SIZE, sizeof(*s->cache));
+	if (!s->cache) {
+		free(s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
+void auxcap_symbols_free(struct auxcap_symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfiles; i++) {
+#if AUXCAP_HAVE_LIBELF
+		auxcap_elf_free(s->files[i].elf);
+#endif
+		if (s->files[i].fd >= 0)
+			(void)close(s->files[i].fd);
+		free(s->files[i].path);
+	}
+	free(s->files);
+	free(s->maps);
+	free(s->cache);
+	free(s);
+}
+
+static void cache_clear(struct auxcap_symbols *s)
+{
+	memset(s->cache, 0, CACHE_SIZE * sizeof(*s->cache));
+}
+
+int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, uint64_t len,
+		       uint64_t pgoff, const char *path)
+{
+	size_t f;
+
+	for (f = 0; f < s->nfiles; f++)
+		if (!strcmp(s->files[f].path, path))
+			break;
+	if (f == s->nfiles) {
+		if (s->nfiles == s->capfiles) {
+			size_t cap = s->capfiles ? 2 * s->capfiles : 16;
+			struct sym_file *nf = realloc(s->files, cap * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			s->files = nf;
+			s->capfiles = cap;
+		}
+		memset(&s->files[f], 0, sizeof(s->files[f]));
+		s->files[f].fd = -1;
+		s->files[f].path = strdup(path);
+		if (!s->files[f].path)
+			return -ENOMEM;
+		s->nfiles++;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 32;
+		struct sym_map *nm = realloc(s->maps, cap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		s->maps = nm;
+		s->cap = cap;
+	}
+	s->maps[s->n++] = (struct sym_map){ pid, false, start, start + len, pgoff, f };
+	cache_clear(s);
+	return 0;
+}
+
+void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->maps[i].pid == pid)
+			s->maps[i].dropped = true;
+	cache_clear(s);
+}
+
+static bool map_has(const struct sym_map *m, int32_t pid, uint64_t addr)
+{
+	return !m->dropped && addr >= m->start && addr < m->end &&
+	       (pid < 0 || m->pid < 0 || m->pid == pid);
+}
+
+/*
+ * The newest mapping holding @addr in @pid (later mappings replace earlier ones), else in any
+ * process (a thread whose process is not known, or whose mappings the capture lacks).
+ */
+static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uint64_t addr)
+{
+	if (s->last < s->n && map_has(&s->maps[s->last], pid, addr))
+		return &s->maps[s->last];
+	for (int pass = 0; pass < 2; pass++, pid = -1)
+		for (size_t i = s->n; i-- > 0;)
+			if (map_has(&s->maps[i], pid, addr)) {
+				s->last = i;
+				return &s->maps[i];
+			}
+	return NULL;
+}
+
+static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const char **ret_name,
+		  uint64_t *ret_off, const char **ret_dso)
+{
+	const struct sym_map *m = find_map(s, pid, addr);
+	struct sym_file *f;
+
+	if (!m)
+		return 0;
+	f = &s->files[m->file];
+	*ret_dso = f->path;
+#if AUXCAP_HAVE_LIBELF
+	{
+		const struct auxcap_elf_segment *segs;
+		uint64_t fo = addr - m->start + m->pgoff;
+		size_t n;
+
+		if (!f->tried) {
+			f->tried = true;
+			if (auxcap_elf_open(f->path, &f->elf) < 0)
+				f->elf = NULL;
+		}
+		if (!f->elf)
+			return 2;
+		n = auxcap_elf_segments(f->elf, &segs);
+		for (size_t i = 0; i < n; i++) {
+			if (fo < segs[i].offset || fo - segs[i].offset >= segs[i].filesz)
+				continue;
+			if (auxcap_elf_symbolize(f->elf, segs[i].vaddr + (fo - segs[i].offset),
+						 ret_name, ret_off) == 1)
+				return 1;
+			break;
+		}
+	}
+#endif
+	return 2;
+}
+
+int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			  const char **ret_name, uint64_t *ret_off, const char **ret_dso)
+{
+	size_t slot = (size_t)(((addr ^ ((uint64_t)(uint32_t)pid << 40)) * 0x9e3779b97f4a7c15ull) >>
+			       52) &
+		      (CACHE_SIZE - 1);
+	struct sym_cache *c = &s->cache[slot];
+
+	if (!c->valid || c->addr != addr || c->pid != pid) {
+		c->valid = true;
+		c->addr = addr;
+		c->pid = pid;
+		c->name = c->dso = NULL;
+		c->off = 0;
+		c->result = lookup(s, pid, addr, &c->name, &c->off, &c->dso);
+	}
+	if (c->result == 1) {
+		if (ret_name)
+			*ret_name = c->name;
+		if (ret_off)
+			*ret_off = c->off;
+	}
+	if (c->result && ret_dso)
+		*ret_dso = c->dso;
+	return c->result;
+}
+
+int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
+			size_t len)
+{
+	const struct sym_map *m = find_map(s, pid, addr);
+	struct sym_file *f;
+	ssize_t n;
+
+	if (!m)
+		return -ENOENT;
+	f = &s->files[m->file];
+	if (!f->fd_tried) {
+		f->fd_tried = true;
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	}
+	if (f->fd < 0)
+		return -ENOENT;
+	if (len > m->end - addr)
+		len = (size_t)(m->end - addr);
+	n = pread(f->fd, buf, len, (off_t)(addr - m->start + m->pgoff));
+	return n < 0 ? -errno : (int)n;
+}

@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests of the Arm SPE backend's ops (aux/arm_spe/spe_backend.c, spe_record.c): records
+ * built by hand from the Arm packet formats become SAMPLE events with every field; malformed
+ * and truncated data become GAP events at their offsets with decoding resumed at the next
+ * record; timestamps convert with TIME_CONV as perf does; the dump op; the record side's
+ * defaults (from the fixture arm_spe_0 sysfs tree) and refusals; AUXTRACE_INFO; and snapshot
+ * wrap detection with the half-buffer rule.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "auxcap/backend.h"
+#include "aux_ring.h"
+#include "spe_backend.h"
+#include "spe_decode.h"
+
+struct pkts {
+	unsigned char b[512];
+	size_t len;
+};
+
+static void put(struct pkts *p, unsigned int hdr, uint64_t payload, unsigned int n)
+{
+	assert_true(p->len + 1 + n <= sizeof(p->b));
+	p->b[p->len++] = (unsigned char)hdr;
+	for (unsigned int i = 0; i < n; i++)
+		p->b[p->len++] = (unsigned char)(payload >> (8 * i));
+}
+
+static const struct auxcap_backend_ops *spe(void)
+{
+	const struct auxcap_backend_ops *b = auxcap_backend_find("arm_spe");
+
+	assert_non_null(b);
+	return b;
+}
+
+#define NS (1ULL << 63)
+
+static void test_samples(void **state)
+{
+	struct auxcap_perf_time_conv tc = { .time_shift = 1, .time_mult = 3, .time_zero = 100 };
+	struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = 2, .time_conv = &tc };
+	struct auxcap_trace_event ev;
+	struct pkts p = { .len = 0 };
+	size_t off_b, off_bad, off_c, off_trunc;
+	void *dec = NULL;
+
+	(void)state;
+	/* A: a load with every field. */
+	put(&p, 0xb0, NS | 0x0000aaaabbbb1000ULL, 8); /* PC, EL0, non-secure */
+	put(&p, 0x64, 0x1234, 4);		      /* CONTEXTIDR_EL1 */
+	put(&p, 0x49, 0x00, 1);			      /* LDST: load, GP register */
+	put(&p, 0x52, 0x0016, 2);		      /* RETIRED, L1D-ACCESS, TLB-ACCESS */
+	put(&p, 0x98, 32, 2);			      /* total latency */
+	put(&p, 0x99, 8, 2);			      /* issue latency */
+	put(&p, 0x9a, 3, 2);			      /* translation latency */
+	p.b[p.len++] = 0x20;			      /* extended header, index 2 (data VA) */
+	put(&p, 0xb2, 0x00ff000012345678ULL, 8);     /* bit 55 set: sign-extended */
+	put(&p, 0xb3, NS | 0x80001000ULL, 8);	      /* data PA */
+	put(&p, 0x71, 1000, 8);			      /* timestamp: end of record */
+	/* B: a mispredicted call, ended by END, no timestamp. */
+	off_b = p.len;
+	put(&p, 0xb0, NS | 0x401000, 8);
+	put(&p, 0x4a, 0x08, 1); /* branch, call hint */
+	put(&p, 0x52, 0x0082, 2);
+	put(&p, 0xb1, NS | 0x402000, 8);
+	p.b[p.len++] = 0x01;
+	/* A reserved header, an END, then C. */
+	off_bad = p.len;
+	p.b[p.len++] = 0xc0;
+	p.b[p.len++] = 0x01;
+	off_c = p.len;
+	put(&p, 0xb0, NS | 0x403000, 8);
+	put(&p, 0x71, 2001, 8);
+	/* Padding, then a PC packet cut short. */
+	p.len += 5;
+	off_trunc = p.len;
+	put(&p, 0xb0, 0, 0);
+	p.len += 3;
+
+	assert_int_equal(spe()->decoder_new(&ctx, p.b, p.len, &dec), 0);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
+	assert_int_equal(ev.offset, 0);
+	assert_int_equal(ev.ip, 0x0000aaaabbbb1000ULL);
+	assert_int_equal(ev.tid, 0x1234);
+	assert_int_equal(ev.op, AUXCAP_SPE_EVENT_OP(AUXCAP_SPE_OP_CLASS_LDST, 0));
+	assert_int_equal(ev.events, 0x16);
+	assert_int_equal(ev.total_latency, 32);
+	assert_int_equal(ev.issue_latency, 8);
+	assert_int_equal(ev.translation_latency, 3);
+	assert_int_equal(ev.addr, 0xffff000012345678ULL);
+	assert_int_equal(ev.phys_addr, 0x80001000ULL);
+	assert_int_equal(ev.tsc, 1000);
+	/* perf's tsc_to_perf_time: 100 + (1000 >> 1) * 3 */
+	assert_int_equal(ev.time, 1600);
+	assert_int_equal(ev.flags, AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_HAS_TIME |
+					   AUXCAP_TRACE_F_HAS_TID | AUXCAP_TRACE_F_HAS_ADDR |
+					   AUXCAP_TRACE_F_HAS_PHYS);
+	assert_int_equal(ev.branch, AUXCAP_BR_NONE);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
+	assert_int_equal(ev.offset, off_b);
+	assert_int_equal(ev.ip, 0x401000);
+	assert_int_equal(ev.to, 0x402000);
+	assert_int_equal(ev.branch, AUXCAP_BR_CALL);
+	assert_int_equal(ev.op, AUXCAP_SPE_EVENT_OP(AUXCAP_SPE_OP_CLASS_BRANCH, 0x08));
+	assert_int_equal(ev.flags, AUXCAP_TRACE_F_MISPRED);
+	assert_int_equal(ev.tsc, 0);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_GAP);
+	assert_int_equal(ev.offset, off_bad);
+	assert_int_equal(ev.err, -EBADMSG);
+	assert_int_equal(ev.native, AUXCAP_SPE_ERR_BAD_HEADER);
+	assert_non_null(ev.what);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
+	assert_int_equal(ev.offset, off_c);
+	assert_int_equal(ev.ip, 0x403000);
+	/* 100 + (2001 >> 1) * 3 + ((2001 & 1) * 3 >> 1) */
+	assert_int_equal(ev.time, 3101);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_GAP);
+	assert_int_equal(ev.offset, off_trunc);
+	assert_int_equal(ev.err, -ENODATA);
+
+	assert_int_equal(spe()->decoder_next(dec, &ev), 0);
+	spe()->decoder_free(dec);
+}
+
+/* Without TIME_CONV (or with a zero multiplier) timestamps stay raw. */
+static void test_no_time(void **state)
+{
+	struct auxcap_perf_time_conv tc = { .time_shift = 1, .time_mult = 0 };
+	struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = -1, .time_conv = &tc };
+	struct auxcap_trace_event ev;
+	struct pkts p = { .len = 0 };
+	void *dec = NULL;
+
+	(void)state;
+	put(&p, 0x71, 12345, 8); /* a record of a timestamp only: no PC */
+	assert_int_equal(spe()->decoder_new(&ctx, p.b, p.len, &dec), 0);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
+	assert_int_equal(ev.tsc, 12345);
+	assert_int_equal(ev.flags, AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_IP_UNKNOWN);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 0);
+	spe()->decoder_free(dec);
+}
+
+struct lines {
+	int n, samples, packets;
+	char last[256];
+};
+
+static int collect(void *arg, const char *line)
+{
+	struct lines *l = arg;
+
+	l->n++;
+	l->samples += !strncmp(line, "sample ", 7);
+	l->packets += !strncmp(line, ".  ", 3);
+	snprintf(l->last, sizeof(l->last), "%s", line);
+	return 0;
+}
+
+static void test_dump(void **state)
+{
+	struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = -1 };
+	struct pkts p = { .len = 0 };
+	struct lines l = { 0 };
+
+	(void)state;
+	put(&p, 0xb0, NS | 0x401000, 8);
+	put(&p, 0x49, 0x01, 1);
+	put(&p, 0x71, 5, 8);
+	p.b[p.len++] = 0xc0;
+	assert_int_equal(spe()->dump(&ctx, p.b, p.len, collect, &l), 1);
+	assert_int_equal(l.packets, 4); /* 3 packets and the "Bad packet!" line */
+	assert_int_equal(l.samples, 1);
+	assert_non_null(strstr(l.last, "1 samples"));
+}
+
+static struct auxcap_pmu *fixture_pmu(void)
+{
+	const char *fx = getenv("AUXCAP_FIXTURES");
+	struct auxcap_pmu *pmu = NULL;
+	char root[4096];
+
+	assert_non_null(fx);
+	snprintf(root, sizeof(root), "%s/sysfs", fx);
+	assert_int_equal(auxcap_pmu_new(root, "arm_spe_0", &pmu), 0);
+	return pmu;
+}
+
+static void test_recording_options(void **state)
+{
+	struct auxcap_pmu *pmu = fixture_pmu();
+	const struct auxcap_pmu_format *ts = auxcap_pmu_format_find(pmu, "ts_enable");
+	const struct auxcap_pmu_format *pa = auxcap_pmu_format_find(pmu, "pa_enable");
+	char err[512] = "";
+	struct auxcap_record_ctx ctx = { .sz = sizeof(ctx), .pmu = pmu, .aux_pages = 16,
+					 .errbuf = err, .errlen = sizeof(err) };
+	struct auxcap_attr a;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	(void)state;
+	assert_non_null(ts);
+	assert_non_null(pa);
+	memset(&a, 0, sizeof(a));
+	a.attr.type = pmu->type;
+	/* Per thread: perf's interval (the fixture's caps/min_interval is 1024), timestamps on
+	 * (perf sets ts_enable per CPU only; auxcap always). */
+	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
+	assert_int_equal(a.attr.sample_period, 1024);
+	assert_int_equal(auxcap_pmu_format_get(ts, &a), 1);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_DATA_SRC);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_IP);
+	assert_false(a.attr.sample_type & (PERF_SAMPLE_CPU | PERF_SAMPLE_PHYS_ADDR));
+
+	/* Per CPU: timestamps on too, and the CPU in samples. */
+	memset(&a, 0, sizeof(a));
+	ctx.per_cpu = true;
+	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
+	assert_int_equal(auxcap_pmu_format_get(ts, &a), 1);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_CPU);
+	/* ... unless the user said ts_enable=0; pa_enable asks for physical addresses. */
+	memset(&a, 0, sizeof(a));
+	ctx.user_set[ts->word] = ts->mask;
+	assert_int_equal(auxcap_pmu_format_put(pa, 1, &a), 0);
+	a.attr.sample_period = 5000;
+	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
+	assert_int_equal(auxcap_pmu_format_get(ts, &a), 0);
+	assert_int_equal(a.attr.sample_period, 5000);
+	assert_true(a.attr.sample_type & PERF_SAMPLE_PHYS_ADDR);
+
+	/* Refusals: frequency mode, exclude_idle, odd pages in snapshot mode, small buffers. */
+	a.attr.freq = 1;
+	assert_int_equal(spe()->recording_options(&ctx, &a), -EINVAL);
+	assert_non_null(strstr(err, "period=N"));
+	a.attr.freq = 0;
+	a.attr.exclude_idle = 1;
+	assert_int_equal(spe()->recording_options(&ctx, &a), -EINVAL);
+	assert_non_null(strstr(err, "exclude_idle"));
+	a.attr.exclude_idle = 0;
+	ctx.snapshot = true;
+	ctx.aux_pages = 1;
+	assert_int_equal(spe()->recording_options(&ctx, &a), -EINVAL);
+	if (page < 8192)
+		assert_non_null(strstr(err, "at least 8 KiB"));
+	ctx.aux_pages = 16;
+	ctx.snapshot_size = 32 * page;
+	assert_int_equal(spe()->recording_options(&ctx, &a), -EINVAL);
+	assert_non_null(strstr(err, "larger than the AUX buffer"));
+	ctx.snapshot_size = 8 * page;
+	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
+
+	/* Without a PMU description: perf's fallback interval. */
+	memset(&a, 0, sizeof(a));
+	ctx.pmu = NULL;
+	assert_int_equal(spe()->recording_options(&ctx, &a), 0);
+	assert_int_equal(a.attr.sample_period, 4096);
+	auxcap_pmu_free(pmu);
+}
+
+static void test_info(void **state)
+{
+	struct auxcap_record_ctx ctx = { .sz = sizeof(ctx) };
+	struct auxcap_attr a;
+	uint64_t w[2];
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.attr.type = 8;
+	assert_int_equal(spe()->auxtrace_type, 4);
+	assert_int_equal(spe()->info_size(&ctx, &a), 2);
+	assert_int_equal(spe()->info_fill(&ctx, &a, w, 2), 0);
+	assert_int_equal(w[0], 8);
+	assert_int_equal(w[1], 0);
+	ctx.per_cpu = true;
+	assert_int_equal(spe()->info_fill(&ctx, &a, w, 2), 0);
+	assert_int_equal(w[1], 1);
+	assert_int_equal(spe()->info_fill(&ctx, &a, w, 3), -EINVAL);
+	assert_int_equal(spe()->alignment, 0);
+}
+
+static void test_find_snapshot(void **state)
+{
+	struct auxcap_aux_ring ring = { .size = 16384 };
+	uint64_t st = 0, start, end;
+
+	(void)state;
+	ring.base = calloc(1, ring.size);
+	assert_non_null(ring.base);
+	/* Not wrapped (the last 512 bytes are zero): what was written since last time. */
+	memset(ring.base, 0xaa, 5000);
+	assert_int_equal(spe()->find_snapshot(&ring, 5000, 0, &st, &start, &end), 0);
+	assert_int_equal(start, 0);
+	assert_int_equal(end, 5000);
+	memset(ring.base, 0xaa, 9000);
+	assert_int_equal(spe()->find_snapshot(&ring, 9000, 5000, &st, &start, &end), 0);
+	assert_int_equal(start, 5000);
+	assert_int_equal(end, 9000);
+	assert_int_equal(st, 0);
+	/* Data in the last 512 bytes: wrapped.  Head 3000 lies in the first half: the snapshot
+	 * starts at the second half (whole records) and ends at head, one lap later. */
+	ring.base[ring.size - 8] = 1;
+	assert_int_equal(spe()->find_snapshot(&ring, 3000, 9000, &st, &start, &end), 0);
+	assert_int_equal(st, 1);
+	assert_int_equal(start, 8192);
+	assert_int_equal(end, 3000 + 16384);
+	/* Latched: later snapshots are wrapped even if the tail reads zero. */
+	ring.base[ring.size - 8] = 0;
+	assert_int_equal(spe()->find_snapshot(&ring, 10000, 0, &st, &start, &end), 0);
+	assert_int_equal(start, 16384);
+	assert_int_equal(end, 10000 + 16384);
+	/* Head on a half boundary: the whole buffer. */
+	assert_int_equal(spe()->find_snapshot(&ring, 8192, 0, &st, &start, &end), 0);
+	assert_int_equal(end - start, 16384);
+	assert_int_equal(end, 8192 + 16384);
+	/* A head at the buffer size (the driver's "full" offset) means wrapped. */
+	st = 0;
+	assert_int_equal(spe()->find_snapshot(&ring, 16384, 0, &st, &start, &end), 0);
+	assert_int_equal(st, 1);
+	assert_int_equal(start, 0);
+	assert_int_equal(end, 16384);
+	/* Not detected as wrapped, but head behind the last end: the bytes in between. */
+	st = 0;
+	assert_int_equal(spe()->find_snapshot(&ring, 100, 12000, &st, &start, &end), 0);
+	assert_int_equal(start, 12000);
+	assert_int_equal(end, 100 + 16384);
+	free(ring.base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples),		  cmocka_unit_test(test_no_time),
+		cmocka_unit_test(test_dump),		  cmocka_unit_test(test_recording_options),
+		cmocka_unit_test(test_info),		  cmocka_unit_test(test_find_snapshot),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Build-ids at record time and 'auxcap archive': a capture whose binary is moved away decodes
+# the same as before once archived.  Uses the emulated PMU's live tracer (ptrace), so it needs
+# a kernel that lets us trace our own child (we run as root in CI).
+set -u
+A=${AUXCAP:?}
+E=${AUXCAP_EXAMPLE_LOOP:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; fails=$((fails + 1)); }
+check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
+
+cp "$E" prog
+if ! $A record --emulate -e intel_pt//u -o c.data -- ./prog 40 >/dev/null 2>rec.err; then
+	if grep -qi 'ptrace\|not permitted' rec.err; then
+		echo "SKIP: the live tracer cannot trace a child here: $(cat rec.err)"
+		exit 77
+	fi
+	cat rec.err
+	echo "not ok - record --emulate failed"
+	exit 1
+fi
+# The build-id auxcap wrote is the one readelf reads from the binary, and perf agrees.
+want=$(readelf -n prog | awk '/Build ID/{print $3}')
+check '[ -n "$want" ]' "the example has a build-id ($want)"
+check '$A info c.data | grep -q "$want $T/prog"' "auxcap info lists prog's build-id"
+check 'perf buildid-list -i c.data 2>/dev/null | grep -q "^$want $T/prog"' "perf buildid-list reads it"
+
+$A decode --itrace=c c.data >full.txt 2>/dev/null
+n_full=$(grep -c ' call ' full.txt)
+check '[ "$n_full" -gt 100 ]' "decode with the binary in place: $n_full calls"
+
+# Without the binary, decode says which one is missing and decodes less.
+mv prog prog.away
+$A decode --itrace=c c.data >miss.txt 2>miss.err
+check 'grep -q "prog.*missing or was rebuilt.*auxcap archive" miss.err' "a missing binary is named, with the fix"
+check '! cmp -s full.txt miss.txt' "without it the decode differs"
+
+# A rebuilt binary (other build-id) at the same path is not used.
+cp /bin/true prog
+$A decode --itrace=c c.data >rebuilt.txt 2>rebuilt.err
+check 'grep -q "prog.*missing or was rebuilt" rebuilt.err' "a binary with another build-id is refused"
+rm prog
+
+# Archive (with the binary back), move it away again: same decode as at the start.
+mv prog.away prog
+$A archive c.data >arch.out 2>arch.err; st=$?
+check '[ $st -eq 0 ]' "archive exits 0"
+copy="c.data.archive/.build-id/${want:0:2}/${want:2}"
+check '[ -f "$copy" ] && cmp -s "$copy" prog' "the archive holds prog under its build-id"
+check 'grep -q "archived [0-9]* binaries" arch.out' "archive reports what it copied: $(cat arch.out)"
+mv prog prog.away
+$A decode --itrace=c c.data >arch.txt 2>arch-dec.err
+check 'cmp -s full.txt arch.txt' "decode from the archive equals the original decode"
+check '! grep -q "missing" arch-dec.err' "no missing-binary warning with the archive"
+$A archive c.data >again.out 2>&1
+check 'grep -q "archived 0 binaries.*already there" again.out' "archiving twice copies nothing"
+
+# Bad input: clear one-line error, exit 1.
+echo junk >junk.data
+$A archive junk.data 2>junk.err; st=$?
+check '[ $st -eq 1 ] && [ $(wc -l <junk.err) -eq 1 ] && grep -q "junk.data" junk.err' "not a perf.data file: one-line error, exit 1"
+$A archive nothere.data 2>no.err; st=$?
+check '[ $st -eq 1 ] && grep -q "no such file" no.err' "missing file: exit 1"
+
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
+echo "all passed"

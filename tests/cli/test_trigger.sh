@@ -1,0 +1,158 @@
+#!/bin/bash
+# End-to-end tests of 'auxcap record --trigger-on', of captures attached with -p/-t, of the
+# snapshot table in the file, and of the hotkey on a pseudo-terminal; on the real kernel,
+# checked with 'auxcap info', perf 6.1 ('perf script', 'perf report -D', 'perf probe', nm).
+# Needs root (uprobes, breakpoints, tracefs); exits 77 with the reason otherwise.
+set -u
+A=${AUXCAP:?}
+P=${AUXCAP_TRIGGER_PROG:?}
+PN=${AUXCAP_TRIGGER_PROG_NOPIE:?}
+E=${AUXCAP_EXAMPLE_LOOP:?}
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+bg=()
+cleanup() {
+	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+cd "$T" || exit 1
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; fails=$((fails + 1)); }
+check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
+
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: uprobes, breakpoints and tracefs need root here"; exit 77; }
+command -v perf >/dev/null || { echo "SKIP: perf is not installed (apt-get install linux-perf)"; exit 77; }
+[ -e /sys/bus/event_source/devices/uprobe/type ] || { echo "SKIP: no uprobe PMU (CONFIG_UPROBE_EVENTS)"; exit 77; }
+TR=/sys/kernel/tracing
+[ -e $TR/uprobe_events ] || mount -t tracefs nodev $TR 2>/dev/null
+[ -e $TR/uprobe_events ] || { echo "SKIP: tracefs cannot be mounted at $TR"; exit 77; }
+
+# Figures from the summary: "... N snapshots, ...", "coalesced: N", "trigger ...: N hits".
+snaps() { sed -n 's/.* \([0-9][0-9]*\) snapshots, [0-9]* wakeups$/\1/p' "$1"; }
+coal() { sed -n 's/.*coalesced: \([0-9][0-9]*\);.*/\1/p' "$1"; }
+hits() { sed -n 's/^auxcap: trigger .*: \([0-9][0-9]*\) hits, .*/\1/p' "$1"; }
+# perf must read the file without complaint (its kallsyms warning aside).
+perf_ok() {
+	perf script -i "$1" >/dev/null 2>"$1.ps" && perf report -D -i "$1" >/dev/null 2>"$1.rd" &&
+		! grep -qi "error\|failed\|unknown\|invalid" "$1.ps" "$1.rd"
+}
+probes_before=$(grep -c "auxcap/" $TR/uprobe_events)
+
+# 1. A uprobe on the traced command: every hit a snapshot, hits = snapshots + coalesced.
+$A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on trigger_point -o u.data -- "$P" 10 30000 >/dev/null 2>u.err; st=$?
+h=$(hits u.err); s=$(snaps u.err); c=$(coal u.err)
+check '[ $st -eq 0 ] && [ "$h" = 10 ]' "uprobe on trigger_point: 10 calls, $h hits"
+check '[ -n "$s" ] && [ $((s + c)) -eq "$h" ] && [ "$s" -ge 5 ]' "snapshots $s + coalesced $c = hits $h"
+want=$(perf probe -x "$P" -n -v -a trigger_point 2>&1 | sed -n 's/^Writing event: .*:\(0x[0-9a-f]*\)$/\1/p')
+check 'grep -q "at file offset $want)" u.err' "the probe's file offset is perf probe's ($want)"
+check '$A info u.data | grep -q "auxcap_snapshots $s: $s function; trigger to frozen: min"' "auxcap info reads the $s snapshots back, source function: $($A info u.data | grep 'auxcap_snapshots [0-9]')"
+check '[ "$($A info u.data | grep -c "^    #[0-9]* function tid [0-9]* cpu [0-9]*: at [0-9.]* s, frozen after [0-9.]* us")" -eq "$s" ]' "one line per snapshot with the hit's thread, cpu, time and latency"
+check 'perf_ok u.data' "perf script and perf report -D read the file without errors"
+check '[ "$(perf script -i u.data 2>/dev/null | grep -c sys_enter)" -gt 10 ]' "perf script shows the snapshots' records"
+check '[ "$(grep -c "auxcap/" $TR/uprobe_events)" -eq "$probes_before" ]' "the tracefs uprobe is removed at the end"
+
+# 2. Inherited: the children of a shell hit it too (3 + 4 calls).
+$A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on "trigger_point@$P" -o c.data -- sh -c "$P 3 20000; $P 4 20000" >/dev/null 2>c.err; st=$?
+h=$(hits c.err); s=$(snaps c.err); c=$(coal c.err)
+check '[ $st -eq 0 ] && [ "$h" = 7 ] && [ $((s + c)) -eq 7 ]' "children of the command trigger too: $h hits, $s snapshots, $c coalesced"
+
+# 3. A burst: 200 calls back to back; what is not taken is counted as coalesced.
+$A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on trigger_point -o b.data -- "$P" 200 0 >/dev/null 2>b.err; st=$?
+h=$(hits b.err); s=$(snaps b.err); c=$(coal b.err)
+check '[ $st -eq 0 ] && [ "$h" = 200 ] && [ $((s + c)) -eq 200 ] && [ "$c" -gt 0 ]' "burst of 200: $s snapshots + $c coalesced = $h hits"
+sum=$($A info b.data | sed -n 's/.*frozen after [0-9.]* us, \([0-9]*\) coalesced.*/\1/p' | awk '{t+=$1} END {print t+0}')
+n=$($A info b.data | sed -n 's/^  auxcap_snapshots \([0-9]*\):.*/\1/p')
+check '[ "$n" = "$s" ] && { [ "$s" -gt 64 ] || [ "$sum" -eq "$c" ]; }' "the file's table has the $n snapshots and their coalesced counts ($sum)"
+
+# 4. Execute breakpoints: PIE (address from the stopped child's maps) and non-PIE (nm's).
+$A record -S -e raw_syscalls:sys_enter -m 4 --trigger-via breakpoint --trigger-on trigger_point -o bp.data -- "$P" 6 30000 >/dev/null 2>bp.err; st=$?
+h=$(hits bp.err); s=$(snaps bp.err); c=$(coal bp.err)
+check '[ $st -eq 0 ] && [ "$h" = 6 ] && [ $((s + c)) -eq 6 ] && grep -q "(breakpoint at 0x5[0-9a-f]*)" bp.err' "breakpoint in a PIE: $h hits, $s snapshots: $(grep -o 'breakpoint at 0x[0-9a-f]*' bp.err)"
+check '[ "$($A info bp.data | awk "\$1==\"COMM\"{print \$2}")" -ge 1 ] && perf script -i bp.data --show-mmap-events 2>/dev/null | grep -q "MMAP2 .*r-xp $P$"' "side-band of the stopped child written (COMM, MMAP2 of the program)"
+check 'perf_ok bp.data' "perf reads the breakpoint capture"
+addr=$(nm "$PN" | awk '$3=="trigger_point"{print $1}' | sed 's/^0*//')
+$A record -S -e raw_syscalls:sys_enter -m 4 --trigger-via breakpoint --trigger-on trigger_point -o bn.data -- "$PN" 5 30000 >/dev/null 2>bn.err; st=$?
+h=$(hits bn.err)
+check '[ $st -eq 0 ] && [ "$h" = 5 ] && grep -q "(breakpoint at 0x$addr)" bn.err' "breakpoint in a non-PIE at nm's address 0x$addr: $h hits"
+
+# 5. -p: a process that runs already, attached with a uprobe; side-band from /proc.
+"$P" 8 30000 wait >w.out &
+bg+=($!); wpid=$!
+for i in $(seq 50); do grep -q ready w.out && break; sleep 0.1; done
+$A record -S -e raw_syscalls:sys_enter -m 4 -p $wpid --trigger-on trigger_point -o p.data >/dev/null 2>p.err &
+rec=$!
+sleep 1
+kill -USR1 $wpid
+wait $rec; st=$?
+h=$(hits p.err); s=$(snaps p.err); c=$(coal p.err)
+check '[ $st -eq 0 ] && [ "$h" = 8 ] && [ $((s + c)) -eq 8 ] && grep -q "^hits 8" w.out' "-p PID with a uprobe: $h hits, $s snapshots, $c coalesced"
+check 'perf script -i p.data --show-mmap-events 2>/dev/null | grep -q "0.000000: PERF_RECORD_MMAP2 $wpid/$wpid: .*r-xp $P$"' "-p: MMAP2 of the running program synthesized before the capture"
+check 'perf script -i p.data --show-mmap-events 2>/dev/null | grep -q "PERF_RECORD_MMAP2 $wpid/$wpid: .*libc.so"' "-p: its libraries too"
+check 'perf script -i p.data --show-task-events 2>/dev/null | grep -q "PERF_RECORD_COMM: auxcap-trigger-:$wpid/$wpid"' "-p: its COMM"
+check 'perf_ok p.data' "perf reads the -p capture"
+
+# 6. -t TID with a uprobe in a library (libc's getppid, 8 calls per trigger_point call).
+LIBC=$(ldd "$P" | awk '/libc.so/{print $3}')
+"$P" 3 30000 wait >w2.out &
+bg+=($!); wpid=$!
+for i in $(seq 50); do grep -q ready w2.out && break; sleep 0.1; done
+$A record -S -e raw_syscalls:sys_enter -m 4 -t $wpid --trigger-on "getppid@$LIBC" -o t.data >/dev/null 2>t.err &
+rec=$!
+sleep 1
+kill -USR1 $wpid
+wait $rec; st=$?
+h=$(hits t.err); s=$(snaps t.err); c=$(coal t.err)
+check '[ $st -eq 0 ] && [ "$h" = 24 ] && [ $((s + c)) -eq 24 ]' "-t TID, uprobe on getppid in $LIBC: $h hits (3 x 8 calls), $s snapshots"
+
+# 7. -p without a trigger: samples of a CPU-bound process resolve to its functions.
+"$E" 4000000000 >/dev/null &
+bg+=($!); epid=$!
+sleep 0.3
+$A record -e cpu-clock -p $epid -o e.data >/dev/null 2>e.err &
+rec=$!
+sleep 1
+kill -INT $rec
+wait $rec; st=$?
+kill $epid
+nsym=$(perf script -i e.data -F ip,sym 2>/dev/null | grep -c "work\|leaf_add\|leaf_mul\|run")
+nall=$(perf script -i e.data 2>/dev/null | wc -l)
+check '[ $st -eq 0 ] && [ "$nall" -gt 100 ] && [ $((nsym * 10)) -gt $((nall * 9)) ]' "-p: perf names $nsym of $nall samples of the running example (work, leaf_*, run)"
+
+# 8. Other trigger sources are stored too: SIGUSR2, the FIFO, the exit.
+mkfifo ctl ack
+$A record --snapshot=e -e raw_syscalls:sys_enter -m 4 --control fifo:ctl,ack -o s.data -- "$P" 40 25000 >/dev/null 2>s.err &
+rec=$!
+sleep 0.4
+echo snapshot >ctl
+a1=$(timeout 10 head -1 ack)
+kill -USR2 $rec
+wait $rec; st=$?
+check '[ $st -eq 0 ] && [ "$a1" = ack ] && $A info s.data | grep -q "auxcap_snapshots 3: 1 signal, 1 fifo, 1 exit"' "sources stored: $($A info s.data | grep 'auxcap_snapshots [0-9]')"
+
+# 9. The hotkey on a pseudo-terminal: 's' snapshots, 'q' stops, the status line counts.
+python3 "$HERE/pty_hotkey.py" "$A" hk.data -- "$P" 40 50000 >hk.out 2>&1; st=$?
+sed 's/^/  /' hk.out
+check '[ $st -eq 0 ]' "hotkeys on a terminal"
+check '$A info hk.data | grep -q "auxcap_snapshots 1: 1 hotkey"' "the hotkey snapshot is in the file"
+
+# 10. Bad input: one line naming what, where and the fix; status 1; nothing started.
+one_line() { [ "$1" -eq 1 ] && [ "$(wc -l <"$2")" -eq 1 ]; }
+$A record -S -o x.data --trigger-on nosuchfn -- "$P" 1 0 >x1.out 2>x1.err; st=$?
+check 'one_line $st x1.err && grep -q "symbol .nosuchfn. not found in $P (nm -D $P lists" x1.err && [ ! -s x1.out ]' "unknown symbol: $(cat x1.err)"
+$A record -S -o x.data --trigger-on trigger_point@/nonexistent/prog -- "$P" 1 0 2>x2.err; st=$?
+check 'one_line $st x2.err && grep -q "/nonexistent/prog" x2.err' "unknown binary: $(cat x2.err)"
+$A record -S -o x.data --trigger-on trigger_point@/etc/passwd -- "$P" 1 0 2>x3.err; st=$?
+check 'one_line $st x3.err && grep -q "not an ELF file" x3.err' "not a binary: $(cat x3.err)"
+$A record -o x.data --trigger-on trigger_point -- "$P" 1 0 2>x4.err; st=$?
+check 'one_line $st x4.err && grep -q "add -S" x4.err' "full-trace mode: $(cat x4.err)"
+$A record -S -a -o x.data --trigger-on trigger_point 2>x5.err; st=$?
+check 'one_line $st x5.err && grep -q "SYMBOL@BINARY" x5.err' "system-wide without a binary: $(cat x5.err)"
+$A record -S -o x.data --trigger-via kprobe --trigger-on trigger_point -- "$P" 1 0 2>x6.err; st=$?
+check 'one_line $st x6.err && grep -q "uprobe, breakpoint or auto" x6.err' "bad --trigger-via: $(cat x6.err)"
+$A record -S -a -o x.data --trigger-via breakpoint --trigger-on "trigger_point@$P" 2>x7.err; st=$?
+check 'one_line $st x7.err && grep -q "position-independent" x7.err' "PIE breakpoint without a process: $(cat x7.err)"
+
+echo "# $fails failed"
+[ $fails -eq 0 ]

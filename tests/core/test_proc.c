@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * core/proc.c on a made-up procfs tree: maps lines, the address of a file offset, and the
+ * COMM/MMAP2 records synthesized for a running task, decoded back with the record parser.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "auxcap/proc.h"
+#include "auxcap/record.h"
+
+static char root[64];
+
+static void put_file(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int setup_proc(void **state)
+{
+	char path[256];
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/auxcap-test-proc-XXXXXX");
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(path, sizeof(path), "%s/4242", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4242/task", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4242/task/4243", root);
+	mkdir(path, 0755);
+	put_file("4242/status", "Name:\tworker\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\n");
+	put_file("4242/task/4243/comm", "worker-2\n");
+	put_file("4242/maps",
+		 "55e8c0a00000-55e8c0a01000 r--p 00000000 fe:00 5350898    /usr/bin/prog\n"
+		 "55e8c0a01000-55e8c0a02000 r-xp 00001000 fe:00 5350898    /usr/bin/prog\n"
+		 "55e8c0a02000-55e8c0a03000 rw-p 00002000 fe:00 5350898    /usr/bin/prog\n"
+		 "7f0000000000-7f0000010000 rwxp 00000000 00:00 0 \n"
+		 "7f1000000000-7f1000002000 r-xs 00004000 08:11 77         /opt/lib/a b.so\n"
+		 "7ffd1000c000-7ffd1000e000 r-xp 00000000 00:00 0          [vdso]\n");
+	/* 4243 is a thread of 4242 as /proc lists it at the top level too */
+	snprintf(path, sizeof(path), "%s/4243", root);
+	mkdir(path, 0755);
+	put_file("4243/status", "Name:\tworker-2\nTgid:\t4242\nPid:\t4243\n");
+	return 0;
+}
+
+static int teardown_proc(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_map_parse(void **state)
+{
+	struct auxcap_proc_map m, keep;
+
+	(void)state;
+	assert_int_equal(auxcap_proc_map_parse("55e8c0a01000-55e8c0a02000 r-xp 00001000 fe:00 "
+					       "5350898                    /usr/bin/prog\n",
+					       &m),
+			 0);
+	assert_int_equal(m.start, 0x55e8c0a01000ULL);
+	assert_int_equal(m.end, 0x55e8c0a02000ULL);
+	assert_int_equal(m.pgoff, 0x1000);
+	assert_int_equal(m.prot, PROT_READ | PROT_EXEC);
+	assert_int_equal(m.flags, MAP_PRIVATE);
+	assert_int_equal(m.maj, 0xfe);
+	assert_int_equal(m.min, 0);
+	assert_int_equal(m.ino, 5350898);
+	assert_string_equal(m.path, "/usr/bin/prog");
+	/* Anonymous: the inode ends the line (or a blank does); no path. */
+	assert_int_equal(auxcap_proc_map_parse("7f00-8f00 rw-s 00000000 00:00 0", &m), 0);
+	assert_string_equal(m.path, "");
+	assert_int_equal(m.flags, MAP_SHARED);
+	assert_int_equal(m.prot, PROT_READ | PROT_WRITE);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 ---p 00000000 00:00 0 [stack]\n", &m), 0);
+	assert_string_equal(m.path, "[stack]");
+	assert_int_equal(m.prot, 0);
+	/* Paths keep their blanks. */
+	assert_int_equal(
+		auxcap_proc_map_parse("1000-2000 r-xp 0 08:11 77 /tmp/a b (deleted)\n", &m), 0);
+	assert_string_equal(m.path, "/tmp/a b (deleted)");
+	/* Malformed lines leave the output alone. */
+	keep = m;
+	assert_int_equal(auxcap_proc_map_parse("zz-2000 r-xp 0 08:11 77 /x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("2000-1000 r-xp 0 08:11 77 /x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 rwxq 0 08:11 77 /x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 r-xp 0 0811 77 /x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 r-xp 0 08:11 /x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("1000-2000 r-x", &m), -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse("11112222333344445-2000 r-xp 0 08:11 7 /x", &m),
+			 -EBADMSG);
+	assert_int_equal(auxcap_proc_map_parse(NULL, &m), -EINVAL);
+	assert_memory_equal(&m, &keep, sizeof(m));
+}
+
+static void test_tgid_and_find_addr(void **state)
+{
+	uint64_t addr = 1;
+	pid_t tgid = 0;
+
+	(void)state;
+	assert_int_equal(auxcap_proc_tgid(root, 4243, &tgid), 0);
+	assert_int_equal(tgid, 4242);
+	assert_int_equal(auxcap_proc_tgid(root, 999999, &tgid), -ESRCH);
+	/* The executable mapping holding offset 0x1234 of the file (matched by path here). */
+	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x1234, &addr), 0);
+	assert_int_equal(addr, 0x55e8c0a01234ULL);
+	/* An offset only a read-only mapping holds is still found there. */
+	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x10, &addr), 0);
+	assert_int_equal(addr, 0x55e8c0a00010ULL);
+	addr = 1;
+	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x3000, &addr), -ENXIO);
+	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/other", 0x1000, &addr),
+			 -ENXIO);
+	assert_int_equal(auxcap_proc_find_addr(root, 999999, "/usr/bin/prog", 0, &addr), -ESRCH);
+	assert_int_equal(addr, 1);
+}
+
+struct collected {
+	unsigned char buf[8192];
+	size_t len;
+	int n;
+};
+
+static int collect(void *ctx, const void *rec, size_t len)
+{
+	struct collected *c = ctx;
+
+	assert_true(c->len + len <= sizeof(c->buf));
+	memcpy(c->buf + c->len, rec, len);
+	c->len += len;
+	c->n++;
+	return 0;
+}
+
+static int refuse(void *ctx, const void *rec, size_t len)
+{
+	(void)ctx;
+	(void)rec;
+	(void)len;
+	return -ENOSPC;
+}
+
+static void test_synthesize(void **state)
+{
+	struct perf_event_attr a = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU,
+		.sample_id_all = 1,
+	};
+	struct auxcap_sample_layout l;
+	struct auxcap_sample_id sid = { .id = 555, .cpu = 3, .time = 0 };
+	static const struct {
+		uint64_t addr, len, pgoff, ino;
+		uint32_t prot, flags;
+		const char *name;
+	} want[] = {
+		{ 0x55e8c0a01000ULL, 0x1000, 0x1000, 5350898, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+		  "/usr/bin/prog" },
+		{ 0x7f0000000000ULL, 0x10000, 0, 0, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE,
+		  "//anon" },
+		{ 0x7f1000000000ULL, 0x2000, 0x4000, 77, PROT_READ | PROT_EXEC, MAP_SHARED,
+		  "/opt/lib/a b.so" },
+		{ 0x7ffd1000c000ULL, 0x2000, 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, "[vdso]" },
+	};
+	static struct collected c;
+	struct auxcap_record rec;
+	size_t off = 0;
+	int k = 0;
+
+	(void)state;
+	auxcap_sample_layout_from_attr(&a, &l);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(auxcap_proc_synthesize(root, 4242, 4243, true, &l, &sid, collect, &c), 5);
+	assert_int_equal(c.n, 5);
+	while (off < c.len) {
+		const struct perf_event_header *h = (const void *)(c.buf + off);
+
+		assert_int_equal(h->size % 8, 0);
+		assert_int_equal(auxcap_record_parse(&l, h, h->size, &rec), 0);
+		assert_true(rec.has_sample_id);
+		assert_int_equal(rec.sid.id, 555);
+		assert_int_equal(rec.sid.time, 0);
+		assert_int_equal(rec.sid.cpu, 3);
+		assert_int_equal(rec.sid.pid, 4242);
+		if (k == 0) {
+			assert_int_equal(rec.type, PERF_RECORD_COMM);
+			assert_int_equal(rec.u.comm.pid, 4242);
+			assert_int_equal(rec.u.comm.tid, 4243);
+			assert_int_equal(rec.sid.tid, 4243);
+			assert_string_equal(rec.u.comm.comm, "worker-2");
+		} else {
+			assert_int_equal(rec.type, PERF_RECORD_MMAP2);
+			assert_int_equal(rec.misc & PERF_RECORD_MISC_CPUMODE_MASK,
+					 PERF_RECORD_MISC_USER);
+			assert_int_equal(rec.u.mmap.pid, 4242);
+			assert_int_equal(rec.u.mmap.tid, 4242);
+			assert_int_equal(rec.u.mmap.addr, want[k - 1].addr);
+			assert_int_equal(rec.u.mmap.len, want[k - 1].len);
+			assert_int_equal(rec.u.mmap.pgoff, want[k - 1].pgoff);
+			assert_int_equal(rec.u.mmap.ino, want[k - 1].ino);
+			assert_int_equal(rec.u.mmap.prot, want[k - 1].prot);
+			assert_int_equal(rec.u.mmap.flags, want[k - 1].flags);
+			assert_string_equal(rec.u.mmap.filename, want[k - 1].name);
+		}
+		off += h->size;
+		k++;
+	}
+	assert_int_equal(k, 5);
+	/* Without maps: the COMM only; a task that is gone; the consumer's error. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(auxcap_proc_synthesize(root, 4242, 4243, false, &l, &sid, collect, &c), 1);
+	assert_int_equal(auxcap_proc_synthesize(root, 4242, 4299, true, &l, &sid, collect, &c),
+			 -ESRCH);
+	assert_int_equal(auxcap_proc_synthesize(root, 4242, 4243, true, &l, &sid, refuse, NULL),
+			 -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_map_parse),
+		cmocka_unit_test(test_tgid_and_find_addr),
+		cmocka_unit_test(test_synthesize),
+	};
+
+	return cmocka_run_group_tests_name("core/proc", tests, setup_proc, teardown_proc);
+}

@@ -1,0 +1,651 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The decode stage (decode/: session, queues, merge, context, writers) on synthesized
+ * captures, with a toy backend registered for the test: its trace is an array of 32-byte
+ * records that say which trace event to produce, so every input is known exactly and the
+ * expected results follow from the timeline each test builds (and the rules of
+ * auxcap/decode.h).
+ *
+ *   time conversion      core's (perf's) formula against 128-bit arithmetic, the
+ *                        cap_user_time_short variant, the inverse's round trip
+ *   interpolation        times spread by instruction count between two timestamps
+ *   merge                two per-CPU queues, samples, switches written out of order across
+ *                        CPUs in rounds: one stream in time order, threads from switches
+ *   sample context       call stack, last branches, per-function time, the IP looked up
+ *                        forwards and backwards, not found outside the window
+ *   gaps and losses      in every writer's output
+ *   timeless             without TIME_CONV, trace takes its buffer's record time
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "auxcap/backend.h"
+#include "auxcap/decode.h"
+#include "auxcap/decode_out.h"
+#include "auxcap/timeconv.h"
+#include "capture_builder.h"
+
+/* ---- the toy backend ------------------------------------------------------------------- */
+
+#define TOY_TYPE (AUXCAP_AUXTRACE_PRIVATE + 1)
+
+struct toy_rec {
+	uint8_t kind;	/* enum auxcap_trace_kind */
+	uint8_t branch; /* enum auxcap_branch_type */
+	uint16_t has_tsc;
+	uint32_t ninsn;
+	uint64_t tsc;
+	uint64_t ip;
+	uint64_t to;
+};
+
+struct toy_dec {
+	const struct toy_rec *recs;
+	size_t n, i;
+	uint64_t base;
+};
+
+static int toy_probe(const char *name, const struct auxcap_pmu *pmu)
+{
+	(void)pmu;
+	return !strcmp(name, "toy_trace");
+}
+
+static int toy_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
+		   void **ret)
+{
+	struct toy_dec *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->recs = (const struct toy_rec *)buf;
+	d->n = len / sizeof(struct toy_rec);
+	d->base = ctx->stream_offset;
+	*ret = d;
+	return 0;
+}
+
+static int toy_next(void *p, struct auxcap_trace_event *ev)
+{
+	struct toy_dec *d = p;
+	struct toy_rec r;
+
+	if (d->i == d->n)
+		return 0;
+	memcpy(&r, &d->recs[d->i], sizeof(r));
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = r.kind;
+	ev->branch = r.branch;
+	ev->ninsn = r.ninsn;
+	ev->ip = r.ip;
+	ev->to = r.to;
+	ev->offset = d->base + d->i * sizeof(r);
+	if (r.has_tsc) {
+		ev->tsc = r.tsc;
+		ev->flags |= AUXCAP_TRACE_F_HAS_TSC;
+	}
+	if (r.kind == AUXCAP_TRACE_GAP) {
+		ev->err = -EBADMSG;
+		ev->what = "toy gap";
+	}
+	d->i++;
+	return 1;
+}
+
+static void toy_free(void *p)
+{
+	free(p);
+}
+
+static const struct auxcap_backend_ops toy_ops = {
+	.abi = AUXCAP_BACKEND_ABI,
+	.name = "toy_trace",
+	.description = "test backend",
+	.auxtrace_type = TOY_TYPE,
+	.probe = toy_probe,
+	.decoder_new = toy_new,
+	.decoder_next = toy_next,
+	.decoder_free = toy_free,
+};
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+static char g_dir[256];
+
+static void path_of(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", g_dir, name);
+}
+
+static struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind,
+			  enum auxcap_branch_type branch, uint64_t ip, uint64_t to, uint32_t ninsn)
+{
+	struct toy_rec r = { (uint8_t)kind, (uint8_t)branch, 1, ninsn, tsc, ip, to };
+
+	return r;
+}
+
+/* TIME_CONV with perf time = tsc (shift 0, mult 1). */
+static void identity_tc(struct cb *b)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+
+	tc.time_shift = 0;
+	tc.time_mult = 1;
+	tc.time_zero = 0;
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+}
+
+static struct cb *start(const char *name, char *path, size_t n, bool with_tc)
+{
+	struct cb *b;
+
+	path_of(path, n, name);
+	b = cb_open(path, "toy_trace//", 0x7000);
+	assert_non_null(b);
+	if (with_tc)
+		identity_tc(b);
+	cb_auxtrace_info(b, TOY_TYPE, NULL, 0);
+	return b;
+}
+
+static struct auxcap_decode *open_capture(const char *path, unsigned int last_branches)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_decode *d = NULL;
+	char err[256] = "";
+
+	o.last_branches = last_branches;
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	if (auxcap_decode_open(path, &o, &d) < 0)
+		fail_msg("auxcap_decode_open(%s): %s", path, err);
+	return d;
+}
+
+/* ---- time conversion ------------------------------------------------------------------- */
+
+static void test_time_conv(void **state)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	uint64_t seed = 88172645463325252ull;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t cyc, t;
+		unsigned __int128 exact;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		tc.time_shift = seed % 32;
+		tc.time_mult = (seed >> 8) & 0xffffffff;
+		tc.time_zero = seed >> 20;
+		cyc = seed * 2654435761u >> (seed % 8);
+		exact = (unsigned __int128)cyc * tc.time_mult >> tc.time_shift;
+		if (exact + tc.time_zero > UINT64_MAX)
+			continue;
+		t = auxcap_time_conv_to_ns(&tc, cyc);
+		assert_true(t == (uint64_t)exact + tc.time_zero);
+		/* The inverse, as perf checks it: back to within one tick when a tick is at
+		 * least a nanosecond. */
+		if (tc.time_mult && tc.time_mult >= (UINT64_C(1) << tc.time_shift) &&
+		    cyc < (UINT64_C(1) << 40)) {
+			uint64_t back = auxcap_time_conv_from_ns(&tc, t);
+
+			assert_true(back == cyc || back + 1 == cyc || back == cyc + 1);
+		}
+	}
+
+	/* cap_user_time_short: a 32-bit counter widened with time_cycles/time_mask. */
+	memset(&tc, 0, sizeof(tc));
+	tc.time_shift = 10;
+	tc.time_mult = 1000;
+	tc.time_zero = 5;
+	tc.time_cycles = 0x1234567800000000ull;
+	tc.time_mask = 0xffffffffull;
+	tc.cap_user_time_short = true;
+	for (uint64_t v = tc.time_cycles; v < tc.time_cycles + (1ull << 32); v += 0x01234567) {
+		struct auxcap_perf_time_conv full = tc;
+
+		full.cap_user_time_short = false;
+		assert_true(auxcap_time_conv_to_ns(&tc, v & 0xffffffff) ==
+			    auxcap_time_conv_to_ns(&full, v));
+	}
+}
+
+/* ---- interpolation --------------------------------------------------------------------- */
+
+static void test_interpolation(void **state)
+{
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x10, 0x20, 10),
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x24, 0x30, 10),
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x38, 0x40, 20),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x48, 0x10, 5),
+	};
+	/* The rule: t0 + (t1 - t0) * cumulative / (total + 1), the last run at its t0. */
+	const uint64_t want[] = { 1000 + 1000 * 10 / 41, 1000 + 1000 * 20 / 41,
+				  1000 + 1000 * 40 / 41, 2000 };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("interp.data", path, sizeof(path), true);
+	size_t n = 0;
+
+	(void)state;
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(n < 4);
+		assert_true(ev->has_time);
+		assert_int_equal(ev->time, want[n]);
+		assert_int_equal(ev->tid, 7);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	assert_false(auxcap_decode_get_info(d)->timeless);
+	auxcap_decode_close(d);
+}
+
+/* ---- the merge ------------------------------------------------------------------------- */
+
+/*
+ * CPU 0 runs tid 100 all along; CPU 1 runs tid 200, then tid 300 from t = 5500.  Trace: one
+ * branch per 1000 ns on each CPU (without instruction counts, so at their timestamps).
+ * Records are written per CPU, each CPU's first half, then a round, then the second halves,
+ * then the trace, as a recorder draining two rings would.
+ */
+static void test_merge(void **state)
+{
+	struct toy_rec q0[10], q1[10];
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("merge.data", path, sizeof(path), true);
+	uint64_t last = 0;
+	size_t ntrace[2] = { 0 }, nsamples = 0, nswitch = 0, nsampctx = 0;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		q0[i] = rec(1000 * (uint64_t)(i + 1), AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP,
+			    0x1000 + 16 * (uint64_t)i, 0x1000 + 16 * (uint64_t)i + 8, 0);
+		q1[i] = rec(1000 * (uint64_t)(i + 1) + 100, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP,
+			    0x2000 + 16 * (uint64_t)i, 0x2000 + 16 * (uint64_t)i + 8, 0);
+	}
+	cb_itrace_start(b, 100, 100, 10, 0);
+	cb_sample(b, 1, 0x100c, 100, 100, 1500, 0, 100000);
+	cb_sample(b, 1, 0x102c, 100, 100, 3500, 0, 100000);
+	cb_itrace_start(b, 200, 200, 20, 1);
+	cb_sample(b, 1, 0x201c, 200, 200, 2600, 1, 100000);
+	cb_round(b);
+	cb_sample(b, 1, 0x105c, 100, 100, 6500, 0, 100000);
+	cb_switch(b, true, 200, 200, 300, 300, 5500, 1);
+	cb_switch(b, false, 300, 300, 200, 200, 5500, 1);
+	cb_sample(b, 1, 0x206c, 300, 300, 7600, 1, 100000);
+	cb_round(b);
+	/* Each queue in two contiguous pieces. */
+	cb_auxtrace(b, q0, 4 * sizeof(q0[0]), 0, 0, (uint32_t)-1, 0);
+	cb_auxtrace(b, q1, 6 * sizeof(q1[0]), 0, 1, (uint32_t)-1, 1);
+	cb_auxtrace(b, q0 + 4, 6 * sizeof(q0[0]), 4 * sizeof(q0[0]), 0, (uint32_t)-1, 0);
+	cb_auxtrace(b, q1 + 6, 4 * sizeof(q1[0]), 6 * sizeof(q1[0]), 1, (uint32_t)-1, 1);
+	cb_round(b);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	assert_int_equal(auxcap_decode_get_info(d)->nr_queues, 2);
+	assert_int_equal(auxcap_decode_get_queue(d, 0)->nr_pieces, 2);
+	assert_int_equal(auxcap_decode_get_queue(d, 0)->discontinuities, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		assert_true(ev->time >= last);
+		last = ev->time;
+		switch (ev->kind) {
+		case AUXCAP_DECODE_TRACE:
+			assert_true(ev->cpu == 0 || ev->cpu == 1);
+			ntrace[ev->cpu]++;
+			if (ev->cpu == 0)
+				assert_int_equal(ev->tid, 100);
+			else
+				assert_int_equal(ev->tid, ev->time < 5500 ? 200 : 300);
+			assert_int_equal(ev->time % 1000, ev->cpu ? 100 : 0);
+			break;
+		case AUXCAP_DECODE_SAMPLE:
+			nsamples++;
+			assert_int_equal(ev->rec->u.sample.time, ev->time);
+			if (ev->ctx) {
+				nsampctx++;
+				/* Each sample's IP is in the run that the branch after it ends. */
+				assert_true(ev->ctx->aligned);
+			}
+			break;
+		case AUXCAP_DECODE_SIDEBAND:
+			if (ev->rec->type == PERF_RECORD_SWITCH_CPU_WIDE)
+				nswitch++;
+			break;
+		default:
+			break;
+		}
+	}
+	assert_int_equal(ntrace[0], 10);
+	assert_int_equal(ntrace[1], 10);
+	assert_int_equal(nsamples, 5);
+	assert_int_equal(nswitch, 2);
+	/* Tid 300 has trace only after 5500; every sample's thread has trace before it. */
+	assert_int_equal(nsampctx, 5);
+	assert_int_equal(auxcap_decode_get_info(d)->samples_aligned, 5);
+	auxcap_decode_close(d);
+}
+
+/* ---- sample context -------------------------------------------------------------------- */
+
+/*
+ * One task: main (0x1000) calls run (0x2000), run calls work (0x3000), work calls leaf
+ * (0x4000); leaf and work return, run calls work again, work jumps and returns, tracing
+ * stops.  One event per 100 us, each with its own timestamp (and no instruction count, so
+ * each is at its timestamp).
+ */
+static struct toy_rec g_calls[] = {
+	{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 100000, 0x1000, 0 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 200000, 0x1010, 0x2000 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 300000, 0x2020, 0x3000 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 400000, 0x3030, 0x4000 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, 500000, 0x4010, 0x3035 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, 600000, 0x3040, 0x2025 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 700000, 0x2030, 0x3000 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 1, 0, 800000, 0x3008, 0x3020 },
+	{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, 900000, 0x3040, 0x2035 },
+	{ AUXCAP_TRACE_DISABLE, 0, 1, 0, 1000000, 0x2040, 0 },
+};
+
+static const struct auxcap_decode_event *next_sample(struct auxcap_decode *d)
+{
+	const struct auxcap_decode_event *ev;
+
+	while (auxcap_decode_next(d, &ev) == 1)
+		if (ev->kind == AUXCAP_DECODE_SAMPLE)
+			return ev;
+	fail_msg("no more samples");
+	return NULL;
+}
+
+static void assert_stack(const struct auxcap_decode_sample_ctx *x, const uint64_t *funcs,
+			 size_t n)
+{
+	assert_int_equal(x->nr_stack, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(x->stack[i].func, funcs[i]);
+}
+
+static void test_sample_context(void **state)
+{
+	static const uint64_t in_leaf[] = { 0x4000, 0x3000, 0x2000, 0x1000 };
+	static const uint64_t in_work[] = { 0x3000, 0x2000, 0x1000 };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("ctx.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 50000, 0);
+	/* S1: in leaf, between the call into it and its return: found forwards. */
+	cb_sample(b, 1, 0x4008, 9, 9, 450000, 0, 1);
+	/* S2: in leaf, 5 us after it returned: found backwards. */
+	cb_sample(b, 1, 0x4004, 9, 9, 505000, 0, 1);
+	/* S3: in leaf, 150 us after it returned: outside the window around its time. */
+	cb_sample(b, 1, 0x4004, 9, 9, 650000, 0, 1);
+	/* S4: an address the trace never ran. */
+	cb_sample(b, 1, 0x9999, 9, 9, 850000, 0, 1);
+	cb_auxtrace(b, g_calls, sizeof(g_calls), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 2);
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	assert_true(x->aligned);
+	assert_int_equal(x->delta_ns, 50000); /* at the return, 500 us */
+	assert_int_equal(x->seq_from, 0x4000);
+	assert_stack(x, in_leaf, 4);
+	assert_int_equal(x->stack[0].call_site, 0x3030);
+	assert_int_equal(x->stack[1].call_site, 0x2020);
+	assert_int_equal(x->stack[2].call_site, 0x1010);
+	assert_int_equal(x->stack[3].call_site, 0);
+	assert_int_equal(x->nr_branches, 2);
+	assert_int_equal(x->branches[0].from, 0x3030);
+	assert_int_equal(x->branches[0].to, 0x4000);
+	assert_int_equal(x->branches[1].from, 0x2020);
+	assert_int_equal(x->branches[1].type, AUXCAP_BR_CALL);
+	/* 100 us in each of main, run and work before leaf was entered at 400 us. */
+	assert_int_equal(x->trace_ns, 300000);
+	assert_int_equal(x->nr_ftime, 3);
+	assert_int_equal(x->ftime[0].func, 0x1000);
+	assert_int_equal(x->ftime[0].ns, 100000);
+	assert_int_equal(x->ftime[1].func, 0x2000);
+	assert_int_equal(x->ftime[2].func, 0x3000);
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_true(x->aligned);
+	assert_int_equal(x->delta_ns, -5000);
+	assert_stack(x, in_leaf, 4);
+	assert_int_equal(x->nr_branches, 2);
+	assert_int_equal(x->branches[0].to, 0x4000);
+	/* leaf's 100 us (400..500) since S1. */
+	assert_int_equal(x->trace_ns, 100000);
+	assert_int_equal(x->ftime[0].func, 0x4000);
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_false(x->aligned);
+	assert_true(x->window_lo > 500000);
+	/* Not found: the context at its time, in run after work returned at 600 us. */
+	assert_stack(x, in_work + 1, 2);
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_false(x->aligned);
+	assert_stack(x, in_work, 3);
+	assert_int_equal(x->branches[0].type, AUXCAP_BR_JUMP);
+
+	assert_int_equal(auxcap_decode_get_info(d)->samples, 4);
+	assert_int_equal(auxcap_decode_get_info(d)->samples_aligned, 2);
+	auxcap_decode_close(d);
+}
+
+/* ---- gaps and losses in every output ------------------------------------------------------- */
+
+static char *render(const char *path, enum auxcap_out_format fmt, enum auxcap_out_weight wgt)
+{
+	struct auxcap_out_opts oo = { .sz = sizeof(oo) };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d = open_capture(path, 4);
+	struct auxcap_out *w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	oo.format = fmt;
+	oo.branches = true;
+	oo.calls = true;
+	oo.weight = wgt;
+	assert_int_equal(auxcap_out_new(f, d, &oo, &w), 0);
+	while (auxcap_decode_next(d, &ev) == 1)
+		assert_int_equal(auxcap_out_event(w, ev), 0);
+	assert_int_equal(auxcap_out_finish(w), 0);
+	auxcap_out_free(w);
+	auxcap_decode_close(d);
+	fclose(f);
+	return buf;
+}
+
+static void test_gaps_and_losses(void **state)
+{
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, 0x1000, 0, 0),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 0x1010, 0x2000, 0),
+		rec(3000, AUXCAP_TRACE_GAP, 0, 0, 0, 0),
+		rec(7000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x2010, 0x2020, 0),
+		rec(8000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 0x2030, 0x1015, 0),
+	};
+	char path[300], *out;
+	struct cb *b = start("gap.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 5, 5, 500, 0);
+	cb_lost(b, 17, 2500, 0);
+	cb_aux(b, 0, 4096, 0x1 /* TRUNCATED */, 5, 5, 4000, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 5, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	out = render(path, AUXCAP_OUT_TEXT, 0);
+	assert_non_null(strstr(out, "!! gap at trace offset 0x40: toy gap"));
+	assert_non_null(strstr(out, "!! LOST: 17 records lost"));
+	assert_non_null(strstr(out, "!! AUX TRUNCATED: AUX offset 0x0 size 4096"));
+	/* call then return: depth 0 both ways (the text's own counter) */
+	assert_non_null(strstr(out, "   0 call   [unknown] (from [unknown])"));
+	free(out);
+
+	out = render(path, AUXCAP_OUT_JSON, 0);
+	assert_non_null(strstr(out, "{\"type\":\"gap\",\"time\":3000,"));
+	assert_non_null(strstr(out, "\"reason\":\"toy gap\""));
+	assert_non_null(strstr(out, "{\"type\":\"loss\",\"time\":2500,"));
+	assert_non_null(strstr(out, "\"what\":\"AUX TRUNCATED\""));
+	free(out);
+
+	/* The gap slice lasts from the gap (3000) to the queue's next event (7000): 4 us,
+	 * starting 2 us after the first event (1000 is ts 0... the ITRACE_START at 500 is). */
+	out = render(path, AUXCAP_OUT_PERFETTO, 0);
+	assert_non_null(strstr(out, "{\"ph\":\"X\",\"name\":\"trace gap: toy gap\",\"cat\":\"gap\","
+				    "\"ts\":2.500,"));
+	assert_non_null(strstr(out, "\"dur\":4.000,"));
+	assert_non_null(strstr(out, "\"name\":\"LOST: 17 lost\",\"cat\":\"loss\""));
+	assert_non_null(strstr(out, "\"name\":\"AUX TRUNCATED\",\"cat\":\"loss\""));
+	free(out);
+
+	/* Time: 1000..2000 in the first frame, 2000..3000 in the callee, 4000 ns lost, then
+	 * 7000..8000 in the callee again. */
+	out = render(path, AUXCAP_OUT_FOLDED, AUXCAP_OUT_WEIGHT_TIME);
+	assert_non_null(strstr(out, "[gap] 4000\n"));
+	assert_non_null(strstr(out, "[unknown];[unknown] 2000\n"));
+	assert_non_null(strstr(out, "[unknown] 1000\n"));
+	free(out);
+}
+
+/* ---- timeless captures ----------------------------------------------------------------- */
+
+static void test_timeless(void **state)
+{
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x10, 0x20, 1),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x24, 0x30, 1),
+	};
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("timeless.data", path, sizeof(path), false);
+	size_t n = 0;
+
+	(void)state;
+	cb_itrace_start(b, 3, 3, 400, 0);
+	cb_aux(b, 0, sizeof(t), 0, 3, 3, 777, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 3, (uint32_t)-1);
+	cb_sample(b, 1, 0x14, 3, 3, 900, 0, 1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		/* the time of the last record before the buffer: the AUX record's */
+		assert_int_equal(ev->time, 777);
+		assert_false(ev->has_time);
+		n++;
+	}
+	assert_int_equal(n, 2);
+	assert_true(auxcap_decode_get_info(d)->timeless);
+	auxcap_decode_close(d);
+}
+
+/* ---- bad input ------------------------------------------------------------------------- */
+
+static void test_errors(void **state)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_decode *d = NULL;
+	char path[300], err[256];
+	struct cb *b;
+	FILE *f;
+
+	(void)state;
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	path_of(path, sizeof(path), "none.data");
+	assert_int_equal(auxcap_decode_open(path, &o, &d), -ENOENT);
+	assert_non_null(strstr(err, "none.data"));
+
+	/* not a perf.data file */
+	path_of(path, sizeof(path), "junk.data");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("this is not a capture\n", f);
+	fclose(f);
+	assert_int_equal(auxcap_decode_open(path, &o, &d), -EBADMSG);
+
+	/* a capture without trace */
+	b = start("empty.data", path, sizeof(path), true);
+	cb_sample(b, 1, 0x14, 3, 3, 900, 0, 1);
+	assert_int_equal(cb_close(b), 0);
+	assert_int_equal(auxcap_decode_open(path, &o, &d), -ENODATA);
+	assert_non_null(strstr(err, "no AUX trace"));
+
+	o.last_branches = AUXCAP_DECODE_MAX_BRANCHES + 1;
+	assert_int_equal(auxcap_decode_open(path, &o, &d), -EINVAL);
+	assert_null(d);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-decode-XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	return auxcap_backend_register(&toy_ops);
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
+		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
+		cmocka_unit_test(test_errors),
+	};
+
+	return cmocka_run_group_tests_name("decode/stage", tests, setup, teardown);
+}
