@@ -25,11 +25,21 @@
 
 #include <linux/perf_event.h>
 
+#include "decode_int.h"
 #include "disasm.h"
 #include "out_int.h"
 
 struct text {
 	bool raw;
+	/* the "comm tid [cpu] " and "sec." parts of the last line, reused while they last */
+	bool pre_valid;
+	char pre_comm[17]; /* a copy: a thread's name may change in place */
+	int32_t pre_tid, pre_cpu;
+	char pre[48];
+	size_t pre_n;
+	uint64_t sec;
+	char sec_s[24];
+	size_t sec_n;
 	struct auxcap_disasm *disasm; /* NULL if not built or not needed */
 	struct out_tmap *depth;	      /* per thread: long, the --itrace=c call depth */
 };
@@ -97,8 +107,10 @@ static void ln_str(struct line *l, const char *s)
 
 static void ln_pad(struct line *l, size_t n)
 {
-	while (n-- && l->n < sizeof(l->b))
-		l->b[l->n++] = ' ';
+	if (n > sizeof(l->b) - l->n)
+		n = sizeof(l->b) - l->n;
+	memset(l->b + l->n, ' ', n);
+	l->n += n;
 }
 
 /* "%-Ws" (@max: "%-W.MAXs") */
@@ -146,11 +158,44 @@ static void ln_num(struct line *l, uint64_t v, bool neg, unsigned int base, size
 		l->b[l->n++] = tmp[--n];
 }
 
+/* "%016" PRIx64: two digits per table lookup */
+static void ln_hex16(struct line *l, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p;
+
+	if (sizeof(l->b) - l->n < 16)
+		return;
+	p = l->b + l->n;
+	for (int i = 15; i >= 0; i--, v >>= 4)
+		p[i] = hex[v & 15];
+	l->n += 16;
+}
+
+/* "%09" PRIu64 for @v < 10^9: two digits per division */
+static void ln_dec9(struct line *l, uint64_t v)
+{
+	char *p;
+
+	if (sizeof(l->b) - l->n < 9)
+		return;
+	p = l->b + l->n;
+	for (int i = 8; i > 0; i -= 2, v /= 100) {
+		unsigned int d = (unsigned int)(v % 100);
+
+		p[i] = (char)('0' + d % 10);
+		p[i - 1] = (char)('0' + d / 10);
+	}
+	p[0] = (char)('0' + v % 10);
+	l->n += 9;
+}
+
 /* The line's start: the TSC (raw files), or "comm tid [cpu] time: ". */
 static void prefix_line(struct auxcap_out *w, const struct auxcap_decode_event *ev,
 			struct line *l)
 {
 	struct text *t = w->priv;
+	const char *comm;
 
 	if (t->raw) {
 		/* "%16" PRIu64 " " or "%16s " "-" */
@@ -165,20 +210,47 @@ static void prefix_line(struct auxcap_out *w, const struct auxcap_decode_event *
 		return;
 	}
 	/* "%-16.16s %6d ", then "[%03d] " or "[---] ", then "%" PRIu64 ".%09" PRIu64 ": " */
-	ln_left(l, ev->comm ? ev->comm : ":-", 16, 16);
-	ln_str(l, " ");
-	ln_num(l, ev->tid < 0 ? (uint64_t)-(int64_t)ev->tid : (uint64_t)ev->tid, ev->tid < 0, 10, 1,
-	       6);
-	if (ev->cpu >= 0) {
-		ln_str(l, " [");
-		ln_num(l, (uint64_t)ev->cpu, false, 10, 3, 3);
-		ln_str(l, "] ");
+	comm = ev->comm ? ev->comm : ":-";
+	if (!t->pre_valid || t->pre_tid != ev->tid || t->pre_cpu != ev->cpu ||
+	    strncmp(t->pre_comm, comm, sizeof(t->pre_comm))) {
+		struct line p;
+
+		p.n = 0;
+		ln_left(&p, comm, 16, 16);
+		ln_str(&p, " ");
+		ln_num(&p, ev->tid < 0 ? (uint64_t)-(int64_t)ev->tid : (uint64_t)ev->tid,
+		       ev->tid < 0, 10, 1, 6);
+		if (ev->cpu >= 0) {
+			ln_str(&p, " [");
+			ln_num(&p, (uint64_t)ev->cpu, false, 10, 3, 3);
+			ln_str(&p, "] ");
+		} else {
+			ln_str(&p, " [---] ");
+		}
+		t->pre_valid = p.n <= sizeof(t->pre) && strlen(comm) < sizeof(t->pre_comm);
+		if (t->pre_valid) {
+			memcpy(t->pre, p.b, p.n);
+			t->pre_n = p.n;
+			strcpy(t->pre_comm, comm);
+			t->pre_tid = ev->tid;
+			t->pre_cpu = ev->cpu;
+		}
+		ln_mem(l, p.b, p.n);
 	} else {
-		ln_str(l, " [---] ");
+		ln_mem(l, t->pre, t->pre_n);
 	}
-	ln_num(l, ev->time / 1000000000u, false, 10, 1, 1);
-	ln_str(l, ".");
-	ln_num(l, ev->time % 1000000000u, false, 10, 9, 9);
+	if (!t->sec_n || t->sec != ev->time / 1000000000u) {
+		struct line p;
+
+		p.n = 0;
+		t->sec = ev->time / 1000000000u;
+		ln_num(&p, t->sec, false, 10, 1, 1);
+		ln_str(&p, ".");
+		t->sec_n = p.n;
+		memcpy(t->sec_s, p.b, p.n);
+	}
+	ln_mem(l, t->sec_s, t->sec_n);
+	ln_dec9(l, ev->time % 1000000000u);
 	ln_str(l, ": ");
 }
 
@@ -196,28 +268,18 @@ static void prefix(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 static void addr_sym_line(struct auxcap_out *w, int32_t pid, uint64_t addr, bool known,
 			  struct line *l)
 {
-	const char *name = NULL;
-	uint64_t off = 0;
+	const char *text;
+	size_t len;
 
 	if (!known) {
 		ln_pad(l, 15);
 		ln_str(l, "0 [untraced]");
 		return;
 	}
-	ln_num(l, addr, false, 16, 16, 16);
+	ln_hex16(l, addr);
 	ln_str(l, " ");
-	if (auxcap_decode_symbolize(w->d, pid, addr, &name, &off, NULL) == 1) {
-		/* out_sym()'s 256-byte buffer: at most 255 characters */
-		struct line sym;
-
-		sym.n = 0;
-		ln_str(&sym, name);
-		ln_str(&sym, "+0x");
-		ln_num(&sym, off, false, 16, 1, 1);
-		ln_mem(l, sym.b, sym.n < 255 ? sym.n : 255);
-	} else {
-		ln_str(l, "[unknown]");
-	}
+	auxcap_decode_sym_text(w->d, pid, addr, &text, &len);
+	ln_mem(l, text, len);
 }
 
 static void addr_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool known)
