@@ -885,6 +885,12 @@ int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 	return auxcap_symbols_lookup(d->syms, pid, addr, ret_name, ret_off, ret_dso);
 }
 
+void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			    const char **ret_text, size_t *ret_len)
+{
+	auxcap_symbols_text(d->syms, pid, addr, ret_text, ret_len);
+}
+
 int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,
 			      size_t *ret_len)
 {
