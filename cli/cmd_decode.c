@@ -18,9 +18,11 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "auxcap/decode.h"
 #include "auxcap/decode_out.h"
+#include "auxcap/file.h"
 #include "cli.h"
 
 #if AUXCAP_HAVE_BACKEND_ARM_SPE
@@ -543,6 +545,28 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 	return CLI_OK;
 }
 
+/*
+ * Open -o PATH as every file auxcap writes (auxcap_file_create): 0600, O_EXCL, an existing
+ * file kept as PATH.old, never through a symlink.  Prints the error and returns NULL.
+ */
+static FILE *open_output(const char *path)
+{
+	char err[512] = "";
+	int fd = auxcap_file_create(path, AUXCAP_FILE_KEEP_OLD, err, sizeof(err));
+	FILE *f;
+
+	if (fd < 0) {
+		cli_err("cannot write '%s': %s", path, err[0] ? err : strerror(-fd));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		cli_err("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 static int cmd_decode_run(int argc, char **argv)
 {
 	static struct decode_args a;
@@ -577,10 +601,8 @@ static int cmd_decode_run(int argc, char **argv)
 			return CLI_ERR;
 		}
 		if ((!b->decoder_new || text_by_backend(&a, b->name)) && !(a.dump && b->dump)) {
-			if (a.output && !(out = fopen(a.output, "w"))) {
-				cli_err("cannot write '%s': %s", a.output, strerror(errno));
+			if (a.output && !(out = open_output(a.output)))
 				return CLI_ERR;
-			}
 			ret = legacy_print(&a, NULL, out, !strcmp(b->name, "arm_spe"));
 			if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
 				cli_err("writing '%s' failed: %s", a.output, strerror(errno));
@@ -606,9 +628,8 @@ static int cmd_decode_run(int argc, char **argv)
 		cli_warn("no --elf or --raw-bin given: without the traced code only the packets can "
 			 "be shown (try --dump)");
 	if (a.output) {
-		out = fopen(a.output, "w");
+		out = open_output(a.output);
 		if (!out) {
-			cli_err("cannot write '%s': %s", a.output, strerror(errno));
 			auxcap_decode_close(d);
 			return CLI_ERR;
 		}

@@ -79,5 +79,15 @@ else
 	echo "ok - # not root: the foreign-directory rule applies to root only"
 fi
 
+# decode -o goes through the same rules: 0600, FILE.old, no symlink.
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<6Q", 0x401000, 0x401100, 0x10, 0x401110, 0x401200, 0))' >src.bts
+(umask 000; "$A" decode --raw intel_bts src.bts -o dec.txt >/dev/null 2>derr); st=$?
+check '[ $st -eq 0 ] && [ "$(stat -c %a dec.txt)" = 600 ] && grep -q "401010\|401110" dec.txt' "decode -o creates its output 0600"
+"$A" decode --raw intel_bts src.bts -o dec.txt >/dev/null 2>derr; st=$?
+check '[ $st -eq 0 ] && [ -f dec.txt.old ]' "decode -o keeps an existing output as FILE.old"
+ln -s "$T/elsewhere.txt" dlink.txt
+"$A" decode --raw intel_bts src.bts -o dlink.txt >/dev/null 2>derr; st=$?
+check '[ $st -eq 1 ] && [ ! -e elsewhere.txt ] && [ "$(wc -l <derr)" -eq 1 ] && grep -q "symbolic link" derr' "decode -o refuses a symlink: $(cat derr)"
+
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
 exit 0
