@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "auxcap/decode.h"
+#include "auxcap/file.h"
 #include "auxcap/decode_out.h"
 #include "cli.h"
 
@@ -405,6 +407,30 @@ static int map_file(const char *path, const uint8_t **ret_buf, size_t *ret_len)
 }
 
 /* Raw SPE/BTS files, or the queues of a capture @d (non-NULL). */
+/*
+ * -o FILE: created as every auxcap output (0600, O_EXCL after removing an existing entry,
+ * never through a symlink, as root never in another user's directory).  Prints the reason
+ * and returns NULL on failure.
+ */
+static FILE *open_output(const char *path)
+{
+	char why[512] = "";
+	FILE *f;
+	int fd;
+
+	fd = auxcap_file_create(path, AUXCAP_FILE_REPLACE, why, sizeof(why));
+	if (fd < 0) {
+		cli_err("%s", why[0] ? why : strerror(-fd));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		cli_err("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *out, bool spe)
 {
 	uint64_t errors = 0;
@@ -577,10 +603,8 @@ static int cmd_decode_run(int argc, char **argv)
 			return CLI_ERR;
 		}
 		if ((!b->decoder_new || text_by_backend(&a, b->name)) && !(a.dump && b->dump)) {
-			if (a.output && !(out = fopen(a.output, "w"))) {
-				cli_err("cannot write '%s': %s", a.output, strerror(errno));
+			if (a.output && !(out = open_output(a.output)))
 				return CLI_ERR;
-			}
 			ret = legacy_print(&a, NULL, out, !strcmp(b->name, "arm_spe"));
 			if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
 				cli_err("writing '%s' failed: %s", a.output, strerror(errno));
@@ -606,9 +630,8 @@ static int cmd_decode_run(int argc, char **argv)
 		cli_warn("no --elf or --raw-bin given: without the traced code only the packets can "
 			 "be shown (try --dump)");
 	if (a.output) {
-		out = fopen(a.output, "w");
+		out = open_output(a.output);
 		if (!out) {
-			cli_err("cannot write '%s': %s", a.output, strerror(errno));
 			auxcap_decode_close(d);
 			return CLI_ERR;
 		}
