@@ -2,9 +2,9 @@
 # 'auxcap record -o FILE' (and 'decode -o') creates its output safely (core/file.c): 0600,
 # never through a symlink (with or without -f), an existing file kept as FILE.old or, with -f
 # (decode: always), replaced without touching its other hard links, and as root never in a
-# directory another user owns.  Each refusal is one line naming the path and exits 1 with nothing written.
-# Records 'true' with cpu-clock on the real kernel (suite kernel); exits 77 when perf events
-# are not permitted.
+# directory another user owns.  Each refusal is one line naming the path and exits 1 with
+# nothing written.  Records 'true' with cpu-clock on the real kernel (suite kernel); exits 77
+# when perf events are not permitted.
 set -u
 A=${AUXCAP:?}
 T=$(mktemp -d)
