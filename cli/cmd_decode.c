@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "auxcap/decode.h"
+#include "auxcap/file.h"
 #include "auxcap/decode_out.h"
 #include "auxcap/file.h"
 #include "cli.h"
@@ -407,6 +409,30 @@ static int map_file(const char *path, const uint8_t **ret_buf, size_t *ret_len)
 }
 
 /* Raw SPE/BTS files, or the queues of a capture @d (non-NULL). */
+/*
+ * -o FILE: created as every auxcap output (0600, O_EXCL after removing an existing entry,
+ * never through a symlink, as root never in another user's directory).  Prints the reason
+ * and returns NULL on failure.
+ */
+static FILE *open_output(const char *path)
+{
+	char why[512] = "";
+	FILE *f;
+	int fd;
+
+	fd = auxcap_file_create(path, AUXCAP_FILE_REPLACE, why, sizeof(why));
+	if (fd < 0) {
+		cli_err("%s", why[0] ? why : strerror(-fd));
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		cli_err("cannot write '%s': %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *out, bool spe)
 {
 	uint64_t errors = 0;
@@ -543,28 +569,6 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 			 "the trace near their time; their context is the trace's at their time",
 			 info->samples_traced - info->samples_aligned, info->samples_traced);
 	return CLI_OK;
-}
-
-/*
- * Open -o PATH as every file auxcap writes (auxcap_file_create): 0600, O_EXCL, an existing
- * file kept as PATH.old, never through a symlink.  Prints the error and returns NULL.
- */
-static FILE *open_output(const char *path)
-{
-	char err[512] = "";
-	int fd = auxcap_file_create(path, AUXCAP_FILE_KEEP_OLD, err, sizeof(err));
-	FILE *f;
-
-	if (fd < 0) {
-		cli_err("cannot write '%s': %s", path, err[0] ? err : strerror(-fd));
-		return NULL;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		cli_err("cannot write '%s': %s", path, strerror(errno));
-		close(fd);
-	}
-	return f;
 }
 
 static int cmd_decode_run(int argc, char **argv)
