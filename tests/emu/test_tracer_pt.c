@@ -334,7 +334,25 @@ static void test_pt_attach_to_running_process(void **state)
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	usleep(100000); /* let it reach its loop */
+	/* Attach after its exec (a busy machine may not have run it yet), then let it reach
+	 * its loop. */
+	{
+		char link[64], exe[4096], want[4096];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		assert_non_null(realpath(argv[0], want));
+		for (int i = 0; i < 1000; i++) {
+			ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+
+			if (n > 0) {
+				exe[n] = '\0';
+				if (!strcmp(exe, want))
+					break;
+			}
+			usleep(10000);
+		}
+	}
+	usleep(100000);
 	opts.max_insns = 2000;
 	assert_int_equal(tr_attach(&run, &opts, pid), 0);
 	assert_int_equal(run.stats.insns, 2000);
