@@ -19,10 +19,12 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "auxcap/decode.h"
 #include "auxcap/file.h"
 #include "auxcap/decode_out.h"
+#include "auxcap/file.h"
 #include "cli.h"
 
 #if AUXCAP_HAVE_BACKEND_ARM_SPE

@@ -1178,6 +1178,8 @@ static int run_record(int argc, char **argv)
 		cli_err("cannot start the emulated PMU: %s", strerror(-r));
 		goto out;
 	}
+	if (o.verbose)
+		fprintf(stderr, "auxcap: recording (pid %d)\n", (int)getpid());
 	if (go >= 0) {
 		(void)!write(go, "g", 1);
 		close(go);

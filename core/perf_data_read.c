@@ -1091,3 +1091,22 @@ const char *auxcap_perf_reader_error(const struct auxcap_perf_reader *r)
 {
 	return r ? r->err : "";
 }
+
+int auxcap_perf_reader_drop(struct auxcap_perf_reader *r, const void *p, size_t len)
+{
+	const unsigned char *a = p;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
+
+	if (!r)
+		return -EINVAL;
+	if (!r->map || !len)
+		return 0;
+	if (!a || a < r->map || len > r->map_len || (size_t)(a - r->map) > r->map_len - len)
+		return -EINVAL;
+	/* only pages entirely inside: neighbours may still be in use */
+	lo = ((uintptr_t)a + page - 1) & ~(page - 1);
+	hi = ((uintptr_t)a + len) & ~(page - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	return 0;
+}

@@ -30,6 +30,17 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
 
+/*
+ * "name+0xOFF" (out_sym()'s form, at most 255 characters) or "[unknown]" for @addr of @pid,
+ * formatted once per entry of the lookup cache: *@ret_text (not NUL-terminated, @ret_len
+ * bytes) is valid until the next call.
+ */
+void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			 const char **ret_text, size_t *ret_len);
+/* The same through a decode session. */
+void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			    const char **ret_text, size_t *ret_len);
+
 /* ---- one AUX queue (queue.c) ---------------------------------------------------------------- */
 
 /* An AUXTRACE buffer of a queue. */

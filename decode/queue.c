@@ -281,6 +281,13 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 			}
 		}
 	}
+	/*
+	 * The piece two back is decoded: its pages leave memory (read again from the file if a
+	 * decoder looks back that far), so a long capture is not kept resident as it decodes.
+	 */
+	if (d->rd && q->piece >= 2)
+		(void)auxcap_perf_reader_drop(d->rd, q->pieces[q->piece - 2].data,
+					      (size_t)q->pieces[q->piece - 2].len);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {

@@ -401,7 +401,9 @@ static void pick_aux_evsel(struct auxcap_decode *d)
 		const struct auxcap_perf_evsel *es = auxcap_perf_reader_evsel(d->rd, i);
 		const struct auxcap_backend_ops *b = backend_of_name(es->name);
 
-		if (b && (!d->backend || b == d->backend)) {
+		/* The event's name decides only without AUXTRACE_INFO: with one, its type does
+		 * (an unknown type is a plug-in's trace, not the PMU's built-in format). */
+		if (b && (b == d->backend || (!d->backend && !d->auxtrace_type))) {
 			d->aux_evsel = es;
 			if (!d->backend)
 				d->backend = b;
@@ -793,8 +795,12 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 			if (d->auxtrace_type)
 				set_err(d,
 					"'%s' holds AUX trace of type %u, which no backend of this "
-					"build decodes",
-					path, d->auxtrace_type);
+					"build decodes%s",
+					path, d->auxtrace_type,
+					d->auxtrace_type >= AUXCAP_AUXTRACE_PRIVATE
+						? " (a plug-in's format: load that plug-in with "
+						  "--plugin PATH)"
+						: "");
 			else
 				set_err(d,
 					"'%s' holds AUX trace of an event no backend of this build "
@@ -877,6 +883,12 @@ int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 	if (!d)
 		return 0;
 	return auxcap_symbols_lookup(d->syms, pid, addr, ret_name, ret_off, ret_dso);
+}
+
+void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			    const char **ret_text, size_t *ret_len)
+{
+	auxcap_symbols_text(d->syms, pid, addr, ret_text, ret_len);
 }
 
 int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,

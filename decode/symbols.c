@@ -17,6 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "decode_int.h"
 #if AUXCAP_HAVE_LIBELF
 #include "elf_file.h"
@@ -48,6 +51,8 @@ struct sym_cache {
 	int result;
 	const char *name, *dso;
 	uint64_t off;
+	uint8_t text_len; /* 0: @text not formatted yet (auxcap_symbols_text()) */
+	char text[47];	  /* "name+0xOFF" when it fits */
 };
 
 struct auxcap_symbols {
@@ -57,6 +62,7 @@ struct auxcap_symbols {
 	size_t nfiles, capfiles;
 	struct sym_cache *cache;
 	size_t last; /* map of the last hit */
+	char text_big[256]; /* auxcap_symbols_text() of a name too long for its cache entry */
 };
 
 int auxcap_symbols_new(struct auxcap_symbols **ret)
@@ -218,6 +224,7 @@ int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 		c->pid = pid;
 		c->name = c->dso = NULL;
 		c->off = 0;
+		c->text_len = 0;
 		c->result = lookup(s, pid, addr, &c->name, &c->off, &c->dso);
 	}
 	if (c->result == 1) {
@@ -251,4 +258,42 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 		len = (size_t)(m->end - addr);
 	n = pread(f->fd, buf, len, (off_t)(addr - m->start + m->pgoff));
 	return n < 0 ? -errno : (int)n;
+}
+
+void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			 const char **ret_text, size_t *ret_len)
+{
+	char *big = s->text_big;
+	const char *name = NULL;
+	uint64_t off = 0;
+	size_t slot = (size_t)(((addr ^ ((uint64_t)(uint32_t)pid << 40)) * 0x9e3779b97f4a7c15ull) >>
+			       52) &
+		      (CACHE_SIZE - 1);
+	struct sym_cache *c;
+	int n;
+
+	if (auxcap_symbols_lookup(s, pid, addr, &name, &off, NULL) != 1) {
+		*ret_text = "[unknown]";
+		*ret_len = 9;
+		return;
+	}
+	c = &s->cache[slot]; /* the entry the lookup just filled or hit */
+	if (c->text_len) {
+		*ret_text = c->text;
+		*ret_len = c->text_len;
+		return;
+	}
+	n = snprintf(big, sizeof(s->text_big), "%s+0x%" PRIx64, name, off);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(s->text_big))
+		n = sizeof(s->text_big) - 1;
+	if ((size_t)n <= sizeof(c->text)) {
+		memcpy(c->text, big, (size_t)n);
+		c->text_len = (uint8_t)n;
+		*ret_text = c->text;
+	} else {
+		*ret_text = big;
+	}
+	*ret_len = (size_t)n;
 }

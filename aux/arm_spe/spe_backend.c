@@ -6,8 +6,10 @@
  * packet decoder has resynchronised at the next record.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include "linefile.h"
@@ -18,7 +20,110 @@ struct spe_dec {
 	struct auxcap_spe_decoder d;
 	struct auxcap_perf_time_conv tc; /* valid if @have_tc */
 	bool have_tc;
+	uint64_t base;	/* stream position of the decoded bytes' first byte */
+	bool more;	/* the stream goes on in a next piece */
+	uint8_t *work;	/* owned: carry + piece when a record straddles the seam, else NULL */
+	uint64_t lost;	/* > 0: a GAP to report first, for the record the previous pieces left
+			   unfinished and that cannot be finished (@lost bytes at base - @lost) */
 };
+
+/* How far back the previous pieces are decoded to find where their last record ended. */
+#define SPE_LOOKBACK (64 * 1024)
+
+/* Whether @ctx (of ctx->sz bytes) has the field at @off of @size bytes. */
+static bool ctx_has(const struct auxcap_decode_ctx *ctx, size_t off, size_t size)
+{
+	return ctx->sz >= off + size;
+}
+
+#define CTX_HAS(ctx, field) \
+	ctx_has(ctx, offsetof(struct auxcap_decode_ctx, field), sizeof((ctx)->field))
+
+/*
+ * Where the decodable records of @data/@len end: the end of its last complete record (or of a
+ * resynchronisation after damage); what follows is an unfinished record, or nothing.
+ */
+static size_t spe_last_end(const uint8_t *data, size_t len)
+{
+	struct auxcap_spe_decoder d;
+	struct auxcap_spe_event ev;
+	size_t last_end = 0;
+
+	auxcap_spe_decoder_init(&d, data, len, 0);
+	while (auxcap_spe_decoder_next(&d, &ev) == 1) {
+		if (ev.type == AUXCAP_SPE_EVENT_SAMPLE)
+			last_end = (size_t)(ev.sample.offset + ev.sample.size);
+		else if (ev.error.kind == AUXCAP_SPE_ERR_TRUNCATED ||
+			 ev.error.kind == AUXCAP_SPE_ERR_UNTERMINATED)
+			break; /* only at the end: an unfinished record */
+		else
+			last_end = (size_t)auxcap_spe_decoder_offset(&d); /* resynchronised there */
+	}
+	return last_end;
+}
+
+/*
+ * A stream may come in pieces (the AUXTRACE buffers of one queue) cut anywhere, also inside a
+ * record.  Every piece's decoder emits the records that end in it and leaves the bytes after
+ * its last record end to the next piece, which decodes them again in front of its own: its
+ * "carry".  A carry longer than any record (AUXCAP_SPE_MAX_RECORD_SIZE) cannot be a record's
+ * start (a record cut by lost data and followed by padding): the piece reports it as a gap and
+ * decodes its own bytes alone.
+ *
+ * The carry of this piece is found by doing what the previous pieces did, piece after piece,
+ * from the start of the stream, or for a long stream from about SPE_LOOKBACK bytes back (whose
+ * first record is found by resynchronisation).  Returns its length (0: none) and, when it is
+ * at most a record long, its bytes in *@ret_carry (owned by the caller).
+ * Returns -ENOMEM.
+ */
+static ssize_t spe_carry(const struct auxcap_decode_ctx *ctx, uint8_t **ret_carry)
+{
+	size_t first, skip = 0, acc = 0, clen = 0, maxlen = 0;
+	uint8_t *work, carry[AUXCAP_SPE_MAX_RECORD_SIZE];
+	bool dropped = false;
+
+	*ret_carry = NULL;
+	if (!CTX_HAS(ctx, nr_prev) || !ctx->prev || !ctx->nr_prev)
+		return 0;
+	/* The pieces to replay: back to the stream's start, or SPE_LOOKBACK bytes. */
+	for (first = ctx->nr_prev; first > 0 && acc < SPE_LOOKBACK;)
+		acc += ctx->prev[--first].len;
+	if (acc > SPE_LOOKBACK && first > 0)
+		skip = acc - SPE_LOOKBACK; /* a long first piece: its end only */
+	for (size_t i = first; i < ctx->nr_prev; i++)
+		if (ctx->prev[i].len > maxlen)
+			maxlen = ctx->prev[i].len;
+	work = malloc(sizeof(carry) + maxlen);
+	if (!work)
+		return -ENOMEM;
+	for (size_t i = first; i < ctx->nr_prev; i++) {
+		const uint8_t *pb = ctx->prev[i].buf;
+		size_t plen = ctx->prev[i].len, n, end;
+
+		if (i == first) {
+			pb += skip;
+			plen -= skip;
+		}
+		if (dropped)
+			clen = 0; /* that piece reported the long carry and went on alone */
+		memcpy(work, carry, clen);
+		memcpy(work + clen, pb, plen);
+		n = clen + plen;
+		end = spe_last_end(work, n);
+		clen = n - end;
+		dropped = clen > sizeof(carry);
+		if (!dropped)
+			memcpy(carry, work + end, clen);
+	}
+	free(work);
+	if (dropped || !clen)
+		return (ssize_t)clen;
+	*ret_carry = malloc(clen);
+	if (!*ret_carry)
+		return -ENOMEM;
+	memcpy(*ret_carry, carry, clen);
+	return (ssize_t)clen;
+}
 
 /* The driver names its PMUs arm_spe_N (one per SPE-capable CPU type). */
 static int spe_probe(const char *pmu_name, const struct auxcap_pmu *pmu)
@@ -43,13 +148,43 @@ static int spe_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 			   void **ret_dec)
 {
 	struct spe_dec *sd;
+	uint8_t *cbytes = NULL;
+	ssize_t carry;
 
 	if (!ctx || !ret_dec || (!buf && len) || ctx->sz < sizeof(*ctx))
 		return -EINVAL;
 	sd = calloc(1, sizeof(*sd));
 	if (!sd)
 		return -ENOMEM;
-	auxcap_spe_decoder_init(&sd->d, buf, len, 0);
+	sd->base = CTX_HAS(ctx, stream_offset) ? ctx->stream_offset : 0;
+	sd->more = CTX_HAS(ctx, more) && ctx->more;
+	carry = spe_carry(ctx, &cbytes);
+	if (carry < 0) {
+		free(sd);
+		return (int)carry;
+	}
+	if (carry && !cbytes) {
+		/* Longer than any record: the record was cut (data lost) and padding followed.
+		 * The previous piece left it to this one: report it here, once. */
+		sd->lost = (uint64_t)carry;
+		carry = 0;
+	}
+	if (carry) {
+		sd->work = malloc((size_t)carry + len);
+		if (!sd->work) {
+			free(cbytes);
+			free(sd);
+			return -ENOMEM;
+		}
+		memcpy(sd->work, cbytes, (size_t)carry);
+		if (len)
+			memcpy(sd->work + carry, buf, len);
+		sd->base -= (uint64_t)carry;
+		auxcap_spe_decoder_init(&sd->d, sd->work, (size_t)carry + len, 0);
+	} else {
+		auxcap_spe_decoder_init(&sd->d, buf, len, 0);
+	}
+	free(cbytes);
 	if (ctx->time_conv && ctx->time_conv->time_mult && ctx->time_conv->time_shift < 64) {
 		sd->tc = *ctx->time_conv;
 		sd->have_tc = true;
@@ -128,25 +263,51 @@ static int spe_decoder_next(void *dec, struct auxcap_trace_event *ev)
 
 	if (!sd || !ev)
 		return -EINVAL;
+	if (sd->lost) {
+		memset(ev, 0, sizeof(*ev));
+		ev->kind = AUXCAP_TRACE_GAP;
+		ev->offset = sd->base - sd->lost;
+		ev->err = -ENODATA;
+		ev->native = AUXCAP_SPE_ERR_UNTERMINATED;
+		ev->what = auxcap_spe_error_str(AUXCAP_SPE_ERR_UNTERMINATED);
+		sd->lost = 0;
+		return 1;
+	}
 	r = auxcap_spe_decoder_next(&sd->d, &se);
 	if (r <= 0)
 		return r;
+	/*
+	 * The data ends inside a packet or a record (both only happen at the end): when the
+	 * stream goes on in the next piece, that piece decodes the record; stop here.
+	 */
+	if (se.type == AUXCAP_SPE_EVENT_ERROR && sd->more &&
+	    (se.error.kind == AUXCAP_SPE_ERR_TRUNCATED ||
+	     se.error.kind == AUXCAP_SPE_ERR_UNTERMINATED)) {
+		sd->d.pos = sd->d.len;
+		sd->d.in_record = false;
+		return 0;
+	}
 	memset(ev, 0, sizeof(*ev));
 	if (se.type == AUXCAP_SPE_EVENT_ERROR) {
 		ev->kind = AUXCAP_TRACE_GAP;
-		ev->offset = se.error.offset;
+		ev->offset = sd->base + se.error.offset;
 		ev->err = se.error.code;
 		ev->native = (int)se.error.kind;
 		ev->what = auxcap_spe_error_str(se.error.kind);
 		return 1;
 	}
 	spe_sample_event(sd, &se.sample, ev);
+	ev->offset += sd->base;
 	return 1;
 }
 
 static void spe_decoder_free(void *dec)
 {
-	free(dec);
+	struct spe_dec *sd = dec;
+
+	if (sd)
+		free(sd->work);
+	free(sd);
 }
 
 /* Packets in perf report -D's layout, the samples they make, errors, the accounting line. */

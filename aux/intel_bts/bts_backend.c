@@ -5,6 +5,7 @@
  * a GAP, and consecutive snapshots trimmed of the records they repeat.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,58 @@
 
 struct bts_dec {
 	struct auxcap_bts_decoder d;
-	uint64_t skip; /* bytes of the buffer's start dropped as overlap with the previous one */
+	uint64_t base; /* stream position of the decoded bytes' first byte */
+	bool more;     /* the stream goes on in a next piece */
+	uint8_t *work; /* owned: the end of the previous pieces + this one, else NULL */
 };
+
+/* Whether @ctx (of ctx->sz bytes) has the field at @off of @size bytes. */
+static bool ctx_has(const struct auxcap_decode_ctx *ctx, size_t off, size_t size)
+{
+	return ctx->sz >= off + size;
+}
+
+#define CTX_HAS(ctx, field) \
+	ctx_has(ctx, offsetof(struct auxcap_decode_ctx, field), sizeof((ctx)->field))
+
+/*
+ * A stream may come in pieces (the AUXTRACE buffers of one queue).  Records lie on a 24-byte
+ * grid from the start of the stream (after a hole): a piece that starts off the grid gets the
+ * end of the previous pieces back to the record it cuts (its "carry"), and a piece that more
+ * pieces follow leaves its trailing part of a record to the next one.  Copies that carry,
+ * then @buf, into a new buffer; returns its length in *@ret_carry (0: none, *@ret_work NULL).
+ */
+static int bts_carry(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
+		     uint8_t **ret_work, size_t *ret_carry)
+{
+	size_t total = 0, carry, at;
+	uint8_t *w;
+
+	*ret_work = NULL;
+	*ret_carry = 0;
+	if (!CTX_HAS(ctx, nr_prev) || !ctx->prev)
+		return 0;
+	for (size_t i = 0; i < ctx->nr_prev; i++)
+		total += ctx->prev[i].len;
+	carry = total % AUXCAP_BTS_RECORD_SIZE;
+	if (!carry)
+		return 0;
+	w = malloc(carry + len);
+	if (!w)
+		return -ENOMEM;
+	at = carry;
+	for (size_t i = ctx->nr_prev; i-- > 0 && at > 0;) {
+		size_t n = ctx->prev[i].len < at ? ctx->prev[i].len : at;
+
+		memcpy(w + at - n, ctx->prev[i].buf + ctx->prev[i].len - n, n);
+		at -= n;
+	}
+	if (len)
+		memcpy(w + carry, buf, len);
+	*ret_work = w;
+	*ret_carry = carry;
+	return 0;
+}
 
 static int bts_probe(const char *pmu_name, const struct auxcap_pmu *pmu)
 {
@@ -44,6 +95,8 @@ static int bts_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 {
 	struct bts_dec *bd;
 	bool snapshot = false;
+	size_t skip = 0, carry;
+	int r;
 
 	if (!ctx || !ret_dec || (!buf && len) || ctx->sz < sizeof(*ctx))
 		return -EINVAL;
@@ -59,11 +112,24 @@ static int bts_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 	bd = calloc(1, sizeof(*bd));
 	if (!bd)
 		return -ENOMEM;
-	/* Snapshots of a BTS buffer overlap; perf drops the repeated part (SNAPSHOT_MODE). */
-	if (snapshot && ctx->snapshot_prev)
-		bd->skip = auxcap_bts_find_overlap(ctx->snapshot_prev, ctx->snapshot_prev_len, buf,
-						   len);
-	auxcap_bts_decoder_init(&bd->d, buf ? buf + bd->skip : NULL, len - bd->skip);
+	bd->base = CTX_HAS(ctx, stream_offset) ? ctx->stream_offset : 0;
+	bd->more = CTX_HAS(ctx, more) && ctx->more;
+	r = bts_carry(ctx, buf, len, &bd->work, &carry);
+	if (r < 0) {
+		free(bd);
+		return r;
+	}
+	if (bd->work) {
+		bd->base -= carry;
+		auxcap_bts_decoder_init(&bd->d, bd->work, carry + len);
+	} else {
+		/* Snapshots of a BTS buffer overlap; perf drops the repeated part (SNAPSHOT_MODE). */
+		if (snapshot && ctx->snapshot_prev)
+			skip = auxcap_bts_find_overlap(ctx->snapshot_prev, ctx->snapshot_prev_len,
+						       buf, len);
+		bd->base += skip;
+		auxcap_bts_decoder_init(&bd->d, buf ? buf + skip : NULL, len - skip);
+	}
 	*ret_dec = bd;
 	return 0;
 }
@@ -79,15 +145,18 @@ static int bts_decoder_next(void *dec, struct auxcap_trace_event *ev)
 	r = auxcap_bts_decoder_next(&bd->d, &be);
 	if (r <= 0)
 		return r;
+	/* A record that goes on in the next piece: that piece decodes it. */
+	if (be.type == AUXCAP_BTS_EVENT_ERROR && bd->more)
+		return 0;
 	memset(ev, 0, sizeof(*ev));
 	if (be.type == AUXCAP_BTS_EVENT_ERROR) {
 		ev->kind = AUXCAP_TRACE_GAP;
-		ev->offset = bd->skip + be.error.offset;
+		ev->offset = bd->base + be.error.offset;
 		ev->err = be.error.code;
 		ev->what = "partial BTS record at the end of the buffer";
 		return 1;
 	}
-	ev->offset = bd->skip + be.branch.offset;
+	ev->offset = bd->base + be.branch.offset;
 	if (be.branch.predicted)
 		ev->flags |= AUXCAP_TRACE_F_PREDICTED;
 	switch (be.branch.kind) {
@@ -112,7 +181,11 @@ static int bts_decoder_next(void *dec, struct auxcap_trace_event *ev)
 
 static void bts_decoder_free(void *dec)
 {
-	free(dec);
+	struct bts_dec *bd = dec;
+
+	if (bd)
+		free(bd->work);
+	free(bd);
 }
 
 /* perf report -D's listing: one line per 24 bytes, then the accounting line. */

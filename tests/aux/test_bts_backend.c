@@ -317,12 +317,58 @@ static void test_info(void **state)
 	assert_int_equal(bts()->info_fill(&ctx, &a, w, 5), -EINVAL);
 }
 
+/* A stream cut off the 24-byte grid: every record once, at its stream position. */
+static void test_pieces(void **state)
+{
+	static unsigned char buf[24 * 200 + 10];
+	const size_t cuts[] = { 5, 24, 100, 101, 2000, 24 * 200 + 2 };
+	struct auxcap_trace_piece prev[8];
+	struct auxcap_trace_event ev;
+	size_t start = 0, n = 0;
+
+	(void)state;
+	for (unsigned int i = 0; i < 200; i++) {
+		put_u64(buf + 24 * i, 0x1000 + i);
+		put_u64(buf + 24 * i + 8, 0x2000 + i);
+		put_u64(buf + 24 * i + 16, 0x10);
+	}
+	for (size_t i = 0; i <= 6; i++) {
+		size_t end = i < 6 ? cuts[i] : sizeof(buf);
+		struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = -1 };
+		void *dec = NULL;
+
+		ctx.stream_offset = start;
+		ctx.prev = i ? prev : NULL;
+		ctx.nr_prev = i;
+		ctx.more = i < 6;
+		dec = dec_new(&ctx, buf + start, end - start);
+		while (bts()->decoder_next(dec, &ev) == 1) {
+			if (n < 200) {
+				assert_int_equal(ev.kind, AUXCAP_TRACE_BRANCH);
+				assert_int_equal(ev.ip, 0x1000 + n);
+				assert_int_equal(ev.offset, 24 * n);
+			} else {
+				/* The stream really ends inside a record. */
+				assert_int_equal(ev.kind, AUXCAP_TRACE_GAP);
+				assert_int_equal(ev.offset, 24 * 200);
+				assert_int_equal(i, 6);
+			}
+			n++;
+		}
+		bts()->decoder_free(dec);
+		prev[i] = (struct auxcap_trace_piece){ buf + start, end - start };
+		start = end;
+	}
+	assert_int_equal(n, 201);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_events),	     cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_bad_info),     cmocka_unit_test(test_dump),
 		cmocka_unit_test(test_recording_options), cmocka_unit_test(test_info),
+		cmocka_unit_test(test_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

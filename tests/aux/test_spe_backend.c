@@ -349,12 +349,107 @@ static void test_find_snapshot(void **state)
 	free(ring.base);
 }
 
+/* Decode @len bytes at @buf as pieces cut at @cuts (increasing, inside the buffer), each with
+ * the pieces before it as context, like the decode stage; events into @out (at most @max). */
+static size_t decode_pieces(const uint8_t *buf, size_t len, const size_t *cuts, size_t ncuts,
+			    struct auxcap_trace_event *out, size_t max)
+{
+	struct auxcap_trace_piece prev[16];
+	size_t n = 0, start = 0;
+
+	assert_true(ncuts < 16);
+	for (size_t i = 0; i <= ncuts; i++) {
+		size_t end = i < ncuts ? cuts[i] : len;
+		struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = 0 };
+		struct auxcap_trace_event ev;
+		void *dec = NULL;
+
+		ctx.stream_offset = start;
+		ctx.prev = i ? prev : NULL;
+		ctx.nr_prev = i;
+		ctx.more = i < ncuts;
+		assert_int_equal(spe()->decoder_new(&ctx, buf + start, end - start, &dec), 0);
+		while (spe()->decoder_next(dec, &ev) == 1) {
+			assert_true(n < max);
+			out[n++] = ev;
+		}
+		spe()->decoder_free(dec);
+		prev[i] = (struct auxcap_trace_piece){ buf + start, end - start };
+		start = end;
+	}
+	return n;
+}
+
+/* A stream cut anywhere, even inside a packet: every record comes out once, at its stream
+ * position, and only a record the stream really ends inside is a gap. */
+static void test_pieces(void **state)
+{
+	static uint8_t big[200 * 1024];
+	static struct auxcap_trace_event whole[16384], cut[16384];
+	struct pkts p;
+	size_t len = 0, nw, nc;
+	uint64_t id = 0;
+
+	(void)state;
+	/* Records of 19 and 31 bytes (a PC and a timestamp; some with a data address). */
+	while (len + 64 < sizeof(big)) {
+		p.len = 0;
+		put(&p, 0xb0, NS | (0x400000 + id), 8);
+		if (id % 3 == 0)
+			put(&p, 0xb2, 0x10000 + id, 8);
+		if (id % 5 == 0)
+			put(&p, 0x52, 0x2, 2);
+		put(&p, 0x71, 1000 + id, 8);
+		memcpy(big + len, p.b, p.len);
+		len += p.len;
+		id++;
+	}
+	/* The last record is cut short: the stream ends inside it. */
+	len -= 5;
+	{
+		struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = 0 };
+		void *dec = NULL;
+		struct auxcap_trace_event ev;
+
+		nw = 0;
+		assert_int_equal(spe()->decoder_new(&ctx, big, len, &dec), 0);
+		while (spe()->decoder_next(dec, &ev) == 1) {
+			assert_true(nw < 16384);
+			whole[nw++] = ev;
+		}
+		spe()->decoder_free(dec);
+	}
+	assert_int_equal(nw, id); /* id - 1 samples and the gap */
+	assert_int_equal(whole[nw - 1].kind, AUXCAP_TRACE_GAP);
+	/* Cuts inside packets and records; the last piece starts past 64 KiB of stream. */
+	{
+		const size_t cuts[] = { 1, 100, 4097, 4098, 70000, 150001, len - 3 };
+
+		nc = decode_pieces(big, len, cuts, sizeof(cuts) / sizeof(cuts[0]), cut, 16384);
+	}
+	for (size_t i = 0; i < nc; i++)
+		if (i >= nw || cut[i].offset != whole[i].offset || cut[i].kind != whole[i].kind) {
+			print_message("first difference at %zu: cut kind %d off %lu what %s; whole kind %d off %lu\n", i,
+				      cut[i].kind, (unsigned long)cut[i].offset, cut[i].what ? cut[i].what : "", whole[i].kind, (unsigned long)whole[i].offset);
+			break;
+		}
+	assert_int_equal(nc, nw);
+	for (size_t i = 0; i < nw; i++) {
+		assert_int_equal(cut[i].kind, whole[i].kind);
+		assert_int_equal(cut[i].offset, whole[i].offset);
+		assert_int_equal(cut[i].ip, whole[i].ip);
+		assert_int_equal(cut[i].tsc, whole[i].tsc);
+		assert_int_equal(cut[i].addr, whole[i].addr);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),		  cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_dump),		  cmocka_unit_test(test_recording_options),
 		cmocka_unit_test(test_info),		  cmocka_unit_test(test_find_snapshot),
+		cmocka_unit_test(test_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,6 +127,31 @@ check '[ "$(grep -c "^sample" spet.ev)" -eq $((20000 / 16)) ] && ! grep -q " tsc
 perf script -i spet.data --itrace=i1i >/dev/null 2>spet.perf.err
 check '[ $? -eq 0 ]' "perf reads records without timestamps"
 
+# --- auxcap decode: the decode stage over many AUX buffers --------------------------------------
+# Small AUX buffers: the trace comes in several AUXTRACE buffers, which the decode stage hands
+# to the backends one by one (the emulated SPE unit, unlike hardware, may cut a record
+# between two): every record comes out once, as from the whole stream.
+json_ips() { # FILE TYPE FIELD -> the FIELD (hex, no 0x) of every TYPE event of auxcap decode
+	$A decode "$1" --format json 2>/dev/null | python3 -c '
+import json, sys
+t, f = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("type") == t:
+        print(e[f][2:])' "$2" "$3"
+}
+$A record --emulate -e arm_spe_0/period=32/ -m ,4 --max-insns 40000 -o spem.data -- "$E" 1000 >/dev/null 2>spem.err
+nch=$($A info spem.data | awk '/^  AUXTRACE / { print $2 }')
+json_ips spem.data trace_sample ip >spem.dec
+"$AE" spem.data | grep "^sample" | awk '{ sub("ip=0x", "", $3); print $3 }' >spem.ae
+check '[ "${nch:-0}" -gt 2 ] && [ "$(wc -l <spem.dec)" -eq $((40000 / 32)) ] && cmp -s spem.dec spem.ae' "SPE in $nch buffers: auxcap decode gives the $(wc -l <spem.dec) samples of the whole stream"
+check '! $A decode spem.data --format json 2>/dev/null | grep -q "\"gap\""' "no gap at the seams"
+$A record --emulate -e intel_bts//u -m ,4 --max-insns 40000 -o btsc.data -- "$E" 1000 >/dev/null 2>btsc.err
+nch=$($A info btsc.data | awk '/^  AUXTRACE / { print $2 }')
+json_ips btsc.data branch from >btsc.dec
+"$AE" btsc.data | grep "^branch" | awk '{ sub("ip=0x", "", $3); print $3 }' >btsc.ae
+check '[ "${nch:-0}" -gt 2 ] && [ -s btsc.dec ] && cmp -s btsc.dec btsc.ae' "BTS in $nch buffers: auxcap decode gives the $(wc -l <btsc.dec) branches of the whole stream"
+
 # --- bad options: one line, exit 1 -------------------------------------------------------------
 expect_err() { # WHAT PATTERN ARGS...
 	local what=$1 pat=$2

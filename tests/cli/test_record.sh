@@ -44,17 +44,21 @@ n=$(perf script -i s.data 2>/dev/null | grep -c sys_enter)
 check '[ "$n" -gt 10 ]' "perf script shows $n sys_enter records from the snapshot"
 
 # 4. Control FIFO with acknowledgement, SIGUSR2, stop.
+# The ack FIFO is held open for reading for the whole run (as a controller would): the ack of
+# 'stop' is written just before auxcap exits, and a FIFO's data goes when its last user does.
 mkfifo ctl ack
+exec 4<>ack
 $A record -S -o f.data --control fifo:ctl,ack -- "$E" 2000000000 >/dev/null 2>f.err &
 rec=$!
 sleep 0.5
 echo snapshot >ctl
-a1=$(timeout 10 head -1 ack)
+a1=; read -r -t 10 a1 <&4
 kill -USR2 $rec
 sleep 0.3
 echo stop >ctl
-a2=$(timeout 10 head -1 ack)
+a2=; read -r -t 10 a2 <&4
 wait $rec; st=$?
+exec 4<&-
 check '[ $st -eq 0 ] && [ "$a1" = ack ] && [ "$a2" = ack ]' "FIFO snapshot and stop acknowledged"
 check 'grep -q "2 snapshots" f.err' "two snapshots (FIFO and SIGUSR2)"
 check '[ "$(perf script -i f.data 2>/dev/null | wc -l)" -gt 10 ]' "snapshot samples readable by perf"

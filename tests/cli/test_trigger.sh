@@ -33,6 +33,8 @@ TR=/sys/kernel/tracing
 snaps() { sed -n 's/.* \([0-9][0-9]*\) snapshots, [0-9]* wakeups$/\1/p' "$1"; }
 coal() { sed -n 's/.*coalesced: \([0-9][0-9]*\);.*/\1/p' "$1"; }
 hits() { sed -n 's/^auxcap: trigger .*: \([0-9][0-9]*\) hits, .*/\1/p' "$1"; }
+# Wait until a background "auxcap record -v" has its events enabled (it says so on stderr).
+wait_recording() { for _ in $(seq 300); do grep -q "^auxcap: recording" "$1" && return 0; sleep 0.1; done; return 1; }
 # perf must read the file without complaint (its kallsyms warning aside).
 perf_ok() {
 	perf script -i "$1" >/dev/null 2>"$1.ps" && perf report -D -i "$1" >/dev/null 2>"$1.rd" &&
@@ -81,9 +83,9 @@ check '[ $st -eq 0 ] && [ "$h" = 5 ] && grep -q "(breakpoint at 0x$addr)" bn.err
 "$P" 8 30000 wait >w.out &
 bg+=($!); wpid=$!
 for i in $(seq 50); do grep -q ready w.out && break; sleep 0.1; done
-$A record -S -e raw_syscalls:sys_enter -m 4 -p $wpid --trigger-on trigger_point -o p.data >/dev/null 2>p.err &
+$A record -v -S -e raw_syscalls:sys_enter -m 4 -p $wpid --trigger-on trigger_point -o p.data >/dev/null 2>p.err &
 rec=$!
-sleep 1
+wait_recording p.err
 kill -USR1 $wpid
 wait $rec; st=$?
 h=$(hits p.err); s=$(snaps p.err); c=$(coal p.err)
@@ -98,9 +100,9 @@ LIBC=$(ldd "$P" | awk '/libc.so/{print $3}')
 "$P" 3 30000 wait >w2.out &
 bg+=($!); wpid=$!
 for i in $(seq 50); do grep -q ready w2.out && break; sleep 0.1; done
-$A record -S -e raw_syscalls:sys_enter -m 4 -t $wpid --trigger-on "getppid@$LIBC" -o t.data >/dev/null 2>t.err &
+$A record -v -S -e raw_syscalls:sys_enter -m 4 -t $wpid --trigger-on "getppid@$LIBC" -o t.data >/dev/null 2>t.err &
 rec=$!
-sleep 1
+wait_recording t.err
 kill -USR1 $wpid
 wait $rec; st=$?
 h=$(hits t.err); s=$(snaps t.err); c=$(coal t.err)

@@ -384,7 +384,7 @@ def check_text(auxcap, capture, nsamples):
     for i, line in enumerate(lines):
         if re.search(r"\] \d+\.\d{9}: sample   cpu-clock [0-9a-f]{16} ", line):
             n += 1
-            if i + 1 >= len(lines) or not lines[i + 1].startswith("\tstack: "):
+            if i + 1 >= len(lines) or not lines[i + 1].startswith("\tstack"):
                 fail("text: sample line without its stack: %r" % line)
                 return
     if n != nsamples:

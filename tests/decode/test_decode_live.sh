@@ -6,7 +6,8 @@
 # trace, give it the program's call structure, and write JSON, Perfetto, folded and text
 # output that check_decode.py validates (schema, Trace Event Format, objdump/nm facts).  The
 # same trace cut into 7 AUXTRACE buffers must decode the same.  Without TIME_CONV the trace is
-# placed by record times and decode says so once.
+# placed by record times and decode says so once.  With a record that samples the traced command
+# with the kernel's cpu-clock beside --emulate, the same checks on its capture.
 # Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5
@@ -26,6 +27,22 @@ fi
 echo "# $(cat "$TMP/synth.out")"
 python3 "$CHECK" "$AUXCAP" "$TMP/one.data" "$EXAMPLE" "$SCHEMA" --split "$TMP/seven.data" \
 	--min-samples 300 --min-known 100 --all-aligned || fails=$((fails + 1))
+
+# The real thing: auxcap record on the emulated PMU with the kernel's cpu-clock sampling the
+# traced command on the same clock (REGS_USER gives the user IP of samples taken during the
+# tracer's stops).  Needs a record that takes counter events beside --emulate; until it does,
+# record refuses with a message naming that, and this part says it did not run.
+"$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/rec.data" -- "$EXAMPLE" 3000 \
+	>/dev/null 2>"$TMP/rec.err"; st=$?
+if [ $st -ne 0 ] && grep -q "only the AUX event can be recorded" "$TMP/rec.err"; then
+	echo "#    record --emulate does not take counter events in this build: end-to-end part not run"
+elif [ $st -ne 0 ]; then
+	echo "FAIL record --emulate -e intel_pt//u -e cpu-clock: $(cat "$TMP/rec.err")"
+	fails=$((fails + 1))
+else
+	python3 "$CHECK" "$AUXCAP" "$TMP/rec.data" "$EXAMPLE" "$SCHEMA" --min-samples 500 \
+		--min-known 100 --all-aligned || fails=$((fails + 1))
+fi
 
 # No TIME_CONV: one warning, trace at its buffer's time, still decoded.
 "$SYNTH" "$TMP/nt.data" --no-time-conv --sample-every 5000 -- "$EXAMPLE" 50 >/dev/null 2>&1
@@ -52,7 +69,7 @@ else
 	echo "FAIL bad --last-branches (status $st)"; fails=$((fails + 1))
 fi
 "$AUXCAP" decode "$TMP/one.data" -o "$TMP/nodir/x.json" >/dev/null 2>"$TMP/e3"; st=$?
-if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e3")" -eq 1 ] && grep -q "cannot write" "$TMP/e3"; then
+if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e3")" -eq 1 ] && grep -q "cannot write\|cannot open directory" "$TMP/e3"; then
 	echo "ok   unwritable -o: $(cat "$TMP/e3")"
 else
 	echo "FAIL unwritable -o (status $st)"; fails=$((fails + 1))

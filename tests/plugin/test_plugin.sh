@@ -80,6 +80,16 @@ if [ "$mode" = e2e ]; then
 	"$aux_events" --backend intel_bts "$tmp/toy.data" | grep "^branch" | awk '{ print $3, $4 }' >"$tmp/bts.br"
 	cmp -s "$tmp/toy.br" "$tmp/bts.br" ||
 		fail "toy and intel_bts decode the file differently: $(diff "$tmp/toy.br" "$tmp/bts.br" | head -3)"
+	# auxcap decode: the decode stage runs toy's decoder (found by the AUXTRACE_INFO type).
+	"$auxcap" --plugin "$tmp/libtoy.so" decode "$tmp/toy.data" >"$tmp/dec" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "auxcap decode with toy exited $rc: $(cat "$tmp/err")"
+	grep -q "toy-summary" "$tmp/dec" || fail "auxcap decode does not show toy's summary event"
+	ndec=$("$auxcap" --plugin "$tmp/libtoy.so" decode "$tmp/toy.data" --format json 2>/dev/null |
+		grep -c '"type":"branch"')
+	[ "$ndec" = "$nb" ] || fail "auxcap decode --format json: $ndec branches, toy's decoder $nb"
+	"$auxcap" decode "$tmp/toy.data" >/dev/null 2>"$tmp/err" && fail "auxcap decoded a toy file without toy"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "decode without the plug-in: not one line: $(cat "$tmp/err")"
 	# Without the plug-in nobody reads the file.
 	"$aux_events" "$tmp/toy.data" >/dev/null 2>"$tmp/err" && fail "a toy file decoded without toy"
 	grep -q "no backend decodes AUXTRACE type 65543" "$tmp/err" || fail "$(cat "$tmp/err")"

@@ -18,6 +18,7 @@
  * its dump lists the records.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,7 @@ static int toy_info_fill(const struct auxcap_record_ctx *ctx, const struct auxca
 struct toy_dec {
 	const uint8_t *buf; /* borrowed until toy_free() */
 	size_t len, pos;
+	uint64_t base; /* stream position of buf[0]: event offsets are stream positions */
 	uint64_t branches;
 	int done; /* the summary event went out */
 };
@@ -113,6 +115,12 @@ static int toy_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size
 		return -ENOMEM;
 	d->buf = buf;
 	d->len = len;
+	/* A field appended to the context after the first ABI: read it only if sz covers it.
+	 * (toy's records never straddle two pieces of a stream: auxcap cuts its AUX copies to
+	 * whole records, .alignment below; a backend whose records can straddle uses
+	 * ctx->prev and ctx->more as well.) */
+	if (ctx->sz >= offsetof(struct auxcap_decode_ctx, stream_offset) + sizeof(ctx->stream_offset))
+		d->base = ctx->stream_offset;
 	*ret_dec = d;
 	return 0;
 }
@@ -130,7 +138,7 @@ static int toy_next(void *dec, struct auxcap_trace_event *ev)
 			continue; /* padding, trace begin/end: not branches */
 		memset(ev, 0, sizeof(*ev));
 		ev->kind = AUXCAP_TRACE_BRANCH;
-		ev->offset = d->pos - TOY_REC_SIZE;
+		ev->offset = d->base + d->pos - TOY_REC_SIZE;
 		ev->ip = from;
 		ev->to = to;
 		ev->flags = flags & 0x10 ? AUXCAP_TRACE_F_PREDICTED : 0;
@@ -140,7 +148,7 @@ static int toy_next(void *dec, struct auxcap_trace_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	if (d->pos < d->len) {
 		ev->kind = AUXCAP_TRACE_GAP;
-		ev->offset = d->pos;
+		ev->offset = d->base + d->pos;
 		ev->err = -ENODATA;
 		ev->what = "toy: partial record";
 		d->pos = d->len;
@@ -150,7 +158,7 @@ static int toy_next(void *dec, struct auxcap_trace_event *ev)
 		return 0;
 	d->done = 1;
 	ev->kind = AUXCAP_TRACE_OTHER;
-	ev->offset = d->len;
+	ev->offset = d->base + d->len;
 	ev->what = "toy-summary";
 	ev->payload = d->branches;
 	return 1;

@@ -601,6 +601,17 @@ int auxcap_perf_reader_auxtrace_index(struct auxcap_perf_reader *r,
 				      const struct auxcap_perf_auxtrace_index_entry **ret_entries,
 				      size_t *ret_nr);
 
+/**
+ * The caller is done with the @len bytes at @p (a payload the reader handed out, in file mode)
+ * for now: the whole pages inside them are dropped from the process's memory
+ * (MADV_DONTNEED on the read-only file mapping).  Pointers stay valid: a later access reads
+ * the bytes from the file again.  Decoders call it on AUX buffers they are past, so that
+ * decoding a large capture does not keep all of it resident.
+ * Returns 0 (also when nothing whole lies inside, or in pipe mode, where payloads are not
+ * mapped), -EINVAL if @r is NULL or the range is not inside the file mapping.
+ */
+int auxcap_perf_reader_drop(struct auxcap_perf_reader *r, const void *p, size_t len);
+
 /** The last error message ("" if none), with the file offset; borrowed. */
 const char *auxcap_perf_reader_error(const struct auxcap_perf_reader *r);
 
