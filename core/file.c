@@ -67,12 +67,13 @@ int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbu
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		r = -errno;
-		return fail(errbuf, errbuf_size, r, "cannot open directory '%s' for '%s': %s", dir,
-			    path, strerror(-r));
+		return fail(errbuf, errbuf_size, r, "cannot write '%s': its directory '%s': %s",
+			    path, dir, strerror(-r));
 	}
 	if (fstat(dfd, &st) < 0) {
 		r = -errno;
-		fail(errbuf, errbuf_size, r, "cannot stat directory '%s': %s", dir, strerror(-r));
+		fail(errbuf, errbuf_size, r, "cannot write '%s': its directory '%s': %s", path,
+		     dir, strerror(-r));
 		goto out;
 	}
 	if (geteuid() == 0 && st.st_uid != 0) {
@@ -108,7 +109,7 @@ int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbu
 			fd = openat(dfd, base, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 			r = fd < 0 ? -errno : fd;
 			if (r < 0)
-				fail(errbuf, errbuf_size, r, "cannot open '%s': %s", path,
+				fail(errbuf, errbuf_size, r, "cannot write '%s': %s", path,
 				     strerror(-r));
 			goto out;
 		}
@@ -127,7 +128,7 @@ int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbu
 		}
 	} else if (errno != ENOENT) {
 		r = -errno;
-		fail(errbuf, errbuf_size, r, "cannot check '%s': %s", path, strerror(-r));
+		fail(errbuf, errbuf_size, r, "cannot write '%s': %s", path, strerror(-r));
 		goto out;
 	}
 
@@ -138,7 +139,7 @@ int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbu
 			fail(errbuf, errbuf_size, r, "'%s' appeared while auxcap was creating it; "
 						     "refusing to write into it", path);
 		else
-			fail(errbuf, errbuf_size, r, "cannot create '%s': %s", path, strerror(-r));
+			fail(errbuf, errbuf_size, r, "cannot write '%s': %s", path, strerror(-r));
 		goto out;
 	}
 	r = fd;
