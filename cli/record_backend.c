@@ -30,9 +30,10 @@ static int choose_clock(struct record_backend *rb, const struct record_backend_p
 	if (r == 0 && tc.cap_user_time_zero)
 		return 0;
 	if (r < 0)
-		auxcap_log(AUXCAP_LOG_INFO, "cannot read the time conversion of %s's control page (%s); calibrating "
-			 "the counter against CLOCK_MONOTONIC_RAW",
-			 rb->pmu->name, strerror(-r));
+		auxcap_log(AUXCAP_LOG_INFO,
+			   "cannot read the time conversion of %s's control page (%s); "
+			   "calibrating the counter against CLOCK_MONOTONIC_RAW",
+			   rb->pmu->name, strerror(-r));
 	if (auxcap_counter_read(&(uint64_t){ 0 }) < 0)
 		return 0; /* no counter to convert on this architecture: nothing to calibrate */
 	rb->use_clockid = true;

@@ -260,7 +260,7 @@ static void prefix(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 
 	l.n = 0;
 	prefix_line(w, ev, &l);
-	fwrite(l.b, 1, l.n, w->f);
+	fwrite_unlocked(l.b, 1, l.n, w->f); /* one writer per stream */
 }
 
 /* "%016" PRIx64 " %s" with out_sym()'s "name+0x%" PRIx64 or "[unknown]", else
@@ -288,7 +288,7 @@ static void addr_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool know
 
 	l.n = 0;
 	addr_sym_line(w, pid, addr, known, &l);
-	fwrite(l.b, 1, l.n, w->f);
+	fwrite_unlocked(l.b, 1, l.n, w->f); /* one writer per stream */
 }
 
 static void branch_line(struct auxcap_out *w, const struct auxcap_decode_event *ev,
@@ -305,7 +305,7 @@ static void branch_line(struct auxcap_out *w, const struct auxcap_decode_event *
 	ln_str(&l, " => ");
 	addr_sym_line(w, ev->pid, to, has_to, &l);
 	ln_str(&l, "\n");
-	fwrite(l.b, 1, l.n, w->f);
+	fwrite_unlocked(l.b, 1, l.n, w->f); /* one writer per stream */
 }
 
 static int callret_line(struct auxcap_out *w, const struct auxcap_decode_event *ev, bool call)

@@ -371,12 +371,12 @@ struct auxcap_ipt_parallel_opts {
  *
  * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded from its PSB on by
  * one of threads - 1 workers, each with its own clone of @image (auxcap_ipt_image_clone(),
- * sharing the section cache), or by the calling thread when it reaches a piece no worker has
- * taken (its items then go to @fn as they come); a piece stops where the next one starts: at
- * the status updates of the next piece's PSB+, which the next piece reports when it starts
- * there.  Workers stay at most threads pieces ahead of the hand-out, so that many pieces of
- * items are held at a time.  On one thread it is one decoder over the whole stream, on the
- * calling thread.  (With MTC
+ * sharing the section cache), or by the calling thread: the head piece when no worker has
+ * taken it (its items then go to @fn as they come), later ones while it waits for a worker.
+ * A piece stops where the next one starts: at the status updates of the next piece's PSB+,
+ * which the next piece reports when it starts there.  Decoding stays at most threads + 1
+ * pieces ahead of the hand-out, so that many pieces of items are held at a time.  On one
+ * thread it is one decoder over the whole stream, on the calling thread.  (With MTC
  * or CYC packets, libipt's timing calibration restarts at each piece: times between two TSCs
  * can differ from one sequential decode.)
  *

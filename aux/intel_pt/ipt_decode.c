@@ -56,7 +56,7 @@ struct auxcap_ipt_decoder {
  * the section for every read: hot loops end blocks at the same few addresses, so they are
  * kept here, direct-mapped by address.  Sections do not change while a decoder runs.
  */
-#define RAW_CACHE 1024
+#define RAW_CACHE 8192
 
 struct raw_entry {
 	uint64_t ip; /* 0: empty */
@@ -75,7 +75,7 @@ static int read_end_bytes(struct auxcap_ipt_decoder *dec, int isid, uint64_t ip,
 		dec->raw_cache = calloc(RAW_CACHE, sizeof(*dec->raw_cache));
 	if (!dec->raw_cache)
 		return auxcap_ipt_image_read(dec->image, isid, ip, out, len);
-	e = &dec->raw_cache[(ip * 0x9e3779b97f4a7c15ull) >> 54];
+	e = &dec->raw_cache[(ip * 0x9e3779b97f4a7c15ull) >> 51];
 	if (e->ip != ip || e->isid != isid) {
 		r = auxcap_ipt_image_read(dec->image, isid, ip, e->raw, sizeof(e->raw));
 		if (r <= 0)

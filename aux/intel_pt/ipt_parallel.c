@@ -316,8 +316,8 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	p.len = len;
 	p.image = image;
 	p.params = params;
-	/* the calling thread decodes too: nth - 1 workers, decoding at most nth pieces ahead */
-	p.window = nth;
+	/* the calling thread decodes too: nth - 1 workers, pieces at most nth + 1 ahead */
+	p.window = nth + 1;
 	nth = nth - 1 < p.nr ? nth - 1 : (unsigned int)p.nr;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
@@ -339,8 +339,20 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 			p.next++;
 			mine = true;
 		}
-		while (!mine && !pc->done)
+		while (!mine && !pc->done) {
+			/* A worker has it: rather than wait, decode a later piece like a worker. */
+			if (p.next < p.nr && p.next < k + p.window) {
+				struct piece *ahead = &p.pieces[p.next++];
+
+				pthread_mutex_unlock(&p.lock);
+				ahead->err = piece_decode(ahead, buf, len, image, params, &p.dopts,
+							  NULL, NULL);
+				pthread_mutex_lock(&p.lock);
+				ahead->done = true;
+				continue;
+			}
 			pthread_cond_wait(&p.cond, &p.lock);
+		}
 		pthread_mutex_unlock(&p.lock);
 		if (mine) {
 			r = piece_decode(pc, buf, len, image, params, &p.dopts, fn, ctx);
