@@ -27,12 +27,15 @@
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
+#include "auxcap/tsc.h"
 #include "cli.h"
 #include "emulate.h"
 #include "event.h"
 #include "evparse.h"
 #include "perf_data_sink.h"
 #if AUXCAP_HAVE_TRACER
+#include <asm/perf_regs.h>
+
 #include "live_source.h"
 #endif
 
@@ -526,8 +529,16 @@ struct emu_live {
 	int stop_requested;
 };
 
+/*
+ * --emulate: the command, forked by us and waiting before its exec (@child, @go), is handed to
+ * the live tracer, which lets it exec on the emulator's producer thread and traces it into the
+ * emulated AUX event.  The other events are real kernel events on the same pid, enabled by
+ * that exec like the emulated one (enable_on_exec).  On success the source owns @go and the
+ * child (*@go is set to -1); the caller must not wait for the child.
+ */
 static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
-		     const struct auxcap_session_event *aux, size_t nr_other, struct emu_live *live)
+		     const struct auxcap_session_event *aux, pid_t child, int *go,
+		     struct emu_live *live)
 {
 #if AUXCAP_HAVE_TRACER
 	struct auxcap_emu_pmu_info info;
@@ -537,11 +548,6 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	if (!aux->attr) {
 		cli_err("--emulate records an AUX event: give -e intel_pt//u, -e intel_bts//u or "
 			"-e arm_spe_0//");
-		return -EINVAL;
-	}
-	if (nr_other) {
-		cli_err("with --emulate only the AUX event can be recorded for now (other events need "
-			"the traced pid, which the tracer creates); drop the other -e");
 		return -EINVAL;
 	}
 	/* The parser resolved the PMU through the emulated list: match its type. */
@@ -559,9 +565,11 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	fmt = info.pmu == AUXCAP_EMU_PMU_INTEL_PT	 ? AUXCAP_TRACER_INTEL_PT
 	      : info.pmu == AUXCAP_EMU_PMU_INTEL_BTS ? AUXCAP_TRACER_INTEL_BTS
 						     : AUXCAP_TRACER_ARM_SPE;
-	r = auxcap_live_source_new(fmt, o->cmd, o->max_insns, &live->src);
-	if (r == 0)
+	r = auxcap_live_source_new_child(fmt, child, *go, o->max_insns, &live->src);
+	if (r == 0) {
+		*go = -1; /* the source's now, and the child with it */
 		r = auxcap_emu_source_attach(emu, info.pmu, -1, &auxcap_live_source_ops, live->src);
+	}
 	if (r < 0) {
 		cli_err("cannot set up the live tracer: %s", strerror(-r));
 		return r;
@@ -572,7 +580,8 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	(void)o;
 	(void)emu;
 	(void)aux;
-	(void)nr_other;
+	(void)child;
+	(void)go;
 	(void)live;
 	cli_err("--emulate needs the live tracer, which this build lacks (x86-64 with capstone "
 		"and libipt)");
@@ -588,6 +597,67 @@ static bool emu_ended(const struct emu_live *live)
 	(void)live;
 	return false;
 #endif
+}
+
+/* Whether everything the live tracer produced has been handed to the emulated PMU. */
+static bool emu_drained(const struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	return !live->src || auxcap_live_source_drained(live->src);
+#else
+	(void)live;
+	return true;
+#endif
+}
+
+/*
+ * --emulate: every event on one clock, CLOCK_MONOTONIC (the emulated PMU's, which follows
+ * use_clockid); the trace's TSC is put on it by the TIME_CONV record.  Kernel events also
+ * carry the user-mode IP (REGS_USER) and the CPU: under the single-stepping tracer the command
+ * spends nearly all its time in the kernel, so most samples land there, and the user IP says
+ * where in the traced code it was.
+ */
+static void emu_event_attr(struct perf_event_attr *a, bool aux)
+{
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	if (aux)
+		return;
+	a->sample_type |= PERF_SAMPLE_CPU;
+#if AUXCAP_HAVE_TRACER
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user |= 1ull << PERF_REG_X86_IP;
+#endif
+}
+
+/*
+ * --emulate: write TIME_CONV mapping the TSC (the live tracer's timestamps) onto
+ * CLOCK_MONOTONIC, measured from @start to now (at least 20 ms), and the CLOCKID / CLOCK_DATA
+ * features saying which clock the events use.
+ */
+static int emu_write_time_conv(struct auxcap_perf_writer *w, const struct auxcap_tsc_pair *start)
+{
+	struct auxcap_perf_time_conv tc;
+	struct auxcap_tsc_pair now;
+	int r;
+
+	r = auxcap_tsc_pair_read(CLOCK_MONOTONIC, &now);
+	if (r == 0 && now.ns - start->ns < 20000000) {
+		uint64_t left = 20000000 - (now.ns - start->ns);
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+		r = auxcap_tsc_pair_read(CLOCK_MONOTONIC, &now);
+	}
+	if (r == 0)
+		r = auxcap_tsc_conv_make(start, &now, &tc);
+	if (r == 0)
+		r = auxcap_perf_writer_write_time_conv(w, &tc);
+	if (r == 0)
+		r = auxcap_perf_writer_set_clock(w, CLOCK_MONOTONIC);
+	if (r < 0)
+		cli_err("cannot record the TSC to CLOCK_MONOTONIC conversion: %s", strerror(-r));
+	return r;
 }
 
 static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
@@ -697,17 +767,22 @@ static int run_record(int argc, char **argv)
 	static pid_t targets[MAX_TARGETS];
 	size_t nr_targets = 0, nr_evs = 0;
 	int *cpus = NULL, go = -1, failed = -3, ret = CLI_ERR, r;
-	pid_t child = -1;
+	pid_t child = -1, emu_child = -1;
 	const char *default_event[] = { "cpu-clock" }, *default_emu_event[] = { "intel_pt//u" };
 	const char **events;
 	size_t nr_events;
 	struct auxcap_emu *emu = NULL;
 	struct auxcap_pmu_list *emu_pmus = NULL;
 	struct emu_live live = { 0 };
+	struct auxcap_tsc_pair tsc_start = { 0 };
 
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
+	if (o.emulate && auxcap_tsc_pair_read(CLOCK_MONOTONIC, &tsc_start) < 0) {
+		cli_err("--emulate needs the TSC (x86-64) to time the trace");
+		return CLI_ERR;
+	}
 	events = o.nr_events ? o.events : o.emulate ? default_emu_event : default_event;
 	nr_events = o.nr_events ? o.nr_events : 1;
 	if (o.emulate) {
@@ -743,6 +818,7 @@ static int run_record(int argc, char **argv)
 			if (o.emulate) {
 				/* Side-band of the traced command comes from the emulated PMU. */
 				a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+				emu_event_attr(a, true);
 			}
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
@@ -758,19 +834,32 @@ static int run_record(int argc, char **argv)
 				  PERF_SAMPLE_PERIOD;
 		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT)
 			a->sample_type |= PERF_SAMPLE_RAW;
+		if (o.emulate)
+			emu_event_attr(a, false);
 		evs[nr_evs].attr = a;
 		evs[nr_evs].name = specs[i]->name;
 		nr_evs++;
 	}
 
-	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
-		goto out;
+	if (o.emulate) {
+		/* The command, on which every event is opened; the live tracer will run it. */
+		child = start_command(o.cmd, &go);
+		if (child < 0) {
+			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
+			goto out;
+		}
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		emu_child = child;
+		child = -1; /* the tracer's to reap */
+	}
 
 	/* Targets. */
 	if (o.emulate) {
-		/* The emulated event runs beside the recorder; the tracer owns the command. */
-		targets[0] = getpid();
+		targets[0] = emu_child;
 		nr_targets = 1;
+		so.enable_on_exec = true;
+		so.aux_ring_alone = true;
 	} else if (o.all_cpus || o.cmd) {
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
@@ -839,12 +928,14 @@ static int run_record(int argc, char **argv)
 		goto out;
 	}
 	g_session = s;
+	if (o.emulate && emu_write_time_conv(w, &tsc_start) < 0)
+		goto out;
 	r = auxcap_perf_writer_write_finished_init(w);
 	if (r < 0) {
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
-	if (!o.cmd || o.emulate) {
+	if (!o.cmd) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
@@ -928,8 +1019,15 @@ static int run_record(int argc, char **argv)
 	pthread_join(th, NULL);
 	thread_started = false;
 	r = ls.result;
-	if (emu)
+	if (emu) {
+		/* The command ended: let the producer hand over what the tracer made last. */
+		for (int i = 0; i < 10000 && emu_ended(&live) && !emu_drained(&live); i++) {
+			if (r == 0 && !o.snapshot)
+				r = auxcap_session_drain(s);
+			usleep(1000);
+		}
 		auxcap_emu_stop(emu);
+	}
 	/* Stopping the events makes the drivers close their AUX transactions. */
 	if (r == 0 && !o.snapshot)
 		r = auxcap_session_enable(s, false);

@@ -36,10 +36,12 @@ struct set {
 	int *fds;     /* other events, -1 where not opened */
 	int ring_fd;  /* owner of the main (streamed) data ring */
 	int snap_fd;  /* owner of the overwrite data ring (snapshot mode), -1 if none */
+	int ev_fd;    /* owner of the others' streamed ring (opts.aux_ring_alone), -1 if none */
 	struct auxcap_mapped_ring ring;
 	struct auxcap_mapped_ring snap_ring;
+	struct auxcap_mapped_ring ev_ring;
 	struct auxcap_aux_ring aux;
-	bool has_ring, has_snap_ring, has_aux;
+	bool has_ring, has_snap_ring, has_ev_ring, has_aux;
 	bool hup;
 	bool aux_reenable; /* TRUNCATED seen: the kernel disabled the AUX event */
 	uint64_t aux_old;     /* snapshot mode: end of the previous AUX snapshot (buffer position) */
@@ -161,6 +163,7 @@ static void set_close(struct auxcap_session *s, struct set *set)
 	set->aux_ref = NULL;
 	auxcap_aux_ring_close(&set->aux);
 	auxcap_mapped_ring_close(&set->snap_ring);
+	auxcap_mapped_ring_close(&set->ev_ring);
 	auxcap_mapped_ring_close(&set->ring);
 	if (set->aux_fd >= 0)
 		(void)s->sys->close(s->sys->ctx, set->aux_fd);
@@ -184,9 +187,9 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	const struct auxcap_session_opts *o = &s->opts;
 	size_t data_pages = o->data_pages ? o->data_pages : 64;
 	size_t aux_pages = o->aux_pages ? o->aux_pages : 1024;
-	int fd, r;
+	int fd, out_fd, r;
 
-	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = -1;
+	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = set->ev_fd = -1;
 	set->fds = malloc((s->nr_events ? s->nr_events : 1) * sizeof(int));
 	if (!set->fds)
 		return -ENOMEM;
@@ -226,15 +229,29 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (r < 0)
 			return r;
 		set->has_ring = true;
-		if (set->sb_fd >= 0 && set->sb_fd != set->ring_fd) {
-			r = redirect(s, set->sb_fd, set->ring_fd);
+	}
+	/* Where side-band and the other events stream: the main ring, or a ring of their own. */
+	out_fd = set->ring_fd;
+	if (s->has_aux && o->aux_ring_alone) {
+		out_fd = set->sb_fd >= 0			 ? set->sb_fd
+			 : !o->snapshot && s->nr_events ? set->fds[0]
+							 : -1;
+		if (out_fd >= 0) {
+			r = auxcap_mapped_ring_open(s->sys, out_fd, data_pages, 0, &set->ev_ring);
 			if (r < 0)
 				return r;
+			set->ev_fd = out_fd;
+			set->has_ev_ring = true;
 		}
 	}
-	/* Other events: into the main ring, or in snapshot mode into an overwrite ring. */
+	if (set->sb_fd >= 0 && set->sb_fd != out_fd) {
+		r = redirect(s, set->sb_fd, out_fd);
+		if (r < 0)
+			return r;
+	}
+	/* Other events: into that ring, or in snapshot mode into an overwrite ring. */
 	for (size_t i = 0; i < s->nr_events; i++) {
-		if (set->fds[i] == set->ring_fd)
+		if (set->fds[i] == out_fd)
 			continue;
 		if (o->snapshot) {
 			if (set->snap_fd < 0) {
@@ -253,7 +270,7 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 			}
 			r = redirect(s, set->fds[i], set->snap_fd);
 		} else {
-			r = redirect(s, set->fds[i], set->ring_fd);
+			r = redirect(s, set->fds[i], out_fd);
 		}
 		if (r < 0)
 			return r;
@@ -477,17 +494,18 @@ static void account_record(struct auxcap_session *s, struct set *set,
 	}
 }
 
-static int drain_ring(struct auxcap_session *s, struct set *set)
+/* Hand every record of a streamed ring (@ring: the set's main ring or ev_ring) to the sink. */
+static int drain_ring(struct auxcap_session *s, struct set *set, struct auxcap_ring *ring)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
 	const struct perf_event_header *h;
 	int64_t n;
 	int r;
 
-	n = auxcap_ring_begin(&set->ring.ring);
+	n = auxcap_ring_begin(ring);
 	if (n <= 0)
 		return 0;
-	while ((r = auxcap_ring_next(&set->ring.ring, &h)) == 1) {
+	while ((r = auxcap_ring_next(ring, &h)) == 1) {
 		account_record(s, set, h);
 		r = sink->ops->record(sink->ctx, h, h->size);
 		if (r < 0)
@@ -498,10 +516,10 @@ static int drain_ring(struct auxcap_session *s, struct set *set)
 		auxcap_log(AUXCAP_LOG_ERROR, "malformed record header in the data ring of cpu %d "
 					     "pid %d; %llu bytes dropped",
 			   set->cpu, (int)set->pid,
-			   (unsigned long long)set->ring.ring.stats.corrupt_bytes);
+			   (unsigned long long)ring->stats.corrupt_bytes);
 		r = 0;
 	}
-	auxcap_ring_end(&set->ring.ring);
+	auxcap_ring_end(ring);
 	return r;
 }
 
@@ -573,7 +591,9 @@ int auxcap_session_drain(struct auxcap_session *s)
 	for (size_t k = 0; k < s->nr_sets; k++) {
 		struct set *set = &s->sets[k];
 
-		if (set->has_ring && (r = drain_ring(s, set)) < 0)
+		if (set->has_ring && (r = drain_ring(s, set, &set->ring.ring)) < 0)
+			return r;
+		if (set->has_ev_ring && (r = drain_ring(s, set, &set->ev_ring.ring)) < 0)
 			return r;
 		if (set->has_aux && !s->opts.snapshot && (r = drain_aux(s, set)) < 0)
 			return r;
@@ -779,7 +799,9 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		struct set *set = &s->sets[k];
 
 		if (set->has_ring)
-			r = drain_ring(s, set);
+			r = drain_ring(s, set, &set->ring.ring);
+		if (r == 0 && set->has_ev_ring)
+			r = drain_ring(s, set, &set->ev_ring.ring);
 		if (r == 0 && set->has_aux)
 			r = snapshot_aux(s, set);
 		if (r == 0 && set->has_snap_ring)
@@ -846,13 +868,16 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 	bool stop = false;
 	int r = 0;
 
-	pfd = calloc(s->nr_sets + 1, sizeof(*pfd));
+	pfd = calloc(2 * s->nr_sets + 1, sizeof(*pfd));
 	if (!pfd)
 		return -ENOMEM;
 	pfd[nfd++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
-	for (size_t k = 0; k < s->nr_sets; k++)
+	for (size_t k = 0; k < s->nr_sets; k++) {
 		if (s->sets[k].has_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ring_fd, .events = POLLIN };
+		if (s->sets[k].has_ev_ring)
+			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ev_fd, .events = POLLIN };
+	}
 
 	while (!stop) {
 		int wait = -1, n;

@@ -7,7 +7,7 @@
  * capture (pid -1), per-CPU sets restricted to a task and inherited by its children (pid P), or
  * per-thread sets (cpu -1).  In each set the AUX event (if any) is opened first and owns the
  * data ring and the AUX area; every other event of the set is redirected into that data ring
- * with PERF_EVENT_IOC_SET_OUTPUT.
+ * with PERF_EVENT_IOC_SET_OUTPUT (or, with opts.aux_ring_alone, into a second one).
  *
  * Full-trace mode streams everything: the loop wakes on ring wakeups (aux_watermark-aligned
  * for AUX), copies records and AUX bytes to the sink, and publishes the tails.  Snapshot mode
@@ -87,6 +87,12 @@ struct auxcap_session_opts {
 	bool snapshot;     /* snapshot (flight recorder) mode */
 	/** Snapshot mode: overwrite data ring pages for sampling events, 0: data_pages. */
 	size_t snapshot_data_pages;
+	/**
+	 * The AUX event keeps its data ring to itself; side-band and the other events (in
+	 * full-trace mode) stream into a second data ring per set.  Needed when the AUX event
+	 * is emulated: a kernel event cannot be redirected into the emulator's ring.
+	 */
+	bool aux_ring_alone;
 	/** Snapshot mode: wrap detection; NULL uses auxcap_find_snapshot_zero_tail (PT/BTS). */
 	auxcap_find_snapshot_fn find_snapshot;
 	const struct auxcap_sink *sink; /* borrowed, outlives the session */
