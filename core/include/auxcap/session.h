@@ -71,7 +71,12 @@ struct auxcap_session_opts {
 	/** Other events: counters, tracepoints, sampling events.  Borrowed array. */
 	const struct auxcap_session_event *events;
 	size_t nr_events;
-	/** Add a dummy event carrying MMAP2/COMM/TASK/context switch side-band. */
+	/**
+	 * Record MMAP2/COMM/TASK (and, with an AUX event, context switch) side-band: on a dummy
+	 * event of its own, or, when a single event is streamed without an AUX event, on that
+	 * event itself, as perf record does (the session then has one event and its records
+	 * carry no IDENTIFIER).
+	 */
 	bool sideband;
 	/** Targets: (pids[i], cpus[j]) for every pair; pids NULL means {-1}; cpus NULL {-1}. */
 	const pid_t *pids;
