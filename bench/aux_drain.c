@@ -63,20 +63,32 @@ static void fill(unsigned char *p, size_t len)
 	}
 }
 
-/* memcpy + write of BASE_LEN bytes in CHUNK pieces; bytes per second. */
-static double baseline(const unsigned char *src)
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * memcpy + write of BASE_LEN bytes in CHUNK pieces: bytes per second of wall time (returned)
+ * and per second of this thread's CPU time (@ret_cpu_rate), best of 3.
+ */
+static double baseline(const unsigned char *src, double *ret_cpu_rate)
 {
 	char path[4096];
 	unsigned char *buf = malloc(CHUNK);
 	double best = 0;
 
+	*ret_cpu_rate = 0;
 	if (!buf)
 		return 0;
 	snprintf(path, sizeof(path), "%s/auxcap-bench-aux-base", dir);
 	for (int run = 0; run < 3; run++) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		uint64_t done = 0, pos = 0;
-		double t0, t;
+		double t0, t, c0 = thread_cpu_s();
 
 		if (fd < 0) {
 			perror(path);
@@ -100,6 +112,8 @@ static double baseline(const unsigned char *src)
 		unlink(path);
 		if (BASE_LEN / t > best)
 			best = (double)BASE_LEN / t;
+		if (BASE_LEN / (thread_cpu_s() - c0) > *ret_cpu_rate)
+			*ret_cpu_rate = (double)BASE_LEN / (thread_cpu_s() - c0);
 	}
 	free(buf);
 	return best;
@@ -112,13 +126,23 @@ struct drain_result {
 	uint64_t dropped;    /* bytes the hardware could not write */
 	uint64_t produced;   /* bytes the hardware wrote */
 	uint64_t wakeups;
+	double loop_cpu;     /* CPU seconds of the thread that drains */
+};
+
+struct loop_arg {
+	struct auxcap_session *s;
+	double cpu; /* CPU seconds the thread used */
 };
 
 static void *loop_main(void *arg)
 {
-	struct auxcap_session *s = arg;
+	struct loop_arg *la = arg;
+	struct timespec ts;
+	int r = auxcap_session_run(la->s, -1);
 
-	return (void *)(intptr_t)auxcap_session_run(s, -1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	la->cpu = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (void *)(intptr_t)r;
 }
 
 /* The producer replaying at @rate bytes/s (0: as fast as it can) for `seconds`. */
@@ -139,6 +163,7 @@ static int drain(const unsigned char *trace, uint64_t rate, struct drain_result 
 	struct auxcap_emu *emu = NULL;
 	pid_t self = getpid();
 	char path[4096];
+	struct loop_arg la = { 0 };
 	pthread_t th;
 	void *ret;
 	double t0, t1;
@@ -176,7 +201,8 @@ static int drain(const unsigned char *trace, uint64_t rate, struct drain_result 
 		fprintf(stderr, "aux_drain: set-up failed: %s\n", strerror(-r));
 		goto out;
 	}
-	if (pthread_create(&th, NULL, loop_main, s)) {
+	la.s = s;
+	if (pthread_create(&th, NULL, loop_main, &la)) {
 		r = -EAGAIN;
 		goto out;
 	}
@@ -206,6 +232,7 @@ static int drain(const unsigned char *trace, uint64_t rate, struct drain_result 
 	res->dropped = es.dropped;
 	res->produced = es.produced;
 	res->wakeups = st.wakeups;
+	res->loop_cpu = la.cpu;
 	if (r < 0)
 		fprintf(stderr, "aux_drain: capture failed: %s\n", strerror(-r));
 out:
@@ -222,7 +249,7 @@ int main(int argc, char **argv)
 {
 	struct drain_result full, paced;
 	unsigned char *trace;
-	double base;
+	double base, base_cpu, load[1];
 	int c;
 
 	while ((c = getopt(argc, argv, "s:d:a:h")) != -1) {
@@ -240,18 +267,24 @@ int main(int argc, char **argv)
 	if (!trace || seconds <= 0)
 		return 2;
 	fill(trace, TRACE_LEN);
-	base = baseline(trace);
+	base = baseline(trace, &base_cpu);
 	if (base <= 0)
 		return 2;
-	printf("aux_drain: %zu KiB AUX area, %d KiB hardware writes, file in %s, %.1f s runs\n",
-	       aux_pages * 4, CHUNK / 1024, dir, seconds);
-	printf("  baseline memcpy+write:        %8.0f MB/s\n", base / 1e6);
+	if (getloadavg(load, 1) != 1)
+		load[0] = -1;
+	printf("aux_drain: %zu KiB AUX area, %d KiB hardware writes, file in %s, %.1f s runs, "
+	       "load average %.1f on %ld CPUs\n",
+	       aux_pages * 4, CHUNK / 1024, dir, seconds, load[0], sysconf(_SC_NPROCESSORS_ONLN));
+	printf("  baseline memcpy+write:         %6.0f MB/s, %6.0f MB per CPU-second\n", base / 1e6,
+	       base_cpu / 1e6);
 	if (drain(trace, 0, &full) < 0)
 		return 2;
-	printf("  drain, producer at full speed: %8.0f MB/s  ratio %.2f  (%" PRIu64
-	       " MB written; loss: %" PRIu64 " TRUNCATED, %" PRIu64 " MB dropped by the "
-	       "hardware; %" PRIu64 " wakeups)\n",
-	       full.rate / 1e6, full.rate / base, full.bytes >> 20, full.truncated,
+	printf("  drain, producer at full speed: %6.0f MB/s, %6.0f MB per CPU-second of the "
+	       "draining thread\n"
+	       "      ratios %.2f (wall), %.2f (CPU); %" PRIu64 " MB written; loss: %" PRIu64
+	       " TRUNCATED, %" PRIu64 " MB dropped by the hardware; %" PRIu64 " wakeups\n",
+	       full.rate / 1e6, (double)full.bytes / full.loop_cpu / 1e6, full.rate / base,
+	       (double)full.bytes / full.loop_cpu / base_cpu, full.bytes >> 20, full.truncated,
 	       full.dropped >> 20, full.wakeups);
 	if (drain(trace, (uint64_t)(0.8 * base), &paced) < 0)
 		return 2;
@@ -260,11 +293,14 @@ int main(int argc, char **argv)
 		bool met = !paced.truncated && !paced.dropped && paced.bytes == paced.produced &&
 			   prod_rate >= 0.97 * 0.8 * base;
 
-		printf("  drain, producer at 0.8x base:  %8.0f MB/s  ratio %.2f  (producer %.0f MB/s; "
-		       "%" PRIu64 " of %" PRIu64 " MB written; loss: %" PRIu64 " TRUNCATED, %" PRIu64
-		       " bytes dropped; %" PRIu64 " wakeups)\n",
-		       paced.rate / 1e6, paced.rate / base, prod_rate / 1e6, paced.bytes >> 20,
-		       paced.produced >> 20, paced.truncated, paced.dropped, paced.wakeups);
+		printf("  drain, producer at 0.8x base:  %6.0f MB/s (producer %.0f MB/s), %6.0f MB "
+		       "per CPU-second\n"
+		       "      ratio %.2f (wall); %" PRIu64 " of %" PRIu64 " MB written; loss: %" PRIu64
+		       " TRUNCATED, %" PRIu64 " bytes dropped; %" PRIu64 " wakeups\n",
+		       paced.rate / 1e6, prod_rate / 1e6,
+		       (double)paced.bytes / paced.loop_cpu / 1e6, paced.rate / base,
+		       paced.bytes >> 20, paced.produced >> 20, paced.truncated, paced.dropped,
+		       paced.wakeups);
 		/* The producer's pacing is only accurate to a few percent over a run. */
 		printf("target: the drain keeps up with 0.8x the baseline, every byte written, no "
 		       "loss: %s\n",

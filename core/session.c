@@ -135,6 +135,17 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		s->has_aux = true;
 		s->aux_attr = *o->aux->attr;
 		attr_common(&s->aux_attr, per_cpu, o->inherit, o->enable_on_exec, true);
+		/*
+		 * Full trace: wake at every quarter of the AUX buffer, as perf record does for
+		 * Intel PT, not at the kernel's default half.  A driver places its stop point at
+		 * the consumer's tail as it knows it at each interrupt; with half-buffer wakeups
+		 * the drain of one half must be over before the hardware fills the other, or
+		 * the buffer truncates (bench/aux_drain).
+		 */
+		if (!o->snapshot && !s->aux_attr.aux_watermark)
+			s->aux_attr.aux_watermark =
+				(uint32_t)((o->aux_pages ? o->aux_pages : 1024) *
+					   (size_t)sysconf(_SC_PAGESIZE) / 4);
 		s->aux_name = strdup(o->aux->name ? o->aux->name : "aux");
 		if (!s->aux_name)
 			return -ENOMEM;

@@ -133,7 +133,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 
 	if (!attr || attr->type < AUXCAP_EMU_TYPE_BASE ||
 	    attr->type >= AUXCAP_EMU_TYPE_BASE + AUXCAP_EMU_PMU_COUNT) {
-		pthread_mutex_lock(&emu->lock);
+		emu_lock(emu);
 		ev = emu_lookup(emu, group_fd);
 		pthread_mutex_unlock(&emu->lock);
 		/* The real kernel cannot put its event in a group it does not know. */
@@ -168,7 +168,7 @@ static int emu_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (r < 0)
 		return r;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	if (group_fd != -1 && !emu_lookup(emu, group_fd)) {
 		r = fcntl(group_fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
 		goto out_unlock;
@@ -310,7 +310,7 @@ static int emu_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg
 	struct emu_event *ev;
 	int r = 0;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (!ev) {
 		pthread_mutex_unlock(&emu->lock);
@@ -390,7 +390,7 @@ static int emu_poll_hup(struct auxcap_emu *emu, struct pollfd *fds, nfds_t nfds,
 	unsigned int tasks = 0;
 	int hups = 0;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	for (nfds_t i = 0; i < nfds; i++) {
 		struct emu_event *ev = emu_lookup(emu, fds[i].fd);
 
@@ -436,7 +436,7 @@ static int emu_poll(void *ctx, struct pollfd *fds, nfds_t nfds, int timeout_ms)
 	n = 0;
 	(void)emu_poll_hup(emu, fds, nfds, &tasks);
 	/* poll() reports the buffer's wakeup and clears it (spec 4.5). */
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	for (nfds_t i = 0; i < nfds; i++) {
 		uint64_t v;
 
@@ -457,7 +457,7 @@ static ssize_t emu_read(void *ctx, int fd, void *out, size_t len)
 	struct emu_event *ev;
 	size_t n = 0;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (!ev) {
 		pthread_mutex_unlock(&emu->lock);
@@ -506,7 +506,7 @@ static int emu_close(void *ctx, int fd)
 	struct auxcap_emu *emu = ctx;
 	struct emu_event *ev;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (!ev) {
 		pthread_mutex_unlock(&emu->lock);
@@ -573,7 +573,7 @@ void auxcap_emu_free(struct auxcap_emu *emu)
 	if (!emu)
 		return;
 	auxcap_emu_stop(emu);
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	while (emu->nr_maps)
 		emu_unmap_locked(emu, emu->nr_maps - 1);
 	for (int fd = 0; fd < emu->nr_events_slots; fd++)
@@ -632,7 +632,7 @@ int auxcap_emu_source_attach(struct auxcap_emu *emu, enum auxcap_emu_pmu pmu, in
 
 	if (!emu || !ops || !ops->next || (unsigned int)pmu >= AUXCAP_EMU_PMU_COUNT)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	if (fd >= 0) {
 		ev = emu_lookup(emu, fd);
 		if (!ev) {
@@ -670,7 +670,7 @@ int auxcap_emu_flush(struct auxcap_emu *emu, int fd)
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (ev && ev->enabled) {
 		emu_event_sched_out(ev);
@@ -687,7 +687,7 @@ int auxcap_emu_inject(struct auxcap_emu *emu, int fd, enum auxcap_emu_fault faul
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (!ev)
 		r = -EBADF;
@@ -707,7 +707,7 @@ int auxcap_emu_stats(struct auxcap_emu *emu, int fd, struct auxcap_emu_stats *re
 
 	if (!emu || !ret_stats)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	if (fd == -1) {
 		s = emu->closed;
 		for (int i = 0; i < emu->nr_events_slots; i++)

@@ -160,6 +160,7 @@ struct auxcap_emu {
 	pthread_t thread;
 	bool thread_running;
 	bool thread_stop; /* tells the thread to leave (under @lock) */
+	unsigned int waiting; /* atomic: callers other than the producer thread waiting for @lock */
 };
 
 /* A consumer mapping returned by the emulated mmap(). */
@@ -170,6 +171,19 @@ struct emu_mapping {
 	bool aux;		 /* the AUX area, else control page + data */
 	struct emu_event *event; /* the event it was mapped through (borrowed) */
 };
+
+/*
+ * Take emu->lock from anywhere but the producer thread.  A mutex is not fair: a producer that
+ * unlocks and locks again pass after pass would keep the consumer's poll() and ioctl() waiting
+ * (a real PMU never holds the consumer up), so waiters are counted and the producer thread
+ * lets them in before its next pass.
+ */
+static inline void emu_lock(struct auxcap_emu *emu)
+{
+	__atomic_add_fetch(&emu->waiting, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&emu->lock);
+	__atomic_sub_fetch(&emu->waiting, 1, __ATOMIC_ACQ_REL);
+}
 
 /* emu_mmap.c */
 void emu_buffer_put(struct emu_buffer *b);

@@ -346,7 +346,7 @@ int emu_sys_mmap(void *ctx, size_t len, int prot, int flags, int fd, off_t off, 
 	size_t vma;
 	int r;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_lookup(emu, fd);
 	if (!ev) {
 		pthread_mutex_unlock(&emu->lock);
@@ -412,7 +412,7 @@ int emu_sys_munmap(void *ctx, void *addr, size_t len)
 	struct auxcap_emu *emu = ctx;
 	unsigned char *a = addr;
 
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	for (size_t i = 0; i < emu->nr_maps; i++) {
 		unsigned char *start = emu->maps[i].addr;
 

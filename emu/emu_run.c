@@ -6,6 +6,7 @@
  * never takes it to read the rings.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -80,7 +81,7 @@ ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes)
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_get(emu, fd);
 	if (!ev)
 		r = -EBADF;
@@ -97,7 +98,7 @@ ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t
 
 	if (!emu || (!buf && len))
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	ev = emu_get(emu, fd);
 	if (!ev)
 		r = -EBADF;
@@ -117,6 +118,9 @@ static void *emu_thread_main(void *arg)
 	for (;;) {
 		bool busy = false;
 
+		/* Callers waiting for the lock go first (see emu_lock()). */
+		for (int i = 0; i < 1000 && __atomic_load_n(&emu->waiting, __ATOMIC_ACQUIRE); i++)
+			sched_yield();
 		pthread_mutex_lock(&emu->lock);
 		if (emu->thread_stop) {
 			pthread_mutex_unlock(&emu->lock);
@@ -145,7 +149,7 @@ int auxcap_emu_start(struct auxcap_emu *emu)
 
 	if (!emu)
 		return -EINVAL;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	if (emu->thread_running) {
 		pthread_mutex_unlock(&emu->lock);
 		return -EALREADY;
@@ -164,14 +168,14 @@ void auxcap_emu_stop(struct auxcap_emu *emu)
 
 	if (!emu)
 		return;
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	running = emu->thread_running;
 	emu->thread_stop = true;
 	pthread_mutex_unlock(&emu->lock);
 	if (!running)
 		return;
 	pthread_join(emu->thread, NULL);
-	pthread_mutex_lock(&emu->lock);
+	emu_lock(emu);
 	emu->thread_running = false;
 	pthread_mutex_unlock(&emu->lock);
 }
