@@ -49,13 +49,21 @@ struct result {
 	double loop_ms;	     /* the traced loop's wall time */
 	double prog_cpu_ms;  /* the program's own user+sys */
 	double rec_cpu_ms;   /* the recorder's user+sys (without the program) */
-	uint64_t recorded;   /* close samples of the program in the file */
+	uint64_t recorded;   /* distinct close(-1) samples of the program in the file */
+	uint64_t duplicates; /* the same sample (same time) written more than once */
 	uint64_t tool_lost;  /* what the file's LOST / LOST_SAMPLES records say */
 	uint64_t file_bytes; /* size of the output file */
 };
 
 static const char *auxcap_path, *prog_path, *perf_path = "perf", *dir = "/dev/shm";
 static long calls = 3000000;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -128,9 +136,13 @@ static int read_capture(const char *path, long pid, struct result *res)
 {
 	struct auxcap_perf_reader *rd;
 	struct auxcap_perf_event ev;
-	uint64_t lost = 0, lost_samples = 0;
+	uint64_t lost = 0, lost_samples = 0, *times, n = 0;
 	struct stat sb;
 	int r;
+
+	times = malloc(((size_t)calls + 1024) * sizeof(*times));
+	if (!times)
+		return -ENOMEM;
 
 	r = auxcap_perf_reader_open(path, NULL, &rd);
 	if (r < 0)
@@ -152,10 +164,18 @@ static int read_capture(const char *path, long pid, struct result *res)
 			memcpy(&id, (const char *)rec->u.sample.raw.data + 8, 8);
 			memcpy(&fd, (const char *)rec->u.sample.raw.data + 16, 8);
 			/* close(-1): the program's own closes (ld.so, stdio) are not counted. */
-			res->recorded += id == NR_CLOSE_X86_64 && (uint32_t)fd == UINT32_MAX;
+			if (id == NR_CLOSE_X86_64 && (uint32_t)fd == UINT32_MAX &&
+			    n < (uint64_t)calls + 1024)
+				times[n++] = rec->u.sample.time;
 		}
 	}
 	auxcap_perf_reader_close(rd);
+	/* One sample per call: a time seen twice is a record the tool wrote twice. */
+	qsort(times, (size_t)n, sizeof(*times), cmp_u64);
+	for (uint64_t i = 0; i < n; i++)
+		res->recorded += i == 0 || times[i] != times[i - 1];
+	res->duplicates = n - res->recorded;
+	free(times);
 	res->tool_lost = lost > lost_samples ? lost : lost_samples;
 	res->file_bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
 	return r;
@@ -248,6 +268,10 @@ static int bench_size(const char *pages, int rounds)
 		       res[0][i].loop_ms, res[1][i].loop_ms, res[2][i].loop_ms,
 		       res[1][i].rec_cpu_ms, res[2][i].rec_cpu_ms,
 		       (uint64_t)calls - res[1][i].recorded, (uint64_t)calls - res[2][i].recorded);
+		for (int w = 1; w < 3; w++)
+			if (res[w][i].duplicates)
+				printf("    %s wrote %" PRIu64 " samples twice\n", names[w],
+				       res[w][i].duplicates);
 	}
 	for (int w = 0; w < 3; w++) {
 		for (int i = 0; i < rounds; i++)
@@ -260,7 +284,7 @@ static int bench_size(const char *pages, int rounds)
 			v[i] = res[w][i].prog_cpu_ms;
 		med_prog[w] = median(v, rounds);
 		for (int i = 0; i < rounds; i++)
-			v[i] = (double)((uint64_t)calls - res[w][i].recorded);
+			v[i] = (double)calls - (double)res[w][i].recorded;
 		med_lost[w] = median(v, rounds);
 		for (int i = 0; i < rounds; i++)
 			v[i] = (double)res[w][i].tool_lost;

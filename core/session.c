@@ -117,6 +117,25 @@ static void attr_common(struct perf_event_attr *a, bool per_cpu, bool inherit, b
 /* A pass that moved at least this many bytes is followed by another soon (see the loop). */
 #define FLOWING_BYTES 4096
 
+/*
+ * Streamed data rings wake the loop at half the ring (the kernel's default) or every
+ * RING_WAKEUP_MAX bytes, whichever comes first: a large ring then leaves the loop the time
+ * of the rest of the ring to get scheduled, at the wakeup rate perf record has with its
+ * default 512 KiB ring (every wakeup is paid by the traced program).  The ring's owner sets
+ * it; events whose caller chose a wakeup rule keep theirs.
+ */
+#define RING_WAKEUP_MAX (256 * 1024)
+
+static void attr_wakeup(struct perf_event_attr *a, size_t data_pages)
+{
+	size_t bytes = data_pages * (size_t)sysconf(_SC_PAGESIZE);
+
+	if (a->watermark || a->wakeup_events || bytes / 2 <= RING_WAKEUP_MAX)
+		return;
+	a->watermark = 1;
+	a->wakeup_watermark = RING_WAKEUP_MAX;
+}
+
 static int session_prepare_attrs(struct auxcap_session *s)
 {
 	const struct auxcap_session_opts *o = &s->opts;
@@ -165,6 +184,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->context_switch = s->has_aux;
 		a->exclude_kernel = s->has_aux ? s->aux_attr.exclude_kernel : 0;
 		attr_common(a, per_cpu, o->inherit, o->enable_on_exec, true);
+		attr_wakeup(a, o->data_pages ? o->data_pages : 64);
 	}
 	s->nr_events = o->nr_events;
 	s->attrs = calloc(o->nr_events ? o->nr_events : 1, sizeof(*s->attrs));
@@ -181,6 +201,8 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		}
 		if (o->snapshot)
 			s->attrs[i].write_backward = 1;
+		else
+			attr_wakeup(&s->attrs[i], o->data_pages ? o->data_pages : 64);
 		s->names[i] = strdup(o->events[i].name ? o->events[i].name : "event");
 		if (!s->names[i])
 			return -ENOMEM;
