@@ -88,7 +88,7 @@ static double baseline(const unsigned char *src, double *ret_cpu_rate)
 	for (int run = 0; run < 3; run++) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		uint64_t done = 0, pos = 0;
-		double t0, t, c0 = thread_cpu_s();
+		double t0, t, c, c0 = thread_cpu_s();
 
 		if (fd < 0) {
 			perror(path);
@@ -108,12 +108,13 @@ static double baseline(const unsigned char *src, double *ret_cpu_rate)
 			pos = (pos + CHUNK) % TRACE_LEN;
 		}
 		t = now_s() - t0;
+		c = thread_cpu_s() - c0;
 		close(fd);
 		unlink(path);
 		if (BASE_LEN / t > best)
 			best = (double)BASE_LEN / t;
-		if (BASE_LEN / (thread_cpu_s() - c0) > *ret_cpu_rate)
-			*ret_cpu_rate = (double)BASE_LEN / (thread_cpu_s() - c0);
+		if (BASE_LEN / c > *ret_cpu_rate)
+			*ret_cpu_rate = (double)BASE_LEN / c;
 	}
 	free(buf);
 	return best;

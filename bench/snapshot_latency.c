@@ -82,6 +82,22 @@ static struct dist dist_of(uint64_t *v, int n)
 /* --- baselines ------------------------------------------------------------------------------ */
 
 static int g_efd = -1;
+static int g_done_efd = -1; /* the bench thread blocks on it, so it does not compete for a CPU */
+
+static void wait_done(void)
+{
+	uint64_t v;
+
+	while (read(g_done_efd, &v, sizeof(v)) < 0 && errno == EINTR)
+		;
+}
+
+static void post_done(void)
+{
+	uint64_t one = 1;
+
+	(void)!write(g_done_efd, &one, sizeof(one));
+}
 static struct auxcap_session *g_session;
 
 static void on_usr2(int sig)
@@ -107,8 +123,10 @@ static void *ping_main(void *arg)
 	uint64_t v;
 
 	while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		if (poll(&pfd, 1, 100) == 1 && read(g_efd, &v, sizeof(v)) == sizeof(v))
+		if (poll(&pfd, 1, 100) == 1 && read(g_efd, &v, sizeof(v)) == sizeof(v)) {
 			__atomic_store_n(&p->woke, now_ns(), __ATOMIC_RELEASE);
+			post_done();
+		}
 	}
 	return NULL;
 }
@@ -129,8 +147,7 @@ static struct dist ping_baseline(int n)
 		__atomic_store_n(&p.woke, 0, __ATOMIC_RELEASE);
 		t0 = now_ns();
 		kill(getpid(), SIGUSR2);
-		while (!__atomic_load_n(&p.woke, __ATOMIC_ACQUIRE))
-			sched_yield();
+		wait_done();
 		lat[i] = __atomic_load_n(&p.woke, __ATOMIC_ACQUIRE) - t0;
 		usleep(1000);
 	}
@@ -222,6 +239,7 @@ static int ts_round(void *ctx)
 		t->aux_calls_seen = t->aux_calls;
 		__atomic_store_n(&t->done_ns, now_ns(), __ATOMIC_RELEASE);
 		__atomic_fetch_add(&t->done, 1, __ATOMIC_ACQ_REL);
+		post_done();
 	}
 	return r;
 }
@@ -306,6 +324,9 @@ int main(int argc, char **argv)
 		}
 	}
 	signal(SIGUSR2, on_usr2);
+	g_done_efd = eventfd(0, EFD_CLOEXEC);
+	if (g_done_efd < 0)
+		return 2;
 
 	ping = ping_baseline(nsnap);
 	wbase = write_baseline(trace, ncpu, aux_pages * 4096 < TRACE_LEN ? aux_pages * 4096 : TRACE_LEN,
@@ -365,8 +386,9 @@ int main(int argc, char **argv)
 		usleep(2000); /* let the loop settle in poll() */
 		t0 = now_ns();
 		kill(getpid(), SIGUSR2);
-		while (__atomic_load_n(&t.done, __ATOMIC_ACQUIRE) == done)
-			sched_yield();
+		wait_done();
+		if (__atomic_load_n(&t.done, __ATOMIC_ACQUIRE) == done)
+			return 2; /* cannot happen: woken by the end of this snapshot only */
 		disk[i] = __atomic_load_n(&t.done_ns, __ATOMIC_ACQUIRE) - t0;
 		auxcap_session_get_stats(g_session, &st);
 		frozen[i] = st.snapshot_latency_ns_last;
