@@ -73,7 +73,7 @@ static int m_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
 	c->info = *chunk;
 	c->off = m->aux_len;
 	c->len = span->len;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2 && span->piece[i].len; i++) {
 		memcpy(m->aux + m->aux_len, span->piece[i].ptr, span->piece[i].len);
 		m->aux_len += span->piece[i].len;
 	}
