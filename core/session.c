@@ -775,8 +775,9 @@ static bool aux_unwrapped_since(const struct set *set, uint64_t moved)
 		return false;
 	/* The last w bytes of the reference are the w bytes before aux_old. */
 	return !memcmp(sp.piece[0].ptr, set->aux_ref + set->aux_ref_len - w, sp.piece[0].len) &&
-	       !memcmp(sp.piece[1].ptr, set->aux_ref + set->aux_ref_len - w + sp.piece[0].len,
-		       sp.piece[1].len);
+	       (!sp.piece[1].len ||
+		!memcmp(sp.piece[1].ptr, set->aux_ref + set->aux_ref_len - w + sp.piece[0].len,
+			sp.piece[1].len));
 }
 
 static int snapshot_aux(struct auxcap_session *s, struct set *set)
