@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,8 @@
 #include "record_trigger.h"
 #include "record_backend.h"
 #if AUXCAP_HAVE_TRACER
+#include <asm/perf_regs.h>
+
 #include "live_source.h"
 #endif
 
@@ -619,88 +622,6 @@ struct emu_live {
 };
 
 /*
- * The emulated AUX event is opened on the recorder's own task (the tracer starts the command
- * later, on the emulator's thread), so its AUXTRACE records would name the recorder: this sink
- * names the traced command instead, as perf does for a workload it starts.  Decoders (perf's
- * and auxcap's) find the traced program's maps through that tid.
- */
-struct emu_sink {
-	struct auxcap_sink sink;
-	const struct auxcap_sink *inner; /* borrowed */
-	const struct emu_live *live;	 /* borrowed */
-	uint32_t self;			 /* the recorder's pid */
-};
-
-static pid_t emu_live_pid(const struct emu_live *live)
-{
-#if AUXCAP_HAVE_TRACER
-	return live->src ? auxcap_live_source_pid(live->src) : 0;
-#else
-	(void)live;
-	return 0;
-#endif
-}
-
-static int esink_attr(void *ctx, const struct perf_event_attr *attr, const char *name,
-		      const uint64_t *ids, size_t nr_ids)
-{
-	struct emu_sink *e = ctx;
-
-	return e->inner->ops->attr(e->inner->ctx, attr, name, ids, nr_ids);
-}
-
-static int esink_record(void *ctx, const void *rec, size_t len)
-{
-	struct emu_sink *e = ctx;
-
-	return e->inner->ops->record(e->inner->ctx, rec, len);
-}
-
-static int esink_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
-		     const struct auxcap_aux_span *span)
-{
-	struct emu_sink *e = ctx;
-	struct auxcap_aux_chunk c = *chunk;
-	pid_t pid = emu_live_pid(e->live);
-
-	if (c.tid == e->self && pid > 0)
-		c.tid = (uint32_t)pid;
-	return e->inner->ops->aux(e->inner->ctx, &c, span);
-}
-
-static int esink_round(void *ctx)
-{
-	struct emu_sink *e = ctx;
-
-	return e->inner->ops->round ? e->inner->ops->round(e->inner->ctx) : 0;
-}
-
-static int esink_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
-{
-	struct emu_sink *e = ctx;
-
-	return e->inner->ops->snapshot ? e->inner->ops->snapshot(e->inner->ctx, info) : 0;
-}
-
-static const struct auxcap_sink_ops esink_ops = {
-	.attr = esink_attr,
-	.record = esink_record,
-	.aux = esink_aux,
-	.round = esink_round,
-	.snapshot = esink_snapshot,
-};
-
-static void emu_sink_init(struct emu_sink *e, const struct auxcap_sink *inner,
-			  const struct emu_live *live)
-{
-	e->sink.ops = &esink_ops;
-	e->sink.ctx = e;
-	e->inner = inner;
-	e->live = live;
-	e->self = (uint32_t)getpid();
-}
-
-/*
  * Whether an emulated capture of @spec's PMU is per CPU: when its trace names the threads
  * itself (Arm SPE), like perf's captures of a command, which perf's SPE decoder needs (it
  * cannot attribute records of a per-thread queue).  Other traces are attributed through the
@@ -714,8 +635,16 @@ static bool emu_per_cpu(const struct auxcap_event_spec *spec)
 	       !(be->flags & AUXCAP_BACKEND_F_PER_THREAD);
 }
 
+/*
+ * --emulate: the command, forked by us and waiting before its exec (@child, @go), is handed to
+ * the live tracer, which lets it exec on the emulator's producer thread and traces it into the
+ * emulated AUX event.  The other events are real kernel events on the same pid, enabled by
+ * that exec like the emulated one (enable_on_exec).  On success the source owns @go and the
+ * child (*@go is set to -1); the caller must not wait for the child.
+ */
 static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
-		     const struct auxcap_session_event *aux, size_t nr_other, struct emu_live *live)
+		     const struct auxcap_session_event *aux, pid_t child, int *go,
+		     struct emu_live *live)
 {
 #if AUXCAP_HAVE_TRACER
 	struct auxcap_emu_pmu_info info;
@@ -725,11 +654,6 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	if (!aux->attr) {
 		cli_err("--emulate records an AUX event: give -e intel_pt//u, -e intel_bts//u or "
 			"-e arm_spe_0//");
-		return -EINVAL;
-	}
-	if (nr_other) {
-		cli_err("with --emulate only the AUX event can be recorded for now (other events need "
-			"the traced pid, which the tracer creates); drop the other -e");
 		return -EINVAL;
 	}
 	/* The parser resolved the PMU through the emulated list: match its type. */
@@ -747,9 +671,11 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	fmt = info.pmu == AUXCAP_EMU_PMU_INTEL_PT	 ? AUXCAP_TRACER_INTEL_PT
 	      : info.pmu == AUXCAP_EMU_PMU_INTEL_BTS ? AUXCAP_TRACER_INTEL_BTS
 						     : AUXCAP_TRACER_ARM_SPE;
-	r = auxcap_live_source_new(fmt, o->cmd, o->max_insns, &live->src);
-	if (r == 0)
+	r = auxcap_live_source_new_child(fmt, child, *go, o->max_insns, &live->src);
+	if (r == 0) {
+		*go = -1; /* the source's now, and the child with it */
 		r = auxcap_emu_source_attach(emu, info.pmu, -1, &auxcap_live_source_ops, live->src);
+	}
 	if (r < 0) {
 		cli_err("cannot set up the live tracer: %s", strerror(-r));
 		return r;
@@ -760,7 +686,8 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	(void)o;
 	(void)emu;
 	(void)aux;
-	(void)nr_other;
+	(void)child;
+	(void)go;
 	(void)live;
 	cli_err("--emulate needs the live tracer, which this build lacks (x86-64 with capstone "
 		"and libipt)");
@@ -775,6 +702,33 @@ static bool emu_ended(const struct emu_live *live)
 #else
 	(void)live;
 	return false;
+#endif
+}
+
+/* Whether everything the live tracer produced has been handed to the emulated PMU. */
+static bool emu_drained(const struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	return !live->src || auxcap_live_source_drained(live->src);
+#else
+	(void)live;
+	return true;
+#endif
+}
+
+/*
+ * --emulate: kernel events also carry the user-mode IP (REGS_USER) and the CPU: under the
+ * single-stepping tracer the command spends nearly all its time in the kernel, so most
+ * samples land there, and the user IP says where in the traced code it was.  Every event,
+ * real or emulated, is on the clock the backend chose (use_clockid), which TIME_CONV maps the
+ * trace's TSC onto.
+ */
+static void emu_event_attr(struct perf_event_attr *a)
+{
+	a->sample_type |= PERF_SAMPLE_CPU;
+#if AUXCAP_HAVE_TRACER
+	a->sample_type |= PERF_SAMPLE_REGS_USER;
+	a->sample_regs_user |= 1ull << PERF_REG_X86_IP;
 #endif
 }
 
@@ -883,7 +837,7 @@ static int run_record(int argc, char **argv)
 	static pid_t targets[MAX_TARGETS];
 	size_t nr_targets = 0, nr_evs = 0;
 	int *cpus = NULL, go = -1, failed = -3, ret = CLI_ERR, r;
-	pid_t child = -1;
+	pid_t child = -1, emu_child = -1;
 	const char *default_event[] = { "cpu-clock" }, *default_emu_event[] = { "intel_pt//u" };
 	const char **events;
 	size_t nr_events;
@@ -895,7 +849,6 @@ static int run_record(int argc, char **argv)
 	bool stop_after_exec = false, child_stopped = false;
 	const struct auxcap_event_spec *aux_spec = NULL;
 	struct record_backend rb;
-	struct emu_sink esink;
 	bool aux_per_thread = false;
 
 	memset(&rb, 0, sizeof(rb));
@@ -949,6 +902,8 @@ static int run_record(int argc, char **argv)
 				  PERF_SAMPLE_PERIOD;
 		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT)
 			a->sample_type |= PERF_SAMPLE_RAW;
+		if (o.emulate)
+			emu_event_attr(a);
 		evs[nr_evs].attr = a;
 		evs[nr_evs].name = specs[i]->name;
 		nr_evs++;
@@ -961,11 +916,36 @@ static int run_record(int argc, char **argv)
 		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
 	}
 
+	if (o.emulate) {
+		/* The command, on which every event is opened; the live tracer will run it. */
+		child = start_command(o.cmd, &go, false);
+		if (child < 0) {
+			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
+			goto out;
+		}
+		/*
+		 * A per-CPU emulated capture models one CPU, 0: the command runs there, so that
+		 * real counter events opened on (command, CPU 0) see all of it.
+		 */
+		if (emu_per_cpu(aux_spec)) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(0, &one);
+			(void)sched_setaffinity(child, sizeof(one), &one);
+		}
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		emu_child = child;
+		child = -1; /* the tracer's to reap */
+	}
+
 	/* Targets. */
 	if (o.emulate) {
-		/* The emulated event runs beside the recorder; the tracer owns the command. */
-		targets[0] = getpid();
+		targets[0] = emu_child;
 		nr_targets = 1;
+		so.enable_on_exec = true;
+		so.aux_ring_alone = true;
 		if (emu_per_cpu(aux_spec)) {
 			/* As perf records a command: per CPU (one emulated CPU, 0). */
 			static int cpu0;
@@ -1045,8 +1025,6 @@ static int run_record(int argc, char **argv)
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
 		goto out;
 	}
-	if (o.emulate && emu_setup(&o, emu, &aux_ev, nr_evs, &live) < 0)
-		goto out;
 
 	r = open_output(&o, &w);
 	if (r < 0)
@@ -1104,11 +1082,6 @@ static int run_record(int argc, char **argv)
 	so.aux_pages = o.aux_pages;
 	so.snapshot = o.snapshot;
 	so.sink = &ps.sink;
-	if (o.emulate) {
-		/* The AUX data belongs to the traced command, not to the recorder. */
-		emu_sink_init(&esink, &ps.sink, &live);
-		so.sink = &esink.sink;
-	}
 
 	r = auxcap_session_open(&so, &s, &failed);
 	if (r < 0) {
@@ -1150,7 +1123,7 @@ static int run_record(int argc, char **argv)
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
-	if (!o.cmd || o.emulate || child_stopped) {
+	if (!o.cmd || child_stopped) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
@@ -1242,8 +1215,15 @@ static int run_record(int argc, char **argv)
 	pthread_join(th, NULL);
 	thread_started = false;
 	r = ls.result;
-	if (emu)
+	if (emu) {
+		/* The command ended: let the producer hand over what the tracer made last. */
+		for (int i = 0; i < 10000 && emu_ended(&live) && !emu_drained(&live); i++) {
+			if (r == 0 && !o.snapshot)
+				r = auxcap_session_drain(s);
+			usleep(1000);
+		}
 		auxcap_emu_stop(emu);
+	}
 	/* Stopping the events makes the drivers close their AUX transactions. */
 	if (r == 0 && !o.snapshot)
 		r = auxcap_session_enable(s, false);

@@ -234,7 +234,7 @@ out_unlock:
 
 /* ---- ioctl --------------------------------------------------------------------------- */
 
-static void emu_event_enable(struct emu_event *ev)
+void emu_event_enable(struct emu_event *ev)
 {
 	if (ev->enabled)
 		return;

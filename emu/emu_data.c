@@ -261,6 +261,21 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 	struct auxcap_emu *emu = ev->emu;
 	int r = 0;
 
+	/*
+	 * An exec turns on the events of the task opened with enable_on_exec, once (the kernel
+	 * clears the bit), before the COMM record is written: they see their own COMM.
+	 */
+	if (item->kind == AUXCAP_EMU_ITEM_COMM && item->u.comm.exec) {
+		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
+			struct emu_event *e = emu->events[fd];
+
+			if (!e || !e->attr.enable_on_exec ||
+			    (e != ev && (e->pid != ev->pid || e->cpu != ev->cpu)))
+				continue;
+			e->attr.enable_on_exec = 0;
+			emu_event_enable(e);
+		}
+	}
 	/* Every emulated event that watches the same task and CPU and asked for the record. */
 	for (int fd = 0; fd < emu->nr_events_slots; fd++) {
 		struct emu_event *e = emu->events[fd];

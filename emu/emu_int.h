@@ -210,6 +210,7 @@ void emu_aux_pad(struct emu_event *ev, uint64_t pos, uint64_t n);
 size_t emu_hw_write(struct emu_event *ev, const unsigned char *bytes, size_t len);
 void emu_event_sched_in(struct emu_event *ev);
 void emu_event_sched_out(struct emu_event *ev);
+void emu_event_enable(struct emu_event *ev);
 void emu_event_disable(struct emu_event *ev);
 
 /* emu_run.c */

@@ -123,6 +123,18 @@ static void *emu_thread_main(void *arg)
 	for (;;) {
 		bool busy = false;
 
+		/* Callers waiting for the lock go first (see emu_lock()), for up to 10 ms. */
+		if (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE)) {
+			struct timespec t0, t;
+
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do {
+				sched_yield();
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			} while (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE) &&
+				 (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
+					 10000000L);
+		}
 		pthread_mutex_lock(&emu->lock);
 		if (emu->thread_stop) {
 			pthread_mutex_unlock(&emu->lock);
@@ -141,9 +153,6 @@ static void *emu_thread_main(void *arg)
 		pthread_mutex_unlock(&emu->lock);
 		if (!busy)
 			nanosleep(&idle, NULL);
-		/* Let consumer calls that wait for the lock have it first (see emu_lock()). */
-		while (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE))
-			sched_yield();
 	}
 	return NULL;
 }

@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auxcap/timeconv.h"
 #include "live_source.h"
@@ -17,7 +18,9 @@ struct sb_item {
 
 struct auxcap_live_source {
 	enum auxcap_tracer_format format;
-	char **argv;       /* owned copy */
+	char **argv;       /* owned copy, NULL for a child made by the caller */
+	pid_t child;       /* that child (auxcap_live_source_new_child()), else 0 */
+	int go_fd;         /* owned: its go pipe until the tracer takes it, else -1 */
 	uint64_t max_insns;
 	struct auxcap_tracer *tr;
 	/* One refill's output, handed out side-band first, then trace bytes. */
@@ -27,6 +30,7 @@ struct auxcap_live_source {
 	size_t sb_len, sb_off, sb_cap;
 	bool started, done;
 	int ended;  /* atomic: 1 once the stream is over */
+	int drained; /* atomic: 1 once next() handed out its last item */
 	int err;    /* error that stopped it, 0 if none */
 	int status; /* wait status of the command */
 	pid_t pid;  /* atomic */
@@ -160,6 +164,12 @@ static int start(struct auxcap_live_source *ls)
 	r = auxcap_tracer_new(&o, &ls->tr);
 	if (r < 0)
 		return r;
+	if (ls->child > 0) {
+		int go = ls->go_fd;
+
+		ls->go_fd = -1; /* the tracer closes it */
+		return auxcap_tracer_start_child(ls->tr, ls->child, go);
+	}
 	return auxcap_tracer_start(ls->tr, ls->argv);
 }
 
@@ -169,8 +179,10 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 	int r;
 
 	(void)paced;
-	if (!ls->started && (r = start(ls)) < 0)
+	if (!ls->started && (r = start(ls)) < 0) {
+		__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 		return finish(ls, r);
+	}
 	for (;;) {
 		if (ls->sb_off < ls->sb_len) {
 			struct sb_item *e = &ls->sb[ls->sb_off++];
@@ -195,12 +207,16 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 			ret->len = n;
 			return 1;
 		}
-		if (ls->done)
+		if (ls->done) {
+			__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 			return -ENODATA;
+		}
 		reset_batch(ls);
 		r = auxcap_tracer_step(ls->tr, STEP_BATCH);
-		if (r < 0)
+		if (r < 0) {
+			__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 			return finish(ls, r);
+		}
 		if (r == 0) {
 			int st;
 
@@ -281,6 +297,25 @@ int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 	}
 	ls->format = format;
 	ls->max_insns = max_insns;
+	ls->go_fd = -1;
+	*ret = ls;
+	return 0;
+}
+
+int auxcap_live_source_new_child(enum auxcap_tracer_format format, pid_t pid, int go_fd,
+				 uint64_t max_insns, struct auxcap_live_source **ret)
+{
+	struct auxcap_live_source *ls;
+
+	if (pid <= 0 || go_fd < 0 || !ret || format >= AUXCAP_TRACER_FORMAT_MAX)
+		return -EINVAL;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->format = format;
+	ls->max_insns = max_insns;
+	ls->child = pid;
+	ls->go_fd = go_fd;
 	*ret = ls;
 	return 0;
 }
@@ -293,6 +328,8 @@ void auxcap_live_source_free(struct auxcap_live_source *ls)
 		(void)auxcap_tracer_stop(ls->tr, true);
 		auxcap_tracer_free(ls->tr);
 	}
+	if (ls->go_fd >= 0)
+		(void)close(ls->go_fd); /* the child reads end-of-file and exits without running */
 	reset_batch(ls);
 	free(ls->sb);
 	free(ls->trace);
@@ -319,6 +356,11 @@ void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,
 	ls->have_tc = tc && tc->cap_user_time_zero;
 	if (ls->have_tc)
 		ls->tc = *tc;
+}
+
+bool auxcap_live_source_drained(const struct auxcap_live_source *ls)
+{
+	return __atomic_load_n(&ls->drained, __ATOMIC_ACQUIRE);
 }
 
 pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls)

@@ -32,6 +32,18 @@ extern const struct auxcap_emu_source_ops auxcap_live_source_ops;
 int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 			   uint64_t max_insns, struct auxcap_live_source **ret);
 
+/**
+ * A source that traces @pid, a child the caller forked to run a command, waiting before its
+ * exec for one byte on the pipe whose write end is @go_fd (see auxcap_tracer_start_child()).
+ * The first pull, on the emulator's producer thread, seizes it and lets it exec; so the caller
+ * can open perf events on @pid (enable_on_exec) before the command runs.  The source owns
+ * @go_fd from now on (closed unused if the source is freed before it started: the child then
+ * exits without running the command), and the child: the caller must not wait for it.
+ * Returns 0, -EINVAL (bad argument), or -ENOMEM (then @go_fd is still the caller's).
+ */
+int auxcap_live_source_new_child(enum auxcap_tracer_format format, pid_t pid, int go_fd,
+				 uint64_t max_insns, struct auxcap_live_source **ret);
+
 /** Free a source that was never attached (NULL-safe). */
 void auxcap_live_source_free(struct auxcap_live_source *ls);
 
@@ -53,6 +65,12 @@ struct auxcap_perf_time_conv;
  */
 void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,
 				      const struct auxcap_perf_time_conv *tc);
+
+/**
+ * Whether the source has handed out its last item (after the command ended, everything the
+ * tracer produced has reached the emulator); safe from any thread.
+ */
+bool auxcap_live_source_drained(const struct auxcap_live_source *ls);
 
 /** Pid of the traced command once started, else 0; safe from any thread. */
 pid_t auxcap_live_source_pid(const struct auxcap_live_source *ls);

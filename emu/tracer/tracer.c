@@ -519,6 +519,50 @@ int auxcap_tracer_start(struct auxcap_tracer *tr, char *const argv[])
 	return begin_tracing(tr, true);
 }
 
+int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd)
+{
+	int status, sig = 0, r;
+
+	if (!tr || pid <= 0 || go_fd < 0 || tr->state != TRACER_IDLE)
+		return -EINVAL;
+	if (ptrace(PTRACE_SEIZE, pid, NULL,
+		   ptrace_arg(PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC)) < 0) {
+		r = -errno;
+		(void)close(go_fd);
+		return r;
+	}
+	tr->pid = pid;
+	tr->ours = true;
+	/* Let it exec; it runs untraced until the exec stop. */
+	r = write(go_fd, "g", 1) == 1 ? 0 : -errno;
+	(void)close(go_fd);
+	if (r < 0)
+		return r;
+	for (;;) {
+		r = wait_child(pid, &status);
+		if (r < 0)
+			return r;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			/* It never reached exec (the command could not be run). */
+			tr->exited = true;
+			tr->reaped = true;
+			tr->status = status;
+			tr->state = TRACER_DONE;
+			return -ENOEXEC;
+		}
+		if (!WIFSTOPPED(status))
+			return -ECHILD;
+		if (status >> 16 == PTRACE_EVENT_EXEC)
+			break;
+		/* A signal before the exec, or a group stop: deliver it and go on. */
+		sig = status >> 16 ? 0 : WSTOPSIG(status);
+		if (ptrace(PTRACE_CONT, pid, NULL, ptrace_arg(sig)) < 0)
+			return -errno;
+	}
+	/* Stopped at the end of execve, at the new image's first instruction. */
+	return begin_tracing(tr, true);
+}
+
 int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 {
 	int status, r;

@@ -209,6 +209,25 @@ int auxcap_tracer_new(const struct auxcap_tracer_opts *opts, struct auxcap_trace
 int auxcap_tracer_start(struct auxcap_tracer *tr, char *const argv[]);
 
 /**
+ * Trace @pid, a child of this process that was forked to run a command and now waits, before
+ * its exec, for one byte on a pipe whose write end is @go_fd (the way a recorder starts a
+ * command so that it can open its perf events on the pid first, with enable_on_exec).
+ *
+ * Seizes the child, writes the byte (and closes @go_fd, owned by the tracer from now on),
+ * and returns once the child stopped at the end of its exec, at the new image's first
+ * instruction, with the same sideband and trace start as auxcap_tracer_start().  The child
+ * is the tracer's from then on: it is killed and reaped by auxcap_tracer_stop(tr, true) and
+ * auxcap_tracer_free(), and the caller must not wait for it.
+ *
+ * Returns 0 on success, a negative errno otherwise (@go_fd is closed in every case).
+ * Returns -EINVAL if @tr is NULL, @pid <= 0, @go_fd < 0, or @tr already has a child.
+ * Returns -EPERM or -ESRCH from ptrace(PTRACE_SEIZE).
+ * Returns -ENOEXEC if the child exited without exec'ing (its command could not be run).
+ * Returns any error a callback returned.
+ */
+int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd);
+
+/**
  * Attach to the running thread @tid and start tracing it.
  *
  * The thread is stopped with PTRACE_ATTACH and detached again by auxcap_tracer_stop() or

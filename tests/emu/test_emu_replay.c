@@ -380,12 +380,59 @@ static void test_emu_poll_hangs_up_when_task_exits(void **state)
 	auxcap_emu_free(emu);
 }
 
+/* enable_on_exec: a COMM item with exec set turns the event on, once, before its COMM record. */
+static void test_emu_enable_on_exec(void **state)
+{
+	struct auxcap_emu_replay_opts o = { .sz = sizeof(o), .chunk = 50 };
+	struct auxcap_emu_item it = { .kind = AUXCAP_EMU_ITEM_COMM };
+	struct auxcap_emu_replay *rp;
+	struct auxcap_emu_stats es;
+	struct perf_event_attr attr;
+	unsigned char src[400], out[4096];
+	struct emu_fixture f;
+
+	(void)state;
+	emu_test_pattern(src, sizeof(src), 0, 5);
+	assert_int_equal(auxcap_emu_replay_new(src, sizeof(src), &o, &rp), 0);
+	it.u.comm.comm = "prog";
+	it.u.comm.exec = true;
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 100, &it), 0);
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 300, &it), 0); /* a second exec */
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	attr.enable_on_exec = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, &attr, NULL);
+	assert_int_equal(auxcap_emu_replay_attach(f.emu, AUXCAP_EMU_PMU_INTEL_PT, f.fd, rp), 0);
+	emu_fixture_map(&f, 4, 2, false);
+
+	/* Disabled until the exec: the first 100 bytes are dropped, the next 200 written. */
+	assert_int_equal(auxcap_emu_step(f.emu, f.fd, 300), 300);
+	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &es), 0);
+	assert_int_equal(es.dropped, 100);
+	assert_int_equal(es.produced, 200);
+	emu_fixture_drain_records(&f);
+	assert_int_equal(f.seen.n_itrace, 1);
+	assert_int_equal(f.seen.by_type[PERF_RECORD_COMM], 1);
+	assert_int_equal(auxcap_event_enable(f.sys, f.fd, false), 0);
+	assert_int_equal(emu_fixture_consume_aux(&f, out, sizeof(out)), 200);
+	assert_memory_equal(out, src + 100, 200);
+
+	/* Once only: the second exec leaves the disabled event off. */
+	assert_int_equal(auxcap_emu_step(f.emu, f.fd, 100), 100);
+	assert_int_equal(auxcap_emu_stats(f.emu, f.fd, &es), 0);
+	assert_int_equal(es.dropped, 200);
+	assert_int_equal(es.produced, 200);
+	emu_fixture_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_emu_replay_chunks_granules_and_items),
 		cmocka_unit_test(test_emu_replay_paced_holds_bytes_back),
 		cmocka_unit_test(test_emu_replay_file),
+		cmocka_unit_test(test_emu_enable_on_exec),
 		cmocka_unit_test(test_emu_set_output_shares_buffer),
 		cmocka_unit_test(test_emu_exclusive_pmus_ebusy),
 		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),

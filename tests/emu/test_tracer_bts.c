@@ -148,12 +148,54 @@ static void test_bts_exec_is_followed(void **state)
 	tr_run_fini(&run);
 }
 
+/*
+ * A child forked beforehand and waiting before its exec (as auxcap record starts a command to
+ * open its events on the pid) is traced from the exec on, exactly like a started one; a child
+ * whose exec fails is reported as such.
+ */
+static void test_bts_start_child_adopts_a_waiting_child(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "3", NULL };
+	char *bad[] = { "/nonexistent/auxcap-prog", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_BTS };
+	struct tr_run run;
+	int go;
+	pid_t pid;
+
+	(void)state;
+	pid = test_spawn(argv, &go);
+	assert_true(pid > 0);
+	assert_int_equal(tr_start_child(&run, &opts, pid, go), 0);
+	assert_int_equal(run.ncomm, 1);
+	assert_int_equal(run.comm_exec, 1);
+	assert_int_equal(run.nstart, 1);
+	assert_int_equal(run.tid, pid);
+	assert_int_equal(run.nexit, 1);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0);
+	assert_true(run.stats.insns > 1000);
+	assert_true(run.order_ok);
+	check_records(&run);
+	tr_run_fini(&run);
+	/* The tracer reaped it: nothing left to wait for. */
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+
+	pid = test_spawn(bad, &go);
+	assert_true(pid > 0);
+	assert_int_equal(tr_start_child(&run, &opts, pid, go), -ENOEXEC);
+	assert_int_equal(run.nstart, 0);
+	assert_int_equal(run.trace_len, 0);
+	tr_run_fini(&run);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bts_records_are_the_taken_branches),
 		cmocka_unit_test(test_bts_filter_keeps_branches_from_the_executable),
 		cmocka_unit_test(test_bts_exec_is_followed),
+		cmocka_unit_test(test_bts_start_child_adopts_a_waiting_child),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_bts", tests, NULL, NULL);

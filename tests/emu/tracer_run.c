@@ -121,8 +121,9 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 	return 0;
 }
 
+/* Start with @argv, or attach to @tid, or (with @go_fd >= 0) adopt the waiting child @tid. */
 static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[],
-		      pid_t tid)
+		      pid_t tid, int go_fd)
 {
 	struct auxcap_tracer_opts o = *opts;
 	struct timespec t0, t1;
@@ -139,7 +140,9 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 	if (r < 0)
 		return r;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = argv ? auxcap_tracer_start(run->tr, argv) : auxcap_tracer_attach(run->tr, tid);
+	r = argv	   ? auxcap_tracer_start(run->tr, argv)
+	    : go_fd >= 0 ? auxcap_tracer_start_child(run->tr, tid, go_fd)
+			 : auxcap_tracer_attach(run->tr, tid);
 	if (r == -EPERM) {
 		auxcap_tracer_free(run->tr);
 		test_skip(
@@ -160,12 +163,17 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 
 int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[])
 {
-	return run_common(run, opts, argv, 0);
+	return run_common(run, opts, argv, 0, -1);
 }
 
 int tr_attach(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t tid)
 {
-	return run_common(run, opts, NULL, tid);
+	return run_common(run, opts, NULL, tid, -1);
+}
+
+int tr_start_child(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t pid, int go_fd)
+{
+	return run_common(run, opts, NULL, pid, go_fd);
 }
 
 void tr_run_fini(struct tr_run *run)

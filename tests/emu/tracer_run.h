@@ -72,6 +72,8 @@ const char *tr_prog(void);
 int tr_run(struct tr_run *run, const struct auxcap_tracer_opts *opts, char *const argv[]);
 /* Same, attaching to the running thread @tid instead of starting a command. */
 int tr_attach(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t tid);
+/* Same, adopting @pid, a child waiting before exec on the go pipe @go_fd (test_spawn()). */
+int tr_start_child(struct tr_run *run, const struct auxcap_tracer_opts *opts, pid_t pid, int go_fd);
 void tr_run_fini(struct tr_run *run);
 
 /* The executable PT_LOAD segment [*start, *end) of the ELF file @path.  Returns 0 or -errno. */

@@ -7,7 +7,7 @@
  * capture (pid -1), per-CPU sets restricted to a task and inherited by its children (pid P), or
  * per-thread sets (cpu -1).  In each set the AUX event (if any) is opened first and owns the
  * data ring and the AUX area; every other event of the set is redirected into that data ring
- * with PERF_EVENT_IOC_SET_OUTPUT.
+ * with PERF_EVENT_IOC_SET_OUTPUT (or, with opts.aux_ring_alone, into a second one).
  *
  * Full-trace mode streams everything: the loop wakes on ring wakeups (aux_watermark-aligned
  * for AUX), copies records and AUX bytes to the sink, and publishes the tails.  Snapshot mode
@@ -110,7 +110,12 @@ struct auxcap_session_opts {
 	/** Other events: counters, tracepoints, sampling events.  Borrowed array. */
 	const struct auxcap_session_event *events;
 	size_t nr_events;
-	/** Add a dummy event carrying MMAP2/COMM/TASK/context switch side-band. */
+	/**
+	 * Record MMAP2/COMM/TASK (and, with an AUX event, context switch) side-band: on a dummy
+	 * event of its own, or, when a single event is streamed without an AUX event, on that
+	 * event itself, as perf record does (the session then has one event and its records
+	 * carry no IDENTIFIER).
+	 */
 	bool sideband;
 	/** Targets: (pids[i], cpus[j]) for every pair; pids NULL means {-1}; cpus NULL {-1}. */
 	const pid_t *pids;
@@ -126,6 +131,12 @@ struct auxcap_session_opts {
 	bool snapshot;     /* snapshot (flight recorder) mode */
 	/** Snapshot mode: overwrite data ring pages for sampling events, 0: data_pages. */
 	size_t snapshot_data_pages;
+	/**
+	 * The AUX event keeps its data ring to itself; side-band and the other events (in
+	 * full-trace mode) stream into a second data ring per set.  Needed when the AUX event
+	 * is emulated: a kernel event cannot be redirected into the emulator's ring.
+	 */
+	bool aux_ring_alone;
 	/** Snapshot mode: wrap detection; NULL uses auxcap_find_snapshot_zero_tail (PT/BTS). */
 	auxcap_find_snapshot_fn find_snapshot;
 	const struct auxcap_sink *sink; /* borrowed, outlives the session */

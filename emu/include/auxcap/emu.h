@@ -34,6 +34,8 @@
  * What is not modelled: sampling (no PERF_RECORD_SAMPLE, hence wakeup_events never applies),
  * aux_sample_size, aux_pause/resume, address filters (SET_FILTER -> EINVAL), PT single-entry
  * ToPA and single-range output, inherit (POLLHUP comes when the target task itself exits).
+ * enable_on_exec is modelled through the source: a COMM item with exec set is the exec, and
+ * enables the task's events that asked for it (once, before their COMM record).
  *
  * Thread safety: every function may be called from any thread; the emulator serialises its
  * own state with one lock.  The ring memory is shared with the consumer without a lock, as
