@@ -4,6 +4,7 @@
 #define AUXCAP_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit status: 0 success, 1 usage or input error, 2 capture lost data under --strict. */
 enum { CLI_OK = 0, CLI_ERR = 1, CLI_LOST = 2 };
@@ -18,6 +19,13 @@ struct cli_cmd {
 extern const struct cli_cmd cmd_info;
 extern const struct cli_cmd cmd_record;
 extern const struct cli_cmd cli_cmd_list;
+
+/*
+ * Create the output file @path as every auxcap output is (auxcap_file_create(): 0600, an
+ * existing entry replaced, never through a symlink) and open it for writing.  Prints the
+ * reason and returns NULL on failure.
+ */
+FILE *cli_output_open(const char *path);
 
 /* Print "auxcap: <message>" to stderr, one line. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

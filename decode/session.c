@@ -425,12 +425,27 @@ static int first_pass(struct auxcap_decode *d)
 	uint64_t last_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
 	const struct auxcap_perf_evsel *sample_evsel = NULL;
+	const struct auxcap_perf_file_info *fi = auxcap_perf_reader_info(d->rd);
+	uint64_t data_start = fi->data_offset, data_len = 0, nrec = 0;
 	int r;
 
+	/* Progress: bytes of the data section (a recovered file's: up to its end). */
+	if (d->opts.progress) {
+		data_len = fi->data_size;
+		if ((fi->recovered || !data_len) && fi->file_size > data_start)
+			data_len = fi->file_size - data_start;
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ, 0, data_len);
+	}
 	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
 		const struct auxcap_record *rec = &ev.rec;
 		bool has_time;
 		uint64_t t = decode_record_time(&ev, &has_time);
+
+		if (d->opts.progress && !(++nrec & 4095) && ev.offset >= data_start)
+			d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ,
+					 ev.offset - data_start < data_len ? ev.offset - data_start
+									   : data_len,
+					 data_len);
 
 		if (has_time && t > last_time)
 			last_time = t;
@@ -508,6 +523,8 @@ static int first_pass(struct auxcap_decode *d)
 	free(miss.paths);
 	if (r < 0)
 		return r;
+	if (d->opts.progress)
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ, data_len, data_len);
 	d->info.snapshot = snapshot;
 	/* Counter samples (decided again once the AUX event is known). */
 	d->sample_evsel = several_evsels ? NULL : sample_evsel;
@@ -875,6 +892,16 @@ size_t auxcap_decode_nr_evsels(const struct auxcap_decode *d)
 const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *d, size_t i)
 {
 	return d && d->rd ? auxcap_perf_reader_evsel(d->rd, i) : NULL;
+}
+
+const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d)
+{
+	return d && d->rd ? auxcap_perf_reader_features(d->rd) : NULL;
+}
+
+const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d)
+{
+	return d ? d->aux_evsel : NULL;
 }
 
 int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
