@@ -994,12 +994,16 @@ static int cmd_report_run(int argc, char **argv)
 	}
 	c = (struct ctx){ &a, d, rep, auxcap_report_get_summary(rep), NULL,
 			  a.sort ? a.sort : auxcap_report_auto_key(rep) };
-	if (a.sort && auxcap_report_sort(rep, a.sort, 0) < 0)
+	if (a.sort && auxcap_report_sort(rep, a.sort, 0) < 0) {
+		cli_err("cannot sort the functions: %s", strerror(ENOMEM));
 		goto out;
+	}
 	if (a.output) {
-		out = cli_output_open(a.output);
-		if (!out)
+		FILE *f = cli_output_open(a.output);
+
+		if (!f)
 			goto out;
+		out = f;
 	}
 	c.f = out;
 	r = a.json ? write_json(&c) : write_text(&c);
