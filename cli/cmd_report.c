@@ -314,7 +314,8 @@ static void text_header(struct ctx *c)
 	}
 	fputc('\n', f);
 	if (ft && ft->nr_cmdline) {
-		fputs("# command:  ", f);
+		/* auxcap record stores its arguments from the subcommand on */
+		fputs(!strcmp(ft->cmdline[0], "record") ? "# command:   auxcap" : "# command:  ", f);
 		for (size_t i = 0; i < ft->nr_cmdline; i++)
 			fprintf(f, " %s", ft->cmdline[i]);
 		fputc('\n', f);
