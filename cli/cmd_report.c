@@ -239,7 +239,7 @@ static const char *slot_name(const struct auxcap_report_slot *sl, size_t i, size
 	static char buf[32];
 
 	if (i + 1 == nr) {
-		snprintf(buf, sizeof(buf), "%s trace samples", sl->name ? sl->name : "trace");
+		snprintf(buf, sizeof(buf), "%s trace", sl->name ? sl->name : "AUX");
 		return buf;
 	}
 	if (sl->name)
@@ -358,6 +358,8 @@ static void text_header(struct ctx *c)
 			fprintf(f, " (%" PRIu64 " on traced threads, %" PRIu64
 				   " found in the trace near their time)",
 				sl->traced, sl->aligned);
+		else
+			fputs(" (samples the trace itself holds)", f);
 		fputc('\n', f);
 	}
 	if (!s->samples)
@@ -435,6 +437,7 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 	const struct auxcap_report_summary *s = c->s;
 	size_t n = auxcap_report_nr_funcs(c->r), top = c->a->top, shown = 0, count = 0;
 	uint64_t ns = t ? t->trace_ns : s->trace_ns, insns = t ? t->insns : s->insns;
+	uint64_t branches = t ? t->branches : s->branches;
 	bool timed = s->trace_timed;
 	FILE *f = c->f;
 	char b1[32], b2[32];
@@ -444,11 +447,20 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 			 has_trace(auxcap_report_get_func(c->r, i));
 	if (!s->trace_events)
 		return;
+	if (!count) {
+		fputs("\nFunctions by trace: none (the trace has no branches or calls to attribute "
+		      "time to)\n",
+		      f);
+		return;
+	}
 	fprintf(f, "\nFunctions by %s (%s%zu of %zu", key_title(c->key), top ? "top " : "",
 		top && top < count ? top : count, count);
 	if (timed)
 		fprintf(f, "; %s traced", dur(b1, sizeof(b1), ns));
-	fprintf(f, "; %" PRIu64 " instructions):\n", insns);
+	if (timed || insns)
+		fprintf(f, "; %" PRIu64 " instructions):\n", insns);
+	else
+		fprintf(f, "; %" PRIu64 " branches, no instruction counts):\n", branches);
 	if (timed)
 		fprintf(f, "  %7s %11s %7s %11s ", "self%", "self", "total%", "total");
 	else
@@ -465,9 +477,12 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 			fprintf(f, "  %6.2f%% %11s %6.2f%% %11s ", pct(fn->self_ns, ns),
 				dur(b1, sizeof(b1), fn->self_ns), pct(fn->total_ns, ns),
 				dur(b2, sizeof(b2), fn->total_ns));
-		else
+		else if (insns)
 			fprintf(f, "  %6.2f%% %6.2f%% ", pct(fn->self_insns, insns),
 				pct(fn->total_insns, insns));
+		else
+			fprintf(f, "  %6.2f%% %6.2f%% ", pct(fn->self_branches, branches),
+				pct(fn->total_branches, branches));
 		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %8" PRIu64 "  ",
 			fn->self_insns, fn->total_insns, fn->self_branches, fn->calls);
 		print_func(f, fn);

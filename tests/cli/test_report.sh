@@ -7,6 +7,7 @@
 #   - auxcap record --emulate with the kernel's cpu-clock beside it (whole trace);
 #   - auxcap record --emulate with an 8 KiB AUX buffer: TRUNCATED records and decode gaps;
 #   - auxcap record --emulate --snapshot=e: the snapshot table;
+#   - Intel BTS (no time, no instruction counts) and Arm SPE (samples in the trace);
 # then bad input (one line, status 1), -o, and the progress bar on a pseudo-terminal.
 # Usage: test_report.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY PTY_PY
 set -u
@@ -30,26 +31,35 @@ echo "# synthesized: $(cat "$TMP/synth.out")"
 python3 "$CHECK" "$AUXCAP" "$TMP/s.data" "$EXAMPLE" "$SCHEMA" --iterations 3000 \
 	--expect-samples --expect-no-loss || fails=$((fails + 1))
 
-record() { # NAME ARGS... : auxcap record --emulate ARGS -o NAME.data -- EXAMPLE
-	name=$1
-	shift
-	if ! "$AUXCAP" record --emulate "$@" -o "$TMP/$name.data" -- "$EXAMPLE" 3000 >/dev/null \
+record() { # NAME ITERATIONS ARGS... : auxcap record --emulate ARGS -o NAME.data -- EXAMPLE N
+	name=$1 n=$2
+	shift 2
+	if ! "$AUXCAP" record --emulate "$@" -o "$TMP/$name.data" -- "$EXAMPLE" "$n" >/dev/null \
 		2>"$TMP/$name.err"; then
 		bad "auxcap record --emulate $*: $(cat "$TMP/$name.err")"
 		return 1
 	fi
 	echo "# recorded $name: $(grep -o 'wrote .*' "$TMP/$name.err")"
 }
-if record clock -e intel_pt//u -e cpu-clock; then
+if record clock 3000 -e intel_pt//u -e cpu-clock; then
 	python3 "$CHECK" "$AUXCAP" "$TMP/clock.data" "$EXAMPLE" "$SCHEMA" --iterations 3000 \
 		--expect-samples --expect-no-loss || fails=$((fails + 1))
 fi
-if record trunc -m 16,2; then
+if record trunc 3000 -m 16,2; then
 	python3 "$CHECK" "$AUXCAP" "$TMP/trunc.data" "$EXAMPLE" "$SCHEMA" --expect-loss ||
 		fails=$((fails + 1))
 fi
-if record snap --snapshot=e -m ,4; then
+if record snap 3000 --snapshot=e -m ,4; then
 	python3 "$CHECK" "$AUXCAP" "$TMP/snap.data" "$EXAMPLE" "$SCHEMA" --expect-snapshots ||
+		fails=$((fails + 1))
+fi
+# Intel BTS (branches, no time, no instruction counts) and Arm SPE (the trace's own samples).
+if record bts 300 -e intel_bts//u; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/bts.data" "$EXAMPLE" "$SCHEMA" --iterations 300 \
+		--untimed --expect-no-loss || fails=$((fails + 1))
+fi
+if record spe 300 -e arm_spe_0/period=64/; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/spe.data" "$EXAMPLE" "$SCHEMA" --expect-no-loss ||
 		fails=$((fails + 1))
 fi
 

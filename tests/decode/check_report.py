@@ -6,7 +6,7 @@ here from other sources: the merged stream as `auxcap decode --format json` prin
 symbols and code (nm, objdump), its known call structure, and `auxcap info`.
 
 usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N] [--expect-loss]
-                       [--expect-no-loss] [--expect-samples] [--expect-snapshots]
+                       [--expect-no-loss] [--expect-samples] [--expect-snapshots] [--untimed]
 
   - the JSON report validates against SCHEMA; the text report says the same things;
   - time span, CPUs, threads (trace time, instructions, branches, events, gaps, gap time,
@@ -72,8 +72,9 @@ def report_json(auxcap, capture, *args):
 class Stream:
     """The decode stream, aggregated here."""
 
-    def __init__(self, events, prog):
+    def __init__(self, events, prog, trace_slot):
         self.prog = prog
+        self.trace_slot = trace_slot  # the table of the trace's own samples
         self.first = self.last = None
         self.cpus = set()
         self.threads = collections.defaultdict(lambda: collections.Counter())
@@ -158,6 +159,12 @@ class Stream:
             st["loc"] = e["to"]
         elif t == "trace_start":
             st["loc"] = e["ip"]
+        elif t == "trace_sample":
+            f = self.func(e["ip"])
+            self.slot[(self.trace_slot, "samples")] += 1
+            if f:
+                self.samples[self.trace_slot][f] += 1
+                self.samples_total[self.trace_slot][f] += 1
         elif t == "trace_end":
             st["paused"], st["gap"], st["loc"] = True, False, None
         elif t == "gap":
@@ -225,6 +232,8 @@ def main(argv):
     iterations = None
     expect_loss = "--expect-loss" in args
     expect_no_loss = "--expect-no-loss" in args
+    untimed = "--untimed" in args
+    args = [a for a in args if a != "--untimed"]
     expect_samples = "--expect-samples" in args
     expect_snapshots = "--expect-snapshots" in args
     args = [a for a in args if not a.startswith("--expect-")]
@@ -246,7 +255,7 @@ def main(argv):
     for e in events:
         if e["type"] == "mmap" and os.path.realpath(e["filename"]) == prog.real:
             prog.maps.append((int(e["addr"], 16), int(e["addr"], 16) + e["len"], e["pgoff"]))
-    s = Stream(events, prog)
+    s = Stream(events, prog, rep["backend"] + " trace")
 
     # ---- the capture as a whole
     check(rep["time"] and rep["time"]["first"] == s.first and rep["time"]["last"] == s.last and
@@ -263,7 +272,8 @@ def main(argv):
           "AUX: %d queues, %d bytes, as decode lists them" % (len(queues), sum(queues)))
     check(rep["trace"]["events"] == sum(1 for e in events if e["type"] in TRACE),
           "%d trace events, as in the stream" % rep["trace"]["events"])
-    check(rep["trace"]["timed"], "the trace has time")
+    check(rep["trace"]["timed"] != untimed,
+          "the trace has time" if not untimed else "the trace has no time")
 
     # ---- threads
     bad = []
@@ -284,7 +294,9 @@ def main(argv):
 
     # ---- functions: what the stream holds is shared out, nothing lost or counted twice
     fs = rep["functions"]
-    check(sum(f["self_ns"] for f in fs) == rep["trace"]["ns"] and
+    # (a trace of samples only, Arm SPE, has time but no frame to give it to)
+    check(sum(f["self_ns"] for f in fs) == (rep["trace"]["ns"] if rep["trace"]["branches"]
+                                            else 0) and
           sum(f["self_insns"] for f in fs) == rep["trace"]["instructions"] and
           sum(f["self_branches"] for f in fs) == rep["trace"]["branches"] and
           sum(f["calls"] for f in fs) == sum(1 for e in events if e["type"] == "branch" and
@@ -315,7 +327,7 @@ def main(argv):
               ("" if not bad else ": " + "; ".join(bad[:4])))
     ours = [f for f in rep["functions"] if f["name"] in FUNCS]
     top = max(FUNCS, key=lambda n: s.self_ns[n])
-    if iterations:
+    if iterations and not untimed:
         check(ours and ours[0]["name"] == top,
               "top of the program's functions by self time: %s (%d ns)" % (top, s.self_ns[top]))
     check(all(a["self_ns"] >= b["self_ns"] for a, b in zip(rep["functions"], rep["functions"][1:])),
@@ -327,7 +339,7 @@ def main(argv):
               "calls: work %d, leaf_add %d, leaf_mul %d, run %d (the program: %d iterations)"
               % (work["calls"], la["calls"], lm["calls"], by_name(rep, "run")["calls"],
                  iterations))
-        for f in (la, lm):
+        for f in (la, lm) if rep["trace"]["instructions"] else ():
             body = objdump_body(prog, f["name"])
             check(body and f["self_insns"] == body * f["calls"] and
                   f["total_insns"] == f["self_insns"],
@@ -400,11 +412,17 @@ def main(argv):
 
     # ---- text, options
     text = run(auxcap, "report", capture, "--no-progress")
-    rows = re.findall(r"^ +[\d.]+% +[\d.]+ \w+ +[\d.]+% +[\d.]+ \w+ +\d+ +\d+ +\d+ +\d+  (.*)$",
-                      text, re.M)
-    name0 = rep["functions"][0]["name"] or "[unknown] %s" % rep["functions"][0]["addr"]
-    check(len(rows) == min(20, rep["functions_total"]) and rows[0].startswith(name0),
-          "text: %d rows in the trace table (default --top), %s first" % (len(rows), name0))
+    rows = re.findall(r"^ +[\d.]+% +(?:[\d.]+ \w+ +)?[\d.]+% +(?:[\d.]+ \w+ +)?"
+                      r"\d+ +\d+ +\d+ +\d+  (.*)$", text.split("\nFunctions by")[1], re.M)
+    traced = [f for f in rep["functions"] if f["self_ns"] or f["total_ns"] or f["total_insns"]
+              or f["total_branches"] or f["calls"]]
+    if traced:
+        name0 = traced[0]["name"] or "[unknown] %s" % traced[0]["addr"]
+        check(len(rows) == min(20, len(traced)) and rows[0].startswith(name0),
+              "text: %d rows in the trace table (default --top), %s first" % (len(rows), name0))
+    else:
+        check(not rows and "Functions by trace: none" in text,
+              "text: the trace table says there is nothing to attribute")
     check(("no data lost" in text) == L["no_loss"] and
           (L["aux_truncated"] == 0 or "AUX TRUNCATED:   %d records" % L["aux_truncated"] in text),
           "text: the losses section says what the JSON does")
