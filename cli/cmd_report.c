@@ -668,8 +668,23 @@ static void jstr(FILE *f, const char *s)
 			fprintf(f, "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f); /* names are passed through; symbols are UTF-8 or ASCII */
+		else if (*p < 0x80)
+			putc(*p, f);
+		else {
+			/* Valid UTF-8 sequences pass, stray bytes (a path's Latin-1) are escaped. */
+			int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+							  : (*p & 0xf8) == 0xf0 ? 4 : 0;
+			int k;
+
+			for (k = 1; k < len && (p[k] & 0xc0) == 0x80; k++)
+				;
+			if (len && k == len) {
+				fwrite(p, 1, (size_t)len, f);
+				p += len - 1;
+			} else {
+				fprintf(f, "\\u%04x", *p);
+			}
+		}
 	}
 	putc('"', f);
 }

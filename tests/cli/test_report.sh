@@ -102,6 +102,17 @@ else
 	bad "-o FILE (status $st)"
 fi
 
+# JSON stays valid UTF-8 with a file name that is not (a Latin-1 byte).
+cp "$TMP/s.data" "$TMP/caf$(printf '\351').data"
+"$AUXCAP" report "$TMP/caf$(printf '\351').data" --format json >"$TMP/l1.json" 2>"$TMP/e"; st=$?
+if [ $st -eq 0 ] && python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+assert r["file"].endswith("caf\u00e9.data"), r["file"]' "$TMP/l1.json"; then
+	ok "JSON with a non-UTF-8 file name: valid UTF-8, the byte escaped"
+else
+	bad "JSON with a non-UTF-8 file name (status $st)"
+fi
+
 # The progress bar on a terminal.
 python3 "$PTY" "$AUXCAP" "$TMP/s.data" "$TMP" || fails=$((fails + 1))
 
