@@ -934,10 +934,7 @@ static int run_record(int argc, char **argv)
 			CPU_SET(0, &one);
 			(void)sched_setaffinity(child, sizeof(one), &one);
 		}
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
-			goto out;
-		emu_child = child;
-		child = -1; /* the tracer's to reap */
+		emu_child = child; /* handed to the tracer below (emu_setup()) */
 	}
 
 	/* Targets. */
@@ -1024,6 +1021,15 @@ static int run_record(int argc, char **argv)
 	if (o.filter && !aux_spec) {
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
 		goto out;
+	}
+	/*
+	 * The live tracer's source goes to the next emulated event opened: after the backend's
+	 * set-up, which opens (and closes) one to probe the clock.
+	 */
+	if (o.emulate) {
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		child = -1; /* the tracer's to reap */
 	}
 
 	r = open_output(&o, &w);
