@@ -16,6 +16,10 @@
 
 #include "elf_file.h"
 
+#ifndef AUXCAP_TEST_LIBC
+#define AUXCAP_TEST_LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#endif
+
 /* A function with a known name and a size, to be found by address. */
 __attribute__((noinline)) int auxcap_test_elf_marker(int x);
 __attribute__((noinline)) int auxcap_test_elf_marker(int x)
@@ -125,12 +129,66 @@ static void test_elf_symbol_lookup_gives_file_offset(void **state)
 	auxcap_elf_free(elf);
 }
 
+/*
+ * PLT entries are named SYMBOL@plt like objdump names them (an independent reader of the
+ * same relocations): every "<NAME@plt>:" label objdump prints for .plt/.plt.sec of this test
+ * binary and of libc is what auxcap_elf_symbolize() gives at that address, at offset 0.
+ */
+static void check_plt_against_objdump(const char *path, const char *what)
+{
+	struct auxcap_elf *elf = NULL;
+	char cmd[4200], line[1024];
+	size_t n = 0;
+	FILE *f;
+
+	assert_int_equal(auxcap_elf_open(path, &elf), 0);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char label[512];
+		const char *name = NULL;
+		uint64_t off = 1;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2)
+			continue;
+		if (!strstr(label, "@plt") || strstr(label, "@plt-") || strstr(label, "@plt+"))
+			continue; /* the PLT header, labelled relative to its first entry */
+		if (auxcap_elf_symbolize(elf, addr, &name, &off) != 1 || strcmp(name, label) ||
+		    off)
+			fail_msg("%s: 0x%llx is %s in objdump, %s+0x%llx here", what, addr, label,
+				 name ? name : "(nothing)", (unsigned long long)off);
+		n++;
+	}
+	assert_int_equal(pclose(f), 0);
+	printf("# %s: %zu PLT entries named as objdump names them\n", what, n);
+	assert_true(n > 0);
+	auxcap_elf_free(elf);
+}
+
+static void test_elf_plt_entries_named_like_objdump(void **state)
+{
+	(void)state;
+
+	if (system("objdump --version >/dev/null 2>&1") != 0)
+		skip(); /* binutils absent: nothing independent to compare with */
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(len > 0);
+	self[len] = '\0'; /* objdump's own /proc/self/exe is objdump */
+	check_plt_against_objdump(self, "this test");
+	check_plt_against_objdump(AUXCAP_TEST_LIBC, "libc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_open_errors),
 		cmocka_unit_test(test_elf_symbol_lookup_gives_file_offset),
+		cmocka_unit_test(test_elf_plt_entries_named_like_objdump),
 	};
 
 	return cmocka_run_group_tests_name("decode/elf_file", tests, NULL, NULL);
