@@ -281,6 +281,103 @@ static int read_plt(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 	return 0;
 }
 
+static void read_build_id(Elf *e, struct auxcap_elf *elf);
+
+/* The .symtab of @e, or NULL; its header in @ret_sh. */
+static Elf_Scn *find_symtab(Elf *e, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, ret_sh) && ret_sh->sh_type == SHT_SYMTAB)
+			return scn;
+	return NULL;
+}
+
+/*
+ * Read the function symbols of @elf's separate debug file, when there is one with the same
+ * build-id: DIR/.build-id/xx/rest.debug, or the .gnu_debuglink name @link in DIR/<directory
+ * of the binary>/, <directory>/ and <directory>/.debug/, for each DIR of $AUXCAP_DEBUG_DIRS
+ * (colon-separated; default /usr/lib/debug), as gdb and perf look.  Returns 1 if its .symtab
+ * was read, 0 if there is none, a negative errno on allocation failure.
+ */
+static int read_debug_symbols(struct auxcap_elf *elf, const char *link)
+{
+	const char *dirs = getenv("AUXCAP_DEBUG_DIRS");
+	char hex[2 * AUXCAP_ELF_BUILD_ID_MAX + 1], bindir[4096];
+	const char *slash = strrchr(elf->path, '/');
+	size_t bindir_len = slash ? (size_t)(slash - elf->path) : 0;
+
+	if (!elf->build_id_size)
+		return 0;
+	for (size_t i = 0; i < elf->build_id_size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", elf->build_id[i]);
+	snprintf(bindir, sizeof(bindir), "%.*s", (int)bindir_len, elf->path);
+	if (!dirs || !*dirs)
+		dirs = "/usr/lib/debug";
+	for (const char *d = dirs; *d;) {
+		size_t dlen = strcspn(d, ":");
+		char cand[4][8192];
+		int nc = 0;
+
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/.build-id/%.2s/%s.debug", (int)dlen, d,
+			 hex, hex + 2);
+		if (link && *link) {
+			snprintf(cand[nc++], sizeof(cand[0]), "%.*s%s/%s", (int)dlen, d, bindir, link);
+			if (d == dirs) {
+				snprintf(cand[nc++], sizeof(cand[0]), "%s/%s", bindir, link);
+				snprintf(cand[nc++], sizeof(cand[0]), "%s/.debug/%s", bindir, link);
+			}
+		}
+		for (int c = 0; c < nc; c++) {
+			struct auxcap_elf dbg;
+			GElf_Shdr sh;
+			Elf_Scn *scn;
+			Elf *e;
+			int fd, r;
+
+			if (!strcmp(cand[c], elf->path))
+				continue;
+			fd = open(cand[c], O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			e = elf_begin(fd, ELF_C_READ, NULL);
+			memset(&dbg, 0, sizeof(dbg));
+			if (e && elf_kind(e) == ELF_K_ELF)
+				read_build_id(e, &dbg);
+			scn = e && dbg.build_id_size == elf->build_id_size &&
+					      !memcmp(dbg.build_id, elf->build_id, elf->build_id_size)
+				      ? find_symtab(e, &sh)
+				      : NULL;
+			r = scn ? read_symtab(e, scn, &sh, elf) : 0;
+			if (e)
+				(void)elf_end(e);
+			(void)close(fd);
+			if (r < 0)
+				return r;
+			if (scn)
+				return 1;
+		}
+		d += dlen;
+		if (*d == ':')
+			d++;
+	}
+	return 0;
+}
+
+/* The file name a .gnu_debuglink section of @e names, or NULL (borrowed from @e's data). */
+static const char *debuglink(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_by_name(e, ".gnu_debuglink", &sh);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+
+	if (!data || !data->d_buf || !data->d_size ||
+	    !memchr(data->d_buf, '\0', data->d_size))
+		return NULL;
+	return data->d_buf;
+}
+
 static int read_symbols(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL;
@@ -300,6 +397,13 @@ static int read_symbols(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 			dynsym = scn;
 			dynsh = sh;
 		}
+	}
+	/* Stripped: the separate debug file's full table, else the dynamic symbols. */
+	if (!have_symtab) {
+		r = read_debug_symbols(elf, debuglink(e));
+		if (r < 0)
+			return r;
+		have_symtab = r > 0;
 	}
 	if (!have_symtab && dynsym) {
 		r = read_symtab(e, dynsym, &dynsh, elf);
@@ -392,10 +496,10 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 	r = read_segments(e, elf);
 	if (r < 0)
 		goto err_end;
+	read_build_id(e, elf);
 	r = read_symbols(e, &eh, elf);
 	if (r < 0)
 		goto err_end;
-	read_build_id(e, elf);
 	(void)elf_end(e);
 	(void)close(fd);
 	*ret_elf = elf;
