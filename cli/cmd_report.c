@@ -695,7 +695,7 @@ static void json_func_id(FILE *f, const struct auxcap_report_func *fn, bool per_
 	jstr(f, fn->name);
 	fputs(",\"dso\":", f);
 	jstr(f, fn->dso);
-	if (fn->name || fn->kernel)
+	if (fn->kernel)
 		fputs(",\"addr\":null", f);
 	else
 		fprintf(f, ",\"addr\":\"0x%" PRIx64 "\"", fn->addr);

@@ -38,6 +38,7 @@
 
 struct rfunc {
 	struct auxcap_report_func pub;
+	uint64_t kaddr;	  /* the address in its key: 0 for a named function or the kernel */
 	uint64_t *counts; /* 2 * nr_slots: self samples, then total samples; NULL until one */
 	uint64_t stamp;	  /* the last sample that counted it in its total */
 };
@@ -120,10 +121,12 @@ static size_t key_hash(const char *name, const char *dso, uint64_t addr, bool ke
 			   mix(addr + (kernel ? 1 : 0)) ^ ((uint64_t)(uint32_t)tid << 17));
 }
 
-static bool key_eq(const struct auxcap_report_func *f, const char *name, const char *dso,
-		   uint64_t addr, bool kernel, int32_t tid)
+static bool key_eq(const struct rfunc *rf, const char *name, const char *dso, uint64_t addr,
+		   bool kernel, int32_t tid)
 {
-	return f->name == name && f->dso == dso && f->addr == addr && f->kernel == kernel &&
+	const struct auxcap_report_func *f = &rf->pub;
+
+	return f->name == name && f->dso == dso && rf->kaddr == addr && f->kernel == kernel &&
 	       f->tid == tid;
 }
 
@@ -137,7 +140,8 @@ static int index_grow(struct auxcap_report *r)
 	memset(ni, 0xff, cap * sizeof(*ni));
 	for (size_t k = 0; k < r->nr_funcs; k++) {
 		const struct auxcap_report_func *f = &r->funcs[k].pub;
-		size_t i = key_hash(f->name, f->dso, f->addr, f->kernel, f->tid) & (cap - 1);
+		size_t i = key_hash(f->name, f->dso, r->funcs[k].kaddr, f->kernel, f->tid) &
+			   (cap - 1);
 
 		while (ni[i] != NO_FUNC)
 			i = (i + 1) & (cap - 1);
@@ -149,9 +153,12 @@ static int index_grow(struct auxcap_report *r)
 	return 0;
 }
 
-/* The function of key (@name, @dso, @addr, @kernel, @tid), made if new; NO_FUNC on ENOMEM. */
+/*
+ * The function of key (@name, @dso, @addr, @kernel, @tid), made if new (its shown address
+ * @start); NO_FUNC on ENOMEM.
+ */
 static uint32_t func_get(struct auxcap_report *r, const char *name, const char *dso,
-			 uint64_t addr, bool kernel, int32_t tid)
+			 uint64_t addr, bool kernel, int32_t tid, uint64_t start)
 {
 	size_t i;
 
@@ -159,7 +166,7 @@ static uint32_t func_get(struct auxcap_report *r, const char *name, const char *
 		return NO_FUNC;
 	for (i = key_hash(name, dso, addr, kernel, tid) & (r->icap - 1); r->index[i] != NO_FUNC;
 	     i = (i + 1) & (r->icap - 1))
-		if (key_eq(&r->funcs[r->index[i]].pub, name, dso, addr, kernel, tid))
+		if (key_eq(&r->funcs[r->index[i]], name, dso, addr, kernel, tid))
 			return r->index[i];
 	if (r->nr_funcs == r->cap_funcs) {
 		size_t cap = r->cap_funcs ? 2 * r->cap_funcs : 256;
@@ -176,7 +183,8 @@ static uint32_t func_get(struct auxcap_report *r, const char *name, const char *
 	memset(&r->funcs[r->nr_funcs], 0, sizeof(r->funcs[0]));
 	r->funcs[r->nr_funcs].pub.name = name;
 	r->funcs[r->nr_funcs].pub.dso = dso;
-	r->funcs[r->nr_funcs].pub.addr = addr;
+	r->funcs[r->nr_funcs].pub.addr = start;
+	r->funcs[r->nr_funcs].kaddr = addr;
 	r->funcs[r->nr_funcs].pub.kernel = kernel;
 	r->funcs[r->nr_funcs].pub.tid = tid;
 	r->index[i] = (uint32_t)r->nr_funcs;
@@ -200,11 +208,11 @@ static uint32_t func_of(struct auxcap_report *r, int32_t pid, uint64_t addr, int
 		return c->func;
 	s = auxcap_decode_symbolize(r->d, pid, addr, &name, &off, &dso);
 	if (s == 1)
-		f = func_get(r, name, dso, 0, false, tid);
+		f = func_get(r, name, dso, 0, false, tid, addr - off);
 	else if (addr >> 63) /* the upper half: the kernel's, on x86-64 and arm64 */
-		f = func_get(r, NULL, NULL, 0, true, tid);
+		f = func_get(r, NULL, NULL, 0, true, tid, 0);
 	else
-		f = func_get(r, NULL, s == 2 ? dso : NULL, addr, false, tid);
+		f = func_get(r, NULL, s == 2 ? dso : NULL, addr, false, tid, addr);
 	if (f != NO_FUNC)
 		*c = (struct fcache){ addr, pid, tid, f, true };
 	return f;

@@ -440,10 +440,11 @@ def main(argv):
     pt = report_json(auxcap, capture, "--per-thread", "--top", "0")
     err = schema.errors(pt, schema.root)
     sums = collections.Counter()
+    key = lambda f: (f["name"], f["dso"], f["addr"], f["kernel"])  # noqa: E731
     for f in pt["functions"]:
-        sums[f["name"], f["addr"]] += f["self_ns"]
+        sums[key(f)] += f["self_ns"]
     check(err is None and all("tid" in f for f in pt["functions"]) and
-          all(sums[f["name"], f["addr"]] == f["self_ns"] for f in rep["functions"]),
+          all(sums[key(f)] == f["self_ns"] for f in rep["functions"]),
           "--per-thread: functions keyed by thread, their self time adds up to the merged "
           "report's%s" % ("" if err is None else ": " + err))
     print("%d failed" % len(FAILS))

@@ -30,9 +30,10 @@
  *     innermost frame, which the trace delimits even without symbols), and samples that have
  *     the function anywhere on their reconstructed stack (total); trace samples (Arm SPE
  *     records) count by their IP in a slot of their own;
- *   - functions are symbols (name and file, as auxcap_decode_symbolize() gives them); an
- *     address without a symbol is an entry of its own ("[unknown]" at that address), except
- *     kernel addresses, which are one entry ("[kernel]");
+ *   - functions are symbols (name and file, as auxcap_decode_symbolize() gives them: two
+ *     symbols of one name in one file, static functions, stay two); an address without a
+ *     symbol is an entry of its own ("[unknown]" at that address), except kernel addresses,
+ *     which are one entry ("[kernel]");
  *   - the time span, the CPUs seen, every loss and gap (with the first few gaps and
  *     AUXTRACE_ERRORs in detail).
  * Memory grows with the functions and threads seen, not with the length of the trace.
@@ -79,8 +80,10 @@ enum auxcap_report_sort_key {
 struct auxcap_report_func {
 	const char *name; /* symbol name, NULL if no symbol covers it (see @addr, @kernel) */
 	const char *dso;  /* file of the mapping, NULL if not known */
-	uint64_t addr;	  /* no symbol: the address (a frame's function entry, or a sample's IP);
-			   * 0 with a symbol */
+	uint64_t addr;	  /* no symbol: the address (a frame's function entry, or a sample's IP),
+			   * which is what tells it apart; with a symbol: its start where it was
+			   * first met (run-time address; two symbols of one name differ by it);
+			   * kernel: 0 */
 	bool kernel;	  /* no symbol, kernel address: all such addresses are this one entry */
 	int32_t tid;	  /* per_thread only: the thread (negative: trace of an unknown thread,
 			   * queue -1 - tid); -1 without per_thread */
