@@ -34,4 +34,12 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Route library log messages to stderr (verbosity: 0 warnings, 1 info, 2 debug). */
 void cli_log_init(int verbosity);
 
+/*
+ * The path to open for input FILE of decode/report: FILE itself, or for "-" standard input
+ * (a regular file as it is; a pipe saved first to an unlinked temporary file, whose fd is
+ * returned in *@ret_fd for the caller to close, else -1).  Errors are printed; returns 0 or
+ * a negative errno.
+ */
+int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
+
 #endif /* AUXCAP_CLI_H */

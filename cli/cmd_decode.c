@@ -79,6 +79,7 @@ static void usage(FILE *f)
 struct decode_args {
 	const char *pmu;  /* --raw */
 	const char *file; /* the trace or capture */
+	const char *open_path; /* what to open: @file, or a saved copy of stdin for "-" */
 	const char *output;
 	struct auxcap_decode_code code[MAX_CODE];
 	size_t ncode;
@@ -451,7 +452,7 @@ static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *ou
 		const uint8_t *buf = NULL;
 		size_t len = 0;
 
-		r = map_file(a->file, &buf, &len);
+		r = map_file(a->open_path, &buf, &len);
 		if (r < 0) {
 			cli_err("cannot read trace file '%s': %s", a->file, strerror(-r));
 			return CLI_ERR;
@@ -587,7 +588,7 @@ static int cmd_decode_run(int argc, char **argv)
 	static char out_buf[1 << 16];
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	struct auxcap_decode *d = NULL;
-	char errbuf[512] = "";
+	char errbuf[512] = "", inpath[4096];
 	FILE *out = stdout;
 	const char *backend;
 	int r, ret;
@@ -603,6 +604,10 @@ static int cmd_decode_run(int argc, char **argv)
 				"auxcap decode --raw intel_pt FILE --elf BINARY[:LOAD_ADDR]");
 		return CLI_ERR;
 	}
+	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
+	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
+		return CLI_ERR;
+	a.open_path = inpath;
 	if (a.pmu) {
 		const struct auxcap_backend_ops *b = auxcap_backend_find(a.pmu);
 
@@ -635,7 +640,8 @@ static int cmd_decode_run(int argc, char **argv)
 	o.errlen = sizeof(errbuf);
 	if (cli_progress_begin(a.progress, !a.output && isatty(STDOUT_FILENO)))
 		o.progress = cli_progress_update;
-	r = auxcap_decode_open(a.file, &o, &d);
+	o.name = a.file; /* "-" rather than the saved copy's /proc path */
+	r = auxcap_decode_open(a.open_path, &o, &d);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
 		cli_progress_end();

@@ -988,19 +988,23 @@ static int cmd_report_run(int argc, char **argv)
 	struct auxcap_decode *d = NULL;
 	struct auxcap_report *rep = NULL;
 	struct ctx c;
-	char errbuf[512] = "";
+	char errbuf[512] = "", inpath[4096];
 	FILE *out = stdout;
 	int r, ret = CLI_ERR;
 
 	memset(&a, 0, sizeof(a));
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
+	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
+	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
+		return CLI_ERR;
 	o.errbuf = errbuf;
 	o.errlen = sizeof(errbuf);
 	/* The report is printed once decoding is over: the bar never cuts into it. */
 	if (cli_progress_begin(a.progress, false))
 		o.progress = cli_progress_update;
-	r = auxcap_decode_open(a.file, &o, &d);
+	o.name = a.file; /* "-" rather than the saved copy's /proc path */
+	r = auxcap_decode_open(inpath, &o, &d);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
 		goto out;

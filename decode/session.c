@@ -660,7 +660,7 @@ static int add_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
 
 /* ---- raw trace files ------------------------------------------------------------------- */
 
-static int open_raw(struct auxcap_decode *d, const char *path)
+static int open_raw(struct auxcap_decode *d, const char *path, const char *shown)
 {
 	struct dqueue *q;
 	struct stat st;
@@ -675,13 +675,13 @@ static int open_raw(struct auxcap_decode *d, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		set_err(d, "cannot read trace file '%s': %s", shown, strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		(void)close(fd);
-		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		set_err(d, "cannot read trace file '%s': %s", shown, strerror(-r));
 		return r;
 	}
 	if (st.st_size) {
@@ -689,7 +689,7 @@ static int open_raw(struct auxcap_decode *d, const char *path)
 		if (p == MAP_FAILED) {
 			r = -errno;
 			(void)close(fd);
-			set_err(d, "cannot map trace file '%s': %s", path, strerror(-r));
+			set_err(d, "cannot map trace file '%s': %s", shown, strerror(-r));
 			return r;
 		}
 	}
@@ -721,6 +721,7 @@ static int copy_opts(struct auxcap_decode *d, const struct auxcap_decode_opts *o
 	d->opts.code = NULL;
 	d->opts.nr_code = 0;
 	d->opts.backend_options = NULL;
+	d->opts.name = NULL; /* borrowed only during open() */
 	if (opts->backend_options) {
 		d->backend_options = strdup(opts->backend_options);
 		if (!d->backend_options)
@@ -736,6 +737,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 	char rerr[256] = "";
 	struct auxcap_decode *d;
 	int r;
+	const char *shown = opts && opts->sz >= sizeof(*opts) && opts->name ? opts->name : path;
 
 	if (!path || !ret)
 		return -EINVAL;
@@ -763,7 +765,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		goto err;
 	}
 	if (d->opts.raw_backend) {
-		r = open_raw(d, path);
+		r = open_raw(d, path, shown);
 		if (r < 0)
 			goto err;
 	} else {
@@ -771,10 +773,10 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		ro.errbuf_size = sizeof(rerr);
 		r = auxcap_perf_reader_open(path, &ro, &d->rd);
 		if (r < 0) {
-			set_err(d, "cannot read '%s': %s", path, rerr[0] ? rerr : strerror(-r));
+			set_err(d, "cannot read '%s': %s", shown, rerr[0] ? rerr : strerror(-r));
 			goto err;
 		}
-		if (auxcap_perf_reader_info(d->rd)->pipe) {
+		if (auxcap_perf_reader_info(d->rd)->streaming) {
 			set_err(d, "'%s' is a pipe: decoding needs a file (save the stream first)",
 				path);
 			r = -ESPIPE;
@@ -782,7 +784,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		}
 		r = first_pass(d);
 		if (r < 0) {
-			set_err(d, "reading '%s' failed: %s", path,
+			set_err(d, "reading '%s' failed: %s", shown,
 				r == -EBADMSG ? auxcap_perf_reader_error(d->rd) : strerror(-r));
 			goto err;
 		}

@@ -108,6 +108,8 @@ struct auxcap_decode_opts {
 	size_t errlen;		     /* bytes at @errbuf */
 	auxcap_decode_progress_fn progress; /* NULL: none */
 	void *progress_arg;		    /* passed to @progress (borrowed) */
+	/** What messages call the input ("-" for standard input saved aside); NULL: the path. */
+	const char *name;
 };
 
 /** What a merged event is. */
