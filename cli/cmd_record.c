@@ -934,10 +934,8 @@ static int run_record(int argc, char **argv)
 			CPU_SET(0, &one);
 			(void)sched_setaffinity(child, sizeof(one), &one);
 		}
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
-			goto out;
+		/* handed to the live tracer below, once the backend has probed the PMU */
 		emu_child = child;
-		child = -1; /* the tracer's to reap */
 	}
 
 	/* Targets. */
@@ -1020,6 +1018,15 @@ static int run_record(int argc, char **argv)
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
 		record_backend_session(&rb, &aux_ev, &so);
+	}
+	if (o.emulate) {
+		/*
+		 * The tracer's source goes to the next emulated event opened on its PMU: attach it
+		 * only now, after record_backend_setup() opened and closed one to read the clock.
+		 */
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		child = -1; /* the tracer's to reap */
 	}
 	if (o.filter && !aux_spec) {
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
