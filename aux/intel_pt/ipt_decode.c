@@ -246,6 +246,24 @@ err_free:
 	return r;
 }
 
+int auxcap_ipt_decoder_restart(struct auxcap_ipt_decoder *dec, uint64_t start)
+{
+	if (!dec || !start || start >= dec->len)
+		return -EINVAL;
+	/* as auxcap_ipt_decoder_new() with opts.start; libipt's sync_set resets its decoder */
+	dec->opts.start = start;
+	dec->state = STATE_NEED_SYNC;
+	dec->status = 0;
+	dec->synced_once = true;
+	dec->have_resync = true;
+	dec->resync_at = start;
+	dec->last_ip = 0;
+	dec->err_ip = 0;
+	dec->progress_offset = 0;
+	dec->stalled_insns = 0;
+	return 0;
+}
+
 void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec)
 {
 	if (!dec)
