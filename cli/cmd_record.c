@@ -8,6 +8,7 @@
  * A --trigger-on function is a trigger event of the session, which turns its hits into
  * snapshot requests itself.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -239,7 +240,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 1: o->control = optarg; break;
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
-		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 4: {
+			char *end;
+
+			errno = 0;
+			o->max_insns = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !o->max_insns) {
+				cli_err("bad --max-insns '%s': give a positive number of instructions",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 5: o->trigger_on = optarg; break;
 		case 6:
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
@@ -323,18 +335,35 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 			return -ESRCH;
 		}
 		if (threads) {
-			char cmd_path[64];
-			FILE *f;
+			struct dirent *de;
+			DIR *d = opendir(path);
 
-			snprintf(cmd_path, sizeof(cmd_path), "/bin/ls /proc/%ld/task", v);
-			f = popen(cmd_path, "r");
-			if (!f)
+			if (!d) {
+				cli_err("cannot list the threads of %ld in %s: %s", v, path,
+					strerror(errno));
 				return -errno;
-			while (*nr < MAX_TARGETS && fgets(path, sizeof(path), f))
-				out[(*nr)++] = (pid_t)atol(path);
-			pclose(f);
+			}
+			while ((de = readdir(d))) {
+				long tid = strtol(de->d_name, &end, 10);
+
+				if (de->d_name[0] == '.' || *end || tid <= 0)
+					continue;
+				if (*nr == MAX_TARGETS) {
+					closedir(d);
+					cli_err("more than %d threads in '%s': record the CPUs instead "
+						"(-a or -C)",
+						MAX_TARGETS, list);
+					return -E2BIG;
+				}
+				out[(*nr)++] = (pid_t)tid;
+			}
+			closedir(d);
 		} else if (*nr < MAX_TARGETS) {
 			out[(*nr)++] = (pid_t)v;
+		} else {
+			cli_err("more than %d ids in '%s': record the CPUs instead (-a or -C)",
+				MAX_TARGETS, list);
+			return -E2BIG;
 		}
 	}
 	return *nr ? 0 : -EINVAL;
@@ -934,8 +963,7 @@ static int run_record(int argc, char **argv)
 			CPU_SET(0, &one);
 			(void)sched_setaffinity(child, sizeof(one), &one);
 		}
-		/* handed to the live tracer below, once the backend has probed the PMU */
-		emu_child = child;
+		emu_child = child; /* handed to the tracer below (emu_setup()) */
 	}
 
 	/* Targets. */
@@ -1019,18 +1047,18 @@ static int run_record(int argc, char **argv)
 		}
 		record_backend_session(&rb, &aux_ev, &so);
 	}
-	if (o.emulate) {
-		/*
-		 * The tracer's source goes to the next emulated event opened on its PMU: attach it
-		 * only now, after record_backend_setup() opened and closed one to read the clock.
-		 */
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
-			goto out;
-		child = -1; /* the tracer's to reap */
-	}
 	if (o.filter && !aux_spec) {
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
 		goto out;
+	}
+	/*
+	 * The live tracer's source goes to the next emulated event opened: after the backend's
+	 * set-up, which opens (and closes) one to probe the clock.
+	 */
+	if (o.emulate) {
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		child = -1; /* the tracer's to reap */
 	}
 
 	r = open_output(&o, &w);

@@ -124,7 +124,7 @@ int emu_data_output(struct emu_event *ev, uint32_t type, uint16_t misc, const vo
 		return -ENOSPC;
 	}
 	if (!time)
-		time = emu_now_ns(ev);
+		time = ev->emu->exec_time ? ev->emu->exec_time : emu_now_ns(ev);
 	tsz = emu_sid_size(&ev->attr);
 	size = sizeof(hdr) + len + tsz;
 	if (len % 8 || size > sizeof(rec) || size > UINT16_MAX)
@@ -266,6 +266,8 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 	 * clears the bit), before the COMM record is written: they see their own COMM.
 	 */
 	if (item->kind == AUXCAP_EMU_ITEM_COMM && item->u.comm.exec) {
+		/* Their ITRACE_START records are stamped with the exec's time, when it has one. */
+		emu->exec_time = item->time;
 		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
 			struct emu_event *e = emu->events[fd];
 
@@ -275,6 +277,7 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 			e->attr.enable_on_exec = 0;
 			emu_event_enable(e);
 		}
+		emu->exec_time = 0;
 	}
 	/* Every emulated event that watches the same task and CPU and asked for the record. */
 	for (int fd = 0; fd < emu->nr_events_slots; fd++) {

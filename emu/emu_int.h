@@ -163,6 +163,7 @@ struct auxcap_emu {
 	bool thread_running;
 	bool thread_stop; /* tells the thread to leave (under @lock) */
 	unsigned int lock_waiters; /* atomic: consumer calls waiting for @lock (emu_lock()) */
+	uint64_t exec_time; /* while an exec enables events: its item's time (0: now), under @lock */
 };
 
 /*
