@@ -921,6 +921,11 @@ void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 	auxcap_symbols_text(d->syms, pid, addr, ret_text, ret_len);
 }
 
+uint32_t auxcap_decode_sym_gen(const struct auxcap_decode *d)
+{
+	return auxcap_symbols_gen(d->syms);
+}
+
 int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,
 			      size_t *ret_len)
 {
