@@ -307,7 +307,14 @@ static void addr_sym_line(struct auxcap_out *w, int32_t pid, uint64_t addr, bool
 		e = &t->atext[((addr ^ ((uint64_t)(uint32_t)pid << 40)) * 0x9e3779b97f4a7c15ull) >>
 			      52];
 		if (e->len && e->addr == addr && e->pid == pid) {
-			ln_mem(l, e->text, e->len);
+			/* the whole entry (a constant size: no `rep movsb` start-up), then the
+			 * length */
+			if (sizeof(l->b) - l->n >= sizeof(e->text)) {
+				memcpy(l->b + l->n, e->text, sizeof(e->text));
+				l->n += e->len;
+			} else {
+				ln_mem(l, e->text, e->len);
+			}
 			return;
 		}
 	}
