@@ -40,6 +40,12 @@ void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 /* The same through a decode session. */
 void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len);
+/*
+ * A number that changes whenever the mappings do (and with them what an address's symbol
+ * text is): for caches of formatted text in front of auxcap_symbols_text().
+ */
+uint32_t auxcap_symbols_gen(const struct auxcap_symbols *s);
+uint32_t auxcap_decode_sym_gen(const struct auxcap_decode *d);
 
 /* ---- one AUX queue (queue.c) ---------------------------------------------------------------- */
 

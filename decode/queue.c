@@ -293,14 +293,16 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming. */
-	if (q->info.snapshot) {
+	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming (only
+	 * the first piece of a queue can overlap: the others continue it). */
+	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
+			size_t last = o->info.nr_pieces - 1;
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				ctx.snapshot_prev = o->pieces[0].data;
-				ctx.snapshot_prev_len = (size_t)o->pieces[0].len;
+				ctx.snapshot_prev = o->pieces[last].data;
+				ctx.snapshot_prev_len = (size_t)o->pieces[last].len;
 				break;
 			}
 		}

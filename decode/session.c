@@ -5,7 +5,10 @@
  * The first pass reads every record once and keeps only what decoding needs before any
  * trace is decoded: the executable mappings (the image, and the symbols), thread names and
  * process ids, the AUXTRACE_INFO words, the time conversion, and the AUXTRACE buffers
- * grouped into queues (by idx; one queue per buffer in snapshot mode).  Trace payloads stay
+ * grouped into queues (by idx; in snapshot mode one queue per run of snapshots whose AUX
+ * chunks follow each other, offset to offset, as auxcap's capture writes consecutive
+ * snapshots that did not lose anything between them: one stream cut at arbitrary bytes,
+ * decoded across the cuts like a full trace's buffers).  Trace payloads stay
  * in the reader's file mapping.  The merged stream (merge.c) then reads the records again.
  */
 #include "config.h"
@@ -357,12 +360,39 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 	return 0;
 }
 
+/*
+ * Does a buffer at stream @offset follow the last one of @q?  The writer pads each payload to
+ * 8 bytes, so it may start up to 7 bytes before the padded end.
+ */
+static bool continues(const struct dqueue *q, uint64_t offset)
+{
+	const struct dpiece *prev;
+	uint64_t end;
+
+	if (!q->info.nr_pieces)
+		return false;
+	prev = &q->pieces[q->info.nr_pieces - 1];
+	end = prev->offset + prev->len;
+	return offset <= end && offset + 8 > end && offset >= prev->offset;
+}
+
 static struct dqueue *queue_for(struct auxcap_decode *d, const struct auxcap_perf_event *ev,
 				bool snapshot)
 {
-	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
-		if (d->queues[i].info.idx == ev->u.auxtrace.idx)
+	for (size_t i = d->nr_queues; i-- > 0;) {
+		if (d->queues[i].info.idx != ev->u.auxtrace.idx)
+			continue;
+		/*
+		 * A snapshot goes on the queue of the previous snapshot of its buffer when it
+		 * starts where that one ended (nothing lost in between: perf's own snapshot
+		 * files overlap instead, and a snapshot after a lap of the buffer starts past a
+		 * gap); else it is a stream of its own.
+		 */
+		if (!snapshot || (d->queues[i].info.snapshot &&
+				  continues(&d->queues[i], ev->u.auxtrace.offset)))
 			return &d->queues[i];
+		break;
+	}
 	{
 		struct dqueue *q = new_queue(d);
 
@@ -918,6 +948,11 @@ void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len)
 {
 	auxcap_symbols_text(d->syms, pid, addr, ret_text, ret_len);
+}
+
+uint32_t auxcap_decode_sym_gen(const struct auxcap_decode *d)
+{
+	return auxcap_symbols_gen(d->syms);
 }
 
 int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,
