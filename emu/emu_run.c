@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "emu_int.h"
@@ -40,6 +41,7 @@ int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_off
 	while (!ev->src_done && offered < max) {
 		size_t want = max - offered < ev->scratch_size ? max - offered : ev->scratch_size;
 
+		memset(&item, 0, sizeof(item));
 		r = ev->src_ops->next(ev->src, ev->scratch, want, paced, &item);
 		if (r <= 0) {
 			if (r < 0)
@@ -59,7 +61,7 @@ int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_off
 		if (item.kind == AUXCAP_EMU_ITEM_TRACE) {
 			if (item.len > want)
 				item.len = want;
-			emu_hw_write(ev, ev->scratch, item.len);
+			emu_hw_write(ev, item.data ? item.data : ev->scratch, item.len);
 			offered += item.len;
 		} else {
 			emu_data_sideband(ev, &item);
