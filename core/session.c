@@ -768,32 +768,58 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 	return 0;
 }
 
+/*
+ * Full trace: hand what the hardware wrote since the last pass to the sink, releasing the
+ * tail after every quarter of the buffer at most.  A driver places its stop point at the tail
+ * it reads at each interrupt (every quarter, see the AUX watermark): a drain that lags by most
+ * of the buffer and released its tail only after writing all of it left the hardware no room
+ * for as long as that write took, and truncated (bench/aux_drain).  A piece never wraps when
+ * it is cut, so with an alignment it ends on a record boundary or at the buffer's end.
+ */
 static int drain_aux(struct auxcap_session *s, struct set *set)
 {
-	struct auxcap_aux_span sp;
+	uint64_t size = set->aux.size, max = size / 4, pos, end;
+	uint32_t align = s->opts.aux_alignment;
+	struct auxcap_aux_span all, sp;
 	int64_t n;
 	int r;
 
-	n = auxcap_aux_ring_read(&set->aux, &sp);
+	n = auxcap_aux_ring_read(&set->aux, &all);
 	if (n == -ESTALE) {
 		auxcap_log(AUXCAP_LOG_ERROR, "AUX head ran past the tail on cpu %d: older bytes lost",
 			   set->cpu);
-		n = (int64_t)sp.len;
+		n = (int64_t)all.len;
 	}
 	if (n < 0)
 		return (int)n;
-	r = emit_aux(s, set, &sp, sp.offset, false);
-	if (r < 0)
-		return r;
-	auxcap_aux_ring_consume(&set->aux, &sp);
-	if (set->aux_reenable) {
-		/* The kernel disabled the event on TRUNCATED; there is room again now. */
-		set->aux_reenable = false;
-		r = auxcap_event_enable(s->sys, set->aux_fd, true);
+	pos = all.offset;
+	end = all.offset + all.len;
+	do {
+		uint64_t len = end - pos;
+
+		if (len > max) {
+			uint64_t to_wrap = size - (pos & (size - 1));
+
+			len = align ? max - max % align : max;
+			if (len > to_wrap || !len)
+				len = to_wrap;
+		}
+		r = auxcap_aux_ring_span(&set->aux, pos + len, len, &sp);
+		if (r == 0)
+			r = emit_aux(s, set, &sp, sp.offset, false);
 		if (r < 0)
 			return r;
-		s->stats.aux_reenables++;
-	}
+		auxcap_aux_ring_consume(&set->aux, &sp);
+		pos += len;
+		if (set->aux_reenable) {
+			/* The kernel disabled the event on TRUNCATED; there is room again now. */
+			set->aux_reenable = false;
+			r = auxcap_event_enable(s->sys, set->aux_fd, true);
+			if (r < 0)
+				return r;
+			s->stats.aux_reenables++;
+		}
+	} while (pos < end);
 	return 0;
 }
 
