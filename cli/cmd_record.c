@@ -916,34 +916,9 @@ static int run_record(int argc, char **argv)
 		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
 	}
 
-	if (o.emulate) {
-		/* The command, on which every event is opened; the live tracer will run it. */
-		child = start_command(o.cmd, &go, false);
-		if (child < 0) {
-			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
-			goto out;
-		}
-		/*
-		 * A per-CPU emulated capture models one CPU, 0: the command runs there, so that
-		 * real counter events opened on (command, CPU 0) see all of it.
-		 */
-		if (emu_per_cpu(aux_spec)) {
-			cpu_set_t one;
-
-			CPU_ZERO(&one);
-			CPU_SET(0, &one);
-			(void)sched_setaffinity(child, sizeof(one), &one);
-		}
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
-			goto out;
-		emu_child = child;
-		child = -1; /* the tracer's to reap */
-	}
-
 	/* Targets. */
 	if (o.emulate) {
-		targets[0] = emu_child;
-		nr_targets = 1;
+		nr_targets = 1; /* the command, started below (targets[0]) */
 		so.enable_on_exec = true;
 		so.aux_ring_alone = true;
 		if (emu_per_cpu(aux_spec)) {
@@ -1021,6 +996,35 @@ static int run_record(int argc, char **argv)
 		}
 		record_backend_session(&rb, &aux_ev, &so);
 	}
+	/*
+	 * --emulate: the command, on which every event is opened; the live tracer will run it.
+	 * After the backend's set-up: its clock probe opens and closes an emulated event, which
+	 * would take (and free) a tracer queued for the next event.
+	 */
+	if (o.emulate) {
+		child = start_command(o.cmd, &go, false);
+		if (child < 0) {
+			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
+			goto out;
+		}
+		/*
+		 * A per-CPU emulated capture models one CPU, 0: the command runs there, so that
+		 * real counter events opened on (command, CPU 0) see all of it.
+		 */
+		if (emu_per_cpu(aux_spec)) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(0, &one);
+			(void)sched_setaffinity(child, sizeof(one), &one);
+		}
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		emu_child = child;
+		child = -1; /* the tracer's to reap */
+		targets[0] = emu_child;
+	}
+
 	if (o.filter && !aux_spec) {
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
 		goto out;
