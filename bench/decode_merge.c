@@ -23,7 +23,9 @@
  * as the emulated PMU does), the worst case for the stage, which holds every event between
  * two timestamps.
  *
- * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-k]   (-k: keep the files)
+ * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m] [-k]
+ *   -r: timed rounds (default 3), -o b / -o m: time only the baseline / only the merged decode
+ *   (to profile one side with perf), -k: keep the files
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -346,12 +348,18 @@ int main(int argc, char **argv)
 	uint64_t eb = 0, em = 0, ns = 0, na = 0;
 	struct gen g = { 0 }, gs = { 0 };
 	unsigned int timing = 64;
+	unsigned int rounds = 3;
+	char only = 0;
 	bool keep = false;
 	FILE *f;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "s:n:t:k")) != -1) {
-		if (opt == 't')
+	while ((opt = getopt(argc, argv, "s:n:t:r:o:k")) != -1) {
+		if (opt == 'r')
+			rounds = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 'o' && (optarg[0] == 'b' || optarg[0] == 'm'))
+			only = optarg[0];
+		else if (opt == 't')
 			timing = (unsigned int)strtoul(optarg, NULL, 0);
 		else if (opt == 's')
 			mib = strtoull(optarg, NULL, 0);
@@ -360,7 +368,9 @@ int main(int argc, char **argv)
 		else if (opt == 'k')
 			keep = true;
 		else {
-			fprintf(stderr, "usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-k]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m] [-k]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -392,10 +402,10 @@ int main(int argc, char **argv)
 	       (double)g.len / (1 << 20), g.iters, nsamples, PIECE >> 20, timing ? timing : 0,
 	       timing ? "" : " (only at PSBs)");
 
-	for (int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < rounds; i++) {
 		double t0 = now(), t1;
 
-		if (baseline(codefile, &g, &eb) < 0) {
+		if (only != 'm' && baseline(codefile, &g, &eb) < 0) {
 			fprintf(stderr, "bench: baseline decode failed\n");
 			return 1;
 		}
@@ -403,7 +413,7 @@ int main(int argc, char **argv)
 		if (t1 - t0 < best_b)
 			best_b = t1 - t0;
 		t0 = now();
-		if (merged(big, &em, &ns, &na, NULL) < 0) {
+		if (only != 'b' && merged(big, &em, &ns, &na, NULL) < 0) {
 			fprintf(stderr, "bench: merged decode failed\n");
 			return 1;
 		}
@@ -416,8 +426,9 @@ int main(int argc, char **argv)
 	printf("merged (stage, %" PRIu64 " samples, %" PRIu64 " aligned): %.3f s CPU, %" PRIu64
 	       " events\n",
 	       ns, na, best_m, em);
-	printf("ratio merged / baseline: %.3f (target <= 1.10)\n", best_m / best_b);
-	{
+	if (!only)
+		printf("ratio merged / baseline: %.3f (target <= 1.10)\n", best_m / best_b);
+	if (!only) {
 		long a = child_anon(big), b = child_anon(small);
 
 		printf("memory (anonymous, grown during the decode): %ld KiB for %.1f MiB of trace, "
