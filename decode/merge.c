@@ -655,19 +655,26 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
 		const struct qev *e = queue_at(q, j);
 
-		if (!e || e->key > hi)
+		if (!e)
 			break;
+		/* A run that starts inside the window counts even if it ends after it (the
+		 * backward search takes runs that end inside it): a sample taken while its
+		 * thread is in the kernel has the IP it resumes at, where the trace restarts. */
 		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
 			if (have_seq && in_run(seq, e->ev.ip, ip)) {
 				jf = (long)j;
 				fwd_start = seq_start;
 				break;
 			}
+			if (e->key > hi)
+				break;
 			seq = e->ev.to;
 			have_seq = e->ev.kind == AUXCAP_TRACE_BRANCH &&
 				   !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = false;
 		} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
+			if (e->key > hi)
+				break;
 			seq = e->ev.ip;
 			have_seq = !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = true;

@@ -12,7 +12,8 @@
  *   merge                two per-CPU queues, samples, switches written out of order across
  *                        CPUs in rounds: one stream in time order, threads from switches
  *   sample context       call stack, last branches, per-function time, the IP looked up
- *                        forwards and backwards, not found outside the window
+ *                        forwards and backwards, not found outside the window; a sample
+ *                        taken in a system call, at the IP where tracing restarts
  *   gaps and losses      in every writer's output
  *   timeless             without TIME_CONV, trace takes its buffer's record time
  */
@@ -468,6 +469,58 @@ static void test_sample_context(void **state)
 	auxcap_decode_close(d);
 }
 
+/*
+ * A sample taken while its thread is in a system call: tracing (user-only) stopped at the
+ * syscall and restarts at the instruction after it, which is the sample's (user) IP.  That
+ * run starts inside the sample's window and ends (with a return) after it: the IP is found
+ * there.  An IP whose run starts after the window is not.
+ */
+static void test_sample_in_syscall(void **state)
+{
+	static const struct toy_rec t[] = {
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 100000, 0x1000, 0 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 200000, 0x1010, 0x2000 },
+		{ AUXCAP_TRACE_DISABLE, 0, 1, 0, 300000, 0x2008, 0 },	/* the syscall */
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 400000, 0x200a, 0 },	/* back from it */
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, 500000, 0x2010, 0x1015 },
+		{ AUXCAP_TRACE_DISABLE, 0, 1, 0, 600000, 0x1020, 0 },
+	};
+	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("syscall.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 4, 4, 50000, 0);
+	/* In the kernel 5 us before tracing restarts: the IP it resumes at. */
+	cb_sample(b, 1, 0x200a, 4, 4, 395000, 0, 1);
+	/* The same time, an IP that runs only after the return at 500 us: not in the window
+	 * (300 us - 10 us .. 400 us + 10 us). */
+	cb_sample(b, 1, 0x1018, 4, 4, 395001, 0, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 4, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	assert_int_equal(x->window_lo, 290000);
+	assert_int_equal(x->window_hi, 410000);
+	assert_true(x->aligned);
+	assert_int_equal(x->seq_from, 0x200a);
+	assert_true(x->seq_from_start);
+	assert_int_equal(x->delta_ns, 105000); /* at the return that ends the run */
+	assert_stack(x, in_callee, 2);
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_false(x->aligned);
+	assert_int_equal(auxcap_decode_get_info(d)->samples_aligned, 1);
+	auxcap_decode_close(d);
+}
+
 /* ---- gaps and losses in every output ------------------------------------------------------- */
 
 static char *render(const char *path, enum auxcap_out_format fmt, enum auxcap_out_weight wgt)
@@ -643,6 +696,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_sample_in_syscall),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
 		cmocka_unit_test(test_errors),
 	};
