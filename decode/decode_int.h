@@ -286,6 +286,10 @@ void queue_release(struct dqueue *q);
 /* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
  * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
 const struct qev *queue_at(const struct dqueue *q, size_t i);
+/* The @i-th event after the head (0 = head) with its final time, decoding as far as needed;
+ * NULL if the queue ends (or fails: the error comes with the merge's next event) first.
+ * Events already returned may move: call again rather than keep pointers across calls. */
+const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size_t i);
 void queue_fini(struct auxcap_decode *d, struct dqueue *q);
 
 /* merge.c */

@@ -17,9 +17,9 @@
  *     began and how to undo its effect on the stack;
  *   - the time spent per function (the innermost frame's), while tracing is on.
  * A counter sample takes the thread's context at the trace position where its IP runs (see
- * auxcap/decode.h): searched backwards in the history and forwards in the events its queue
- * holds, inside the sample's window; the stack there is the current one with the history's
- * effects undone, or with the held events' effects applied.
+ * auxcap/decode.h): searched backwards in the history and forwards in its queue's next
+ * events (decoded as far as needed), inside the sample's window; the stack there is the current one with the history's
+ * effects undone, or with the effects of the queue's next events applied.
  */
 #include "config.h"
 
@@ -35,7 +35,7 @@
 #include "disasm.h"
 
 #define HIST_MIN 4096	 /* branches kept per thread (at least), power of two */
-#define FWD_MAX 65536	 /* held events searched forward for a sample's IP */
+#define FWD_MAX 65536	 /* queued events searched forward for a sample's IP */
 #define FTIME_MAX 16	 /* functions reported per sample */
 #define STACK_MAX 4096	 /* deepest call stack kept (deeper calls drop the oldest) */
 
@@ -608,7 +608,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 {
 	struct auxcap_decode_sample_ctx *x = &d->sctx;
 	struct dqueue *q = t->queue;
-	const struct qev *head = q ? queue_at(q, 0) : NULL;
+	const struct qev *head = q ? queue_final_at(d, q, 0) : NULL;
 	uint64_t lo = t->last_run_lo, hi = t->last_run_hi, best_seq = 0;
 	struct stack s = { NULL, 0, 0 };
 	long kb = -1, jf = -1;
@@ -648,12 +648,13 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		if (h->undo == UNDO_LOST)
 			break; /* the stack cannot be taken back past it */
 	}
-	/* Forwards: the held events of its queue, from the current run on. */
+	/* Forwards: the events of its queue after the current one, decoded as far as needed to
+	 * know their times. */
 	seq = t->seq_from;
 	have_seq = t->have_seq;
 	seq_start = t->seq_start;
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
-		const struct qev *e = queue_at(q, j);
+		const struct qev *e = queue_final_at(d, q, j); /* the ring may move: no pointers kept */
 
 		if (!e)
 			break;

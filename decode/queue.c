@@ -299,16 +299,16 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	return 0;
 }
 
-int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+/* Decode until the event at ring position @pos is final: 1, 0 if the queue ends first, or an
+ * error. */
+static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 {
 	struct auxcap_trace_event *ev;
 	int r;
 
 	for (;;) {
-		if (first(q) != q->ready) {
-			*ret = ring_at(q, first(q));
+		if (pos < q->ready)
 			return 1;
-		}
 		if (q->done)
 			return 0;
 		if (q->error)
@@ -316,7 +316,7 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (first(q) == q->ready)
+				if (pos >= q->ready)
 					q->done = true;
 				continue;
 			}
@@ -350,4 +350,18 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		}
 		add_event(d, q);
 	}
+}
+
+int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+{
+	int r = fill_to(d, q, first(q));
+
+	if (r == 1)
+		*ret = ring_at(q, first(q));
+	return r;
+}
+
+const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size_t i)
+{
+	return fill_to(d, q, first(q) + i) == 1 ? ring_at(q, first(q) + i) : NULL;
 }

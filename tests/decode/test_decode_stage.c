@@ -13,7 +13,8 @@
  *                        CPUs in rounds: one stream in time order, threads from switches
  *   sample context       call stack, last branches, per-function time, the IP looked up
  *                        forwards and backwards, not found outside the window; a sample
- *                        taken in a system call, at the IP where tracing restarts
+ *                        taken in a system call, at the IP where tracing restarts; one
+ *                        whose IP's run ends in a timestamp run not closed yet
  *   gaps and losses      in every writer's output
  *   timeless             without TIME_CONV, trace takes its buffer's record time
  */
@@ -521,6 +522,48 @@ static void test_sample_in_syscall(void **state)
 	auxcap_decode_close(d);
 }
 
+/*
+ * The run holding a sample's IP ends with an event whose time is not known yet when the
+ * sample comes (its timestamp run is still open): the stage decodes on until it is, and the
+ * context is at that event's spread time.
+ */
+static void test_sample_in_open_run(void **state)
+{
+	static const struct toy_rec t[] = {
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 190000, 0x1000, 0 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 200000, 0x1010, 0x2000 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 1, 0, 210000, 0x2004, 0x2008 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 1, 0, 212000, 0x200c, 0x2010 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0, 10, 0, 0x2018, 0x2020 }, /* no timestamp */
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 10, 400000, 0x2028, 0x1015 },
+	};
+	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("openrun.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 6, 6, 50000, 0);
+	cb_sample(b, 1, 0x2014, 6, 6, 205000, 0, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 6, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	assert_int_equal(x->window_lo, 190000);
+	assert_int_equal(x->window_hi, 220000);
+	assert_true(x->aligned);
+	assert_int_equal(x->seq_from, 0x2010);
+	/* The jump at 0x2018 ends the run: 212000 + (400000 - 212000) * 10 / (10 + 1). */
+	assert_int_equal(x->delta_ns, 212000 + 188000 * 10 / 11 - 205000);
+	assert_stack(x, in_callee, 2);
+	auxcap_decode_close(d);
+}
+
 /* ---- gaps and losses in every output ------------------------------------------------------- */
 
 static char *render(const char *path, enum auxcap_out_format fmt, enum auxcap_out_weight wgt)
@@ -696,7 +739,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
-		cmocka_unit_test(test_sample_in_syscall),
+		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
 		cmocka_unit_test(test_errors),
 	};
