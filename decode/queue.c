@@ -13,7 +13,9 @@
  * (instructions of the run + 1).  A run with a gap in it is not spread (time was lost: its
  * events stay at t0); a run is also closed, without spreading, by a gap that has its own
  * timestamp, the end of the trace, or when it reaches RUN_MAX events (memory stays bounded).
- * Events before the first timestamp of the queue take that timestamp.  Without any time
+ * Events before the first timestamp of the queue take that timestamp.  A timestamp that
+ * converts to a time before the clock's zero (wrapped: a torn or corrupt timestamp packet)
+ * is not a time: the event is placed like one without.  Without any time
  * the events of a piece take the time of the last record written before the piece.  Keys
  * never go back within a queue.
  */
@@ -103,6 +105,10 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 	q->cap = q->head = q->ready = q->tail = 0;
 }
 
+/* A perf time at or past 2^63 ns (292 years) is a timestamp from before the clock's zero
+ * that the conversion wrapped (a torn or corrupt one): not a time. */
+#define TIME_WRAPPED(t) ((t) >> 63)
+
 /* Perf time of @ev, if it has one (the last conversion is remembered: runs share it). */
 static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
 		     const struct auxcap_trace_event *ev, uint64_t *ret)
@@ -114,11 +120,11 @@ static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
 			q->c_have = true;
 		}
 		*ret = q->c_clock;
-		return true;
+		return !TIME_WRAPPED(q->c_clock);
 	}
 	if (ev->flags & AUXCAP_TRACE_F_HAS_TIME) {
 		*ret = ev->time;
-		return true;
+		return !TIME_WRAPPED(ev->time);
 	}
 	return false;
 }

@@ -8,7 +8,8 @@
 # same trace cut into 7 AUXTRACE buffers must decode the same.  Without TIME_CONV the trace is
 # placed by record times and decode says so once.  A record that samples the traced command
 # with the kernel's cpu-clock beside --emulate gets the same checks, and its samples' IPs are
-# compared with perf script's reading of them.
+# compared with perf script's reading of them.  An Arm SPE capture whose small AUX buffer
+# truncates keeps every sample at its timestamp's time.
 # Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5
@@ -42,6 +43,20 @@ if [ $st -ne 0 ]; then
 else
 	python3 "$CHECK" "$AUXCAP" "$TMP/rec.data" "$EXAMPLE" "$SCHEMA" --min-samples 500 \
 		--min-known 100 --all-aligned --perf-uregs || fails=$((fails + 1))
+fi
+
+# Arm SPE on the emulated PMU with a 2-page AUX buffer: the driver truncates (the buffer fills
+# before the capture drains it) and a record is cut at each truncation.  Every sample must be
+# at its own timestamp's time (TIME_CONV applied by check_trace_times.py), at most one gap per
+# truncation.
+"$AUXCAP" record --emulate -e arm_spe_0/period=64/ -m ,2 -o "$TMP/spe.data" -- "$EXAMPLE" 3000 \
+	>/dev/null 2>"$TMP/spe.err"; st=$?
+if [ $st -ne 0 ]; then
+	echo "FAIL record --emulate -e arm_spe_0/period=64/ -m ,2: $(cat "$TMP/spe.err")"
+	fails=$((fails + 1))
+else
+	python3 "$(dirname "$CHECK")/check_trace_times.py" "$AUXCAP" "$TMP/spe.data" \
+		--min-truncated 1 || fails=$((fails + 1))
 fi
 
 # No TIME_CONV: one warning, trace at its buffer's time, still decoded.

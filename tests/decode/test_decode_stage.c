@@ -15,6 +15,9 @@
  *                        forwards and backwards, not found outside the window; a sample
  *                        taken in a system call, at the IP where tracing restarts; one
  *                        whose IP's run ends in a timestamp run not closed yet
+ *   bad timestamps       one that converts before the clock's zero is not a time; an Arm
+ *                        SPE record cut where a TRUNCATED AUX record says data was lost is
+ *                        a gap, not a sample completed by the padding after it
  *   gaps and losses      in every writer's output
  *   timeless             without TIME_CONV, trace takes its buffer's record time
  */
@@ -564,6 +567,151 @@ static void test_sample_in_open_run(void **state)
 	auxcap_decode_close(d);
 }
 
+/* ---- timestamps that are not times ----------------------------------------------------- */
+
+/*
+ * A corrupt timestamp that converts to a time before the clock's zero (the conversion
+ * wraps to near 2^64) is not a time: the event takes its run's time, and the events after
+ * it keep their own (they were all dragged to the wrapped time).
+ */
+static void test_wrapped_timestamp(void **state)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	struct toy_rec t[] = {
+		rec(2000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x10, 0x20, 0),
+		rec(5, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x24, 0x30, 0),
+		rec(3000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x34, 0x40, 0),
+		rec(4000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x44, 0x10, 0),
+	};
+	/* perf time = tsc - 1000000 */
+	const uint64_t want[] = { 1000000, 1000000, 2000000, 3000000 };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b;
+	size_t n = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "wrapped.data");
+	b = cb_open(path, "toy_trace//", 0x7000);
+	assert_non_null(b);
+	tc.time_shift = 0;
+	tc.time_mult = 1;
+	tc.time_zero = (uint64_t)-1000000;
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+	cb_auxtrace_info(b, TOY_TYPE, NULL, 0);
+	cb_itrace_start(b, 8, 8, 500, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 8, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(n < 4);
+		assert_int_equal(ev->time, want[n]);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	auxcap_decode_close(d);
+}
+
+/* ---- data lost at TRUNCATED ------------------------------------------------------------- */
+
+/* An Arm SPE record: a PC packet (EL0, NS) and a timestamp packet. */
+static size_t spe_rec(uint8_t *p, uint64_t pc, uint64_t ts)
+{
+	p[0] = 0xb0;
+	for (int i = 0; i < 8; i++)
+		p[1 + i] = (uint8_t)((pc | 0x8000000000000000ull) >> (8 * i));
+	p[9] = 0x71;
+	for (int i = 0; i < 8; i++)
+		p[10 + i] = (uint8_t)(ts >> (8 * i));
+	return 18;
+}
+
+/*
+ * An Arm SPE capture laid out as the driver leaves it when its 2-page buffer fills: the first
+ * transaction's records end in a record cut at the page end (its PC packet and the header of
+ * its timestamp packet), the driver pads the rest of the buffer (zeros) and flags the AUX
+ * record TRUNCATED; once enabled again it pads one byte to its alignment and the records go
+ * on.  The copies out of the ring are contiguous AUXTRACE buffers.  The cut record is data
+ * lost: one gap at its offset, never a sample whose timestamp is completed by padding bytes
+ * (a timestamp of 0, which converted before the clock's zero and dragged every later
+ * sample's time with it).
+ */
+static void test_spe_truncated(void **state)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	uint8_t *a = calloc(1, 8192), b1[8] = { 0 }, c[18 * 50];
+	const struct auxcap_decode_event *ev;
+	size_t na = 0, nc = 0, nsamples = 0, ngaps = 0;
+	uint64_t ts = 1000000, last = 0;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b;
+
+	(void)state;
+	if (!auxcap_backend_find("arm_spe"))
+		skip(); /* the backend is not in this build */
+	assert_non_null(a);
+	while (na + 18 <= 4096) {
+		na += spe_rec(a + na, 0x400000 + na, ts);
+		ts += 1000;
+	}
+	/* 4086 bytes of records, then the cut one: its PC packet and a timestamp header. */
+	assert_int_equal(na, 4086);
+	spe_rec(a + na, 0x500000, ts);
+	memset(a + 4096, 0, 8192 - 4096);
+	ts += 1000;
+	for (int i = 0; i < 50; i++) {
+		nc += spe_rec(c + nc, 0x600000 + nc, ts);
+		ts += 1000;
+	}
+	path_of(path, sizeof(path), "spe-truncated.data");
+	b = cb_open(path, "arm_spe_0//", 0x7000);
+	assert_non_null(b);
+	tc.time_shift = 0;
+	tc.time_mult = 1;
+	tc.time_zero = (uint64_t)-1000; /* perf time = ts - 1000 */
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+	cb_auxtrace_info(b, AUXCAP_AUXTRACE_ARM_SPE, NULL, 0);
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_aux(b, 0, 4096, 0, 7, 7, 2000000, 0);
+	cb_aux(b, 8191, 0, 0x1 /* TRUNCATED */, 7, 7, 2000001, 0);
+	cb_auxtrace(b, a, 8191, 0, 0, (uint32_t)-1, 0);
+	cb_auxtrace(b, b1, 1, 8191, 0, (uint32_t)-1, 0);
+	cb_aux(b, 8192, nc, 0, 7, 7, 3000000, 0);
+	cb_auxtrace(b, c, nc, 8192, 0, (uint32_t)-1, 0);
+	cb_round(b);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		if (ev->trace->kind == AUXCAP_TRACE_GAP) {
+			assert_true(ev->trace->offset >= 4086 && ev->trace->offset < 4096);
+			ngaps++;
+			continue;
+		}
+		assert_int_equal(ev->trace->kind, AUXCAP_TRACE_SAMPLE);
+		assert_true(ev->trace->ip != 0x500000);
+		/* every sample at its own timestamp's time */
+		assert_int_equal(ev->time, ev->trace->tsc - 1000);
+		assert_true(ev->time >= last);
+		last = ev->time;
+		nsamples++;
+	}
+	assert_int_equal(nsamples, na / 18 + 50);
+	assert_int_equal(ngaps, 1);
+	assert_int_equal(auxcap_decode_get_queue(d, 0)->discontinuities, 1);
+	auxcap_decode_close(d);
+	free(a);
+}
+
 /* ---- gaps and losses in every output ------------------------------------------------------- */
 
 static char *render(const char *path, enum auxcap_out_format fmt, enum auxcap_out_weight wgt)
@@ -740,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
+		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
 		cmocka_unit_test(test_errors),
 	};
