@@ -69,6 +69,7 @@ struct dqueue {
 	struct auxcap_trace_piece *prev; /* scratch: the pieces before the one started */
 	size_t cap_prev;
 	void *dec;	     /* the backend decoder of piece - 1, NULL when none */
+	bool lost_before;    /* a snapshot after trace was lost: starts with a GAP event */
 	bool done;	     /* no more events */
 	int error;	     /* a failure that ended the queue */
 	/* Ring of events: [head, ready) are final, [ready, tail) are the open timing run. */

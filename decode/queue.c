@@ -275,14 +275,17 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming. */
-	if (q->info.snapshot) {
+	/* A snapshot's first buffer: the previous snapshot of the same buffer (the last one of
+	 * the queue before it), for overlap trimming. */
+	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				ctx.snapshot_prev = o->pieces[0].data;
-				ctx.snapshot_prev_len = (size_t)o->pieces[0].len;
+				const struct dpiece *last = &o->pieces[o->info.nr_pieces - 1];
+
+				ctx.snapshot_prev = last->data;
+				ctx.snapshot_prev_len = (size_t)last->len;
 				break;
 			}
 		}
@@ -319,6 +322,25 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			return 0;
 		if (q->error)
 			return q->error;
+		if (q->lost_before && q->dec) {
+			/* The trace between the previous snapshot of this buffer and this one: a gap
+			 * at the snapshot's first timestamp. */
+			q->lost_before = false;
+			r = ring_reserve(q);
+			if (r < 0) {
+				q->error = r;
+				return r;
+			}
+			ev = &ring_at(q, q->tail)->ev;
+			memset(ev, 0, sizeof(*ev));
+			ev->kind = AUXCAP_TRACE_GAP;
+			ev->offset = q->info.nr_pieces ? q->pieces[0].offset : 0;
+			ev->err = -ENODATA;
+			ev->what = "trace lost before this snapshot (the buffer wrapped since the "
+				   "previous one)";
+			add_event(d, q);
+			continue;
+		}
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);

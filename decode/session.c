@@ -5,7 +5,8 @@
  * The first pass reads every record once and keeps only what decoding needs before any
  * trace is decoded: the executable mappings (the image, and the symbols), thread names and
  * process ids, the AUXTRACE_INFO words, the time conversion, and the AUXTRACE buffers
- * grouped into queues (by idx; one queue per buffer in snapshot mode).  Trace payloads stay
+ * grouped into queues (by idx; in snapshot mode one queue per snapshot, or per run of
+ * snapshots that continue each other: see queue_for()).  Trace payloads stay
  * in the reader's file mapping.  The merged stream (merge.c) then reads the records again.
  *
  * Data lost at a TRUNCATED AUX record cuts a queue's stream: the hardware stopped where the
@@ -330,6 +331,15 @@ static struct dqueue *new_queue(struct auxcap_decode *d)
 	return q;
 }
 
+/* Whether a buffer at stream position @offset follows @prev without a hole.  The writer pads
+ * each payload to 8 bytes; the next buffer's offset says how many of @prev's were trace. */
+static bool piece_continues(const struct dpiece *prev, uint64_t offset)
+{
+	uint64_t end = prev->offset + prev->len;
+
+	return offset <= end && offset + 8 > end && offset >= prev->offset;
+}
+
 static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64_t offset,
 		     uint64_t time_hint)
 {
@@ -348,11 +358,8 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 	*p = (struct dpiece){ data, len, offset, time_hint, false };
 	if (q->info.nr_pieces) {
 		struct dpiece *prev = p - 1;
-		uint64_t end = prev->offset + prev->len;
 
-		/* The writer pads each payload to 8 bytes; the next buffer's offset says how many
-		 * of the previous one's bytes were trace. */
-		if (offset <= end && offset + 8 > end && offset >= prev->offset) {
+		if (piece_continues(prev, offset)) {
 			q->info.bytes -= prev->len - (offset - prev->offset);
 			prev->len = offset - prev->offset;
 			p->contiguous = true;
@@ -365,24 +372,45 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 	return 0;
 }
 
+/*
+ * The queue of an AUXTRACE buffer: its stream's (by idx); in snapshot mode the previous
+ * snapshot's of the same buffer (idx, CPU, task) when the buffer starts where that one
+ * ended (the capture wrote only what was new since: one stream), else a queue of its own,
+ * marked as following lost trace when an earlier snapshot of the buffer exists.
+ */
 static struct dqueue *queue_for(struct auxcap_decode *d, const struct auxcap_perf_event *ev,
 				bool snapshot)
 {
-	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
-		if (d->queues[i].info.idx == ev->u.auxtrace.idx)
-			return &d->queues[i];
-	{
-		struct dqueue *q = new_queue(d);
+	uint32_t idx = ev->u.auxtrace.idx;
+	int32_t cpu = (int32_t)ev->u.auxtrace.cpu, tid = (int32_t)ev->u.auxtrace.tid;
+	bool lost_before = false;
+	struct dqueue *q;
 
-		if (!q)
-			return NULL;
-		q->info.idx = ev->u.auxtrace.idx;
-		q->info.cpu = (int32_t)ev->u.auxtrace.cpu;
-		q->info.tid = (int32_t)ev->u.auxtrace.tid;
-		q->info.pid = -1;
-		q->info.snapshot = snapshot;
-		return q;
+	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
+		if (d->queues[i].info.idx == idx)
+			return &d->queues[i];
+	for (size_t i = d->nr_queues; snapshot && i-- > 0;) {
+		q = &d->queues[i];
+		if (!q->info.snapshot || q->info.idx != idx || q->info.cpu != cpu ||
+		    q->info.tid != tid)
+			continue;
+		/* the newest snapshot of this buffer */
+		if (q->info.nr_pieces && piece_continues(&q->pieces[q->info.nr_pieces - 1],
+							 ev->u.auxtrace.offset))
+			return q;
+		lost_before = true;
+		break;
 	}
+	q = new_queue(d);
+	if (!q)
+		return NULL;
+	q->info.idx = idx;
+	q->info.cpu = cpu;
+	q->info.tid = tid;
+	q->info.pid = -1;
+	q->info.snapshot = snapshot;
+	q->lost_before = lost_before;
+	return q;
 }
 
 /* ---- data lost at TRUNCATED AUX records ---------------------------------------------------- */
