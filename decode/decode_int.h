@@ -61,6 +61,8 @@ struct qev {
 	bool has_time;	 /* @key comes from the trace's own time */
 };
 
+#define QUEUE_DEC_BATCH 16 /* events decoded before their times are worked out */
+
 struct dqueue {
 	struct auxcap_decode_queue info;
 	struct dpiece *pieces;
@@ -79,6 +81,9 @@ struct dqueue {
 	bool held;	     /* the head is the event handed out last (auxcap_decode_next()) */
 	const struct auxcap_trace_event **held_out; /* where it was handed out */
 	bool run_has_clock;  /* the open run has a timestamp */
+	bool run_from_tsc;   /* ... converted from the counter value @run_tsc */
+	uint64_t run_tsc;
+	uint64_t run_insns;  /* instructions of the open run's events */
 	bool run_gap;	     /* the open run holds a gap */
 	uint64_t run_clock;  /* its perf time */
 	uint64_t last_key;   /* key of the last final event (keys never go back) */
@@ -232,6 +237,11 @@ struct auxcap_decode {
 	size_t threads_cap, threads_n;
 	struct dthread *last_thread;
 	struct dqueue *held_q; /* the queue whose head is the event handed out */
+	size_t held_c;	       /* its cursor */
+	uint64_t lim_key;      /* while the top queue hands out events: the smallest key of */
+	size_t lim_c;	       /* the other cursors, and that cursor (see set_limit()) */
+	struct dthread *fast_t; /* the thread of the last event, a trace event, NULL after a
+				   record (next_fast()) */
 
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;
@@ -254,7 +264,6 @@ struct auxcap_decode {
 	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
 	bool disasm_tried;
 	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
-	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
 	bool want_context; /* the capture has counter samples: keep history and function time */
 	const struct auxcap_perf_evsel *sample_evsel; /* the one event with samples, or NULL */
 };
@@ -284,8 +293,8 @@ static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct q
  * ring moves meanwhile, *@out is pointed at the event's new place. */
 void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out);
 void queue_release(struct dqueue *q);
-/* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
- * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
+/* Final events after the head: the @i-th (0 = head), NULL past them (events of the open run
+ * have no time yet: see queue_final_at()). */
 const struct qev *queue_at(const struct dqueue *q, size_t i);
 /* The @i-th event after the head (0 = head) with its final time, decoding as far as needed;
  * NULL if the queue ends (or fails: the error comes with the merge's next event) first.

@@ -246,7 +246,7 @@ static int stack_push(struct stack *s, const struct auxcap_decode_frame *fr)
 	return 0;
 }
 
-static bool returns_to(const struct auxcap_decode_frame *fr, uint64_t to)
+static inline bool returns_to(const struct auxcap_decode_frame *fr, uint64_t to)
 {
 	return fr->call_site && to > fr->call_site && to - fr->call_site <= 15;
 }
@@ -286,19 +286,11 @@ static void stack_return(struct stack *s, uint64_t to, uint64_t time,
 
 /* ---- per-function time ------------------------------------------------------------------- */
 
-static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
+/* Add @ns (> 0) to @func's time, past the two remembered slots (ftime_account()). */
+static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 {
 	uint32_t mask, i;
 
-	if (!ns)
-		return;
-	t->trace_ns += ns;
-	/* Calls and returns alternate between a few functions: two remembered slots. */
-	for (int k = 0; k < 2; k++)
-		if (t->ft_last_valid & (1u << k) && t->ft_last_func[k] == func) {
-			t->ft[t->ft_last_slot[k]].ns += ns;
-			return;
-		}
 	if ((t->ft_n + 1) * 2 > t->ft_cap) {
 		uint32_t cap = 2 * t->ft_cap;
 		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
@@ -336,18 +328,29 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 }
 
 /* Account the time up to @time to the innermost frame's function. */
-static void ftime_account(struct dthread *t, uint64_t time)
+static inline __attribute__((always_inline)) void ftime_account(struct dthread *t, uint64_t time)
 {
-	if (t->depth && time > t->ft_since)
-		ftime_add(t, t->stack[t->depth - 1].func, time - t->ft_since);
-	if (time > t->ft_since)
-		t->ft_since = time;
+	if (time <= t->ft_since)
+		return;
+	if (t->depth) {
+		uint64_t func = t->stack[t->depth - 1].func, ns = time - t->ft_since;
+
+		t->trace_ns += ns;
+		/* Calls and returns alternate between a few functions: two remembered slots. */
+		if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
+			t->ft[t->ft_last_slot[0]].ns += ns;
+		else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
+			t->ft[t->ft_last_slot[1]].ns += ns;
+		else
+			ftime_add_slow(t, func, ns);
+	}
+	t->ft_since = time;
 }
 
 /* ---- trace events ---------------------------------------------------------------------- */
 
 /* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
-static struct hist *hist_push(struct dthread *t)
+static inline struct hist *hist_push(struct dthread *t)
 {
 	struct hist *h = &t->hist[t->hhead];
 
@@ -364,19 +367,75 @@ static struct hist *hist_at(const struct dthread *t, uint32_t k)
 	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
 }
 
+/* A BRANCH event on thread @t (see apply_trace()). */
+static inline __attribute__((always_inline)) void
+apply_branch(struct dthread *t, const struct auxcap_trace_event *ev, uint64_t now, bool ctx,
+	     struct auxcap_decode_stack_change *sc)
+{
+	struct hist *h = ctx ? hist_push(t) : &t->scratch;
+
+	h->from = ev->ip;
+	h->to = ev->to;
+	h->seq_from = t->have_seq ? t->seq_from : 0;
+	h->seq_start = t->seq_start;
+	h->time = now;
+	h->type = (uint8_t)ev->branch;
+	if (ev->branch == AUXCAP_BR_CALL && t->depth) {
+		struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
+
+		if (ctx)
+			ftime_account(t, now);
+		if (t->depth < t->cap_stack) {
+			t->stack[t->depth++] = fr;
+			h->undo = UNDO_PUSHED;
+			sc->pushed = true;
+		} else {
+			struct stack s = { t->stack, t->depth, t->cap_stack };
+
+			if (stack_push(&s, &fr) == 0) {
+				h->undo = UNDO_PUSHED;
+				sc->pushed = true;
+			}
+			t->stack = s.f;
+			t->depth = s.depth;
+			t->cap_stack = s.cap;
+		}
+	} else if (ev->branch == AUXCAP_BR_RETURN && t->depth) {
+		if (ctx)
+			ftime_account(t, now);
+		if (t->depth >= 2 && returns_to(&t->stack[t->depth - 1], ev->to)) {
+			/* the top frame's call returns */
+			h->undo = UNDO_POPPED;
+			h->saved = t->stack[--t->depth];
+			sc->popped = 1;
+		} else {
+			struct stack s = { t->stack, t->depth, t->cap_stack };
+
+			stack_return(&s, ev->to, now, sc, h);
+			t->depth = s.depth;
+		}
+	}
+	t->seq_from = ev->to;
+	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->seq_start = false;
+	sc->depth = t->depth;
+}
+
 /*
  * Apply trace event @e to thread @t: its stack, and, with @ctx (the capture has samples to
- * give context to), its branch history and per-function time.
+ * give context to), its branch history and per-function time.  Calls and returns that
+ * touch only the top of the stack (nearly all) are done in place.
  */
 static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 			struct auxcap_decode_stack_change *sc)
 {
 	const struct auxcap_trace_event *ev = &e->ev;
-	struct stack s = { t->stack, t->depth, t->cap_stack };
 	uint64_t now = e->key;
 	struct hist *h;
 
-	memset(sc, 0, sizeof(*sc));
+	sc->popped = 0;
+	sc->pushed = false;
+	sc->rebased = false;
 	t->has_trace = true;
 	t->last_time = now;
 	t->last_run_lo = e->run_lo;
@@ -388,38 +447,19 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 	if (!t->depth && (ev->kind == AUXCAP_TRACE_BRANCH || ev->kind == AUXCAP_TRACE_ENABLE ||
 			  ev->kind == AUXCAP_TRACE_DISABLE || ev->kind == AUXCAP_TRACE_INSN) &&
 	    !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN)) {
+		struct stack s = { t->stack, t->depth, t->cap_stack };
 		struct auxcap_decode_frame base = { ev->ip, 0, now };
 
 		(void)stack_push(&s, &base);
+		t->stack = s.f;
+		t->depth = s.depth;
+		t->cap_stack = s.cap;
 		t->ft_since = now;
 	}
 	switch (ev->kind) {
 	case AUXCAP_TRACE_BRANCH:
-		h = ctx ? hist_push(t) : &t->scratch;
-		h->from = ev->ip;
-		h->to = ev->to;
-		h->seq_from = t->have_seq ? t->seq_from : 0;
-		h->seq_start = t->seq_start;
-		h->time = now;
-		h->type = (uint8_t)ev->branch;
-		if (ev->branch == AUXCAP_BR_CALL && s.depth) {
-			struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
-
-			if (ctx)
-				ftime_account(t, now);
-			if (stack_push(&s, &fr) == 0) {
-				h->undo = UNDO_PUSHED;
-				sc->pushed = true;
-			}
-		} else if (ev->branch == AUXCAP_BR_RETURN && s.depth) {
-			if (ctx)
-				ftime_account(t, now);
-			stack_return(&s, ev->to, now, sc, h);
-		}
-		t->seq_from = ev->to;
-		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
-		t->seq_start = false;
-		break;
+		apply_branch(t, ev, now, ctx, sc);
+		return;
 	case AUXCAP_TRACE_ENABLE:
 		t->seq_from = ev->ip;
 		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
@@ -445,12 +485,8 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 	default:
 		break;
 	}
-	t->stack = s.f;
-	t->depth = s.depth;
-	t->cap_stack = s.cap;
 	sc->depth = t->depth;
 }
-
 
 #define BRC_SIZE 4096 /* branch classes cached, power of two */
 
@@ -551,6 +587,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	t->pid = q->c_pid;
 	t->queue = q;
 	apply_trace(t, e, d->want_context, &out->stack);
+	/* The queue's next events go to the same thread until a record comes (next_fast()). */
+	d->fast_t = e->ev.flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
 		d->info.timeless = true;
@@ -866,6 +904,7 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 
 	memset(out, 0, sizeof(*out));
 	d->out_record = true;
+	d->fast_t = NULL;
 	out->kind = AUXCAP_DECODE_SIDEBAND;
 	out->time = e->time;
 	out->has_time = e->has_time;
@@ -1049,49 +1088,82 @@ static int start(struct auxcap_decode *d)
 	return 0;
 }
 
+/*
+ * The smallest (key, cursor) among the cursors other than the top one (the heap orders by
+ * key, then cursor index; the records' cursor has the highest index): the top queue goes on
+ * handing out events without touching the heap while its next one comes before that.
+ */
+static void set_limit(struct auxcap_decode *d)
+{
+	d->lim_key = UINT64_MAX;
+	d->lim_c = SIZE_MAX;
+	for (size_t i = 1; i <= 2 && i < d->heap_n; i++) {
+		size_t o = d->heap[i];
+
+		if (d->ckey[o] < d->lim_key || (d->ckey[o] == d->lim_key && o < d->lim_c)) {
+			d->lim_key = d->ckey[o];
+			d->lim_c = o;
+		}
+	}
+}
+
+/* Hand out event @e, the first of queue @c (@q), held there until the next call. */
+static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struct qev *e)
+{
+	int r = emit_trace(d, c, e);
+
+	if (r < 0)
+		return r;
+	queue_hold(q, &d->out.trace);
+	d->held_q = q;
+	d->held_c = c;
+	return 1;
+}
+
 int merge_next(struct auxcap_decode *d)
 {
+	struct dqueue *q = d->held_q;
 	size_t c;
 	int r;
 
-	if (!d->started) {
+	if (q) {
+		struct qev *e;
+
+		/* The queue of the last event: its next one, still first in the usual case. */
+		c = d->held_c;
+		queue_release(q);
+		d->held_q = NULL;
+		r = queue_peek(d, q, &e);
+		if (r == 1 && (e->key < d->lim_key || (e->key == d->lim_key && c < d->lim_c))) {
+			d->ckey[c] = e->key;
+			return emit_queue(d, c, q, e);
+		}
+		if (r == 1) {
+			d->ckey[c] = e->key;
+			heap_down(d, 0);
+		} else {
+			heap_remove_top(d);
+			/* A failing queue ends after the event handed out last: its error now. */
+			if (r < 0)
+				return r;
+		}
+	} else if (!d->started) {
 		r = start(d);
 		if (r < 0)
 			return r;
-	}
-	if (d->held_q) {
-		queue_release(d->held_q);
-		d->held_q = NULL;
 	}
 	if (!d->heap_n)
 		return 0;
 	c = d->heap[0];
 	if (c < d->nr_queues) {
-		struct dqueue *q = &d->queues[c];
 		struct qev *e;
 
+		q = &d->queues[c];
 		r = queue_peek(d, q, &e);
 		if (r < 0)
 			return r;
-		r = emit_trace(d, c, e);
-		if (r < 0)
-			return r;
-		queue_hold(q, &d->out.trace);
-		d->held_q = q;
-		r = queue_peek(d, q, &e);
-		if (r == 1) {
-			d->ckey[c] = e->key;
-			/* Still first (the usual case between records): no need to sift. */
-			if (d->heap_n > 1 && !(e->key < d->ckey[d->heap[1]] &&
-					       (d->heap_n < 3 || e->key < d->ckey[d->heap[2]])))
-				heap_down(d, 0);
-		} else {
-			heap_remove_top(d);
-		}
-		/* A failing queue ends after the event just handed out; the error comes next. */
-		if (r < 0)
-			d->pending_error = r;
-		return 1;
+		set_limit(d);
+		return emit_queue(d, c, q, e);
 	} else {
 		const struct sb_entry *se;
 
@@ -1115,16 +1187,54 @@ int merge_next(struct auxcap_decode *d)
 	}
 }
 
+/*
+ * The most common step, done without the general machinery: the queue of the last event
+ * (a trace event, no record since) goes on with a branch of the same thread, still before
+ * every other cursor, with its own time, in a function of a known stack.  Exactly what
+ * merge_next() and emit_trace() would do for it.  Returns false to take the general way.
+ */
+static inline bool next_fast(struct auxcap_decode *d)
+{
+	struct dqueue *q = d->held_q;
+	struct dthread *t = d->fast_t;
+	struct auxcap_decode_event *out = &d->out;
+	size_t next;
+	struct qev *e;
+
+	if (!q || !t)
+		return false;
+	next = q->head + 1;
+	if (next == q->ready)
+		return false;
+	e = &q->ring[next & (q->cap - 1)];
+	if (!(e->key < d->lim_key || (e->key == d->lim_key && d->held_c < d->lim_c)) ||
+	    e->ev.kind != AUXCAP_TRACE_BRANCH || e->ev.branch == AUXCAP_BR_NONE ||
+	    (e->ev.flags & AUXCAP_TRACE_F_HAS_TID) || !e->has_time || !t->depth || t->ft_paused)
+		return false;
+	q->head = next; /* the last event dropped, this one held */
+	out->time = e->key;
+	out->has_time = true;
+	out->trace = &e->ev;
+	out->stack.popped = 0;
+	out->stack.pushed = false;
+	out->stack.rebased = false;
+	t->last_time = e->key;
+	t->last_run_lo = e->run_lo;
+	t->last_run_hi = e->run_hi;
+	apply_branch(t, &e->ev, e->key, d->want_context, &out->stack);
+	d->info.trace_events++;
+	return true;
+}
+
 int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
 {
 	int r;
 
 	if (!d || !ret_ev)
 		return -EINVAL;
-	if (d->pending_error) {
-		r = d->pending_error;
-		d->pending_error = 0;
-		return r;
+	if (next_fast(d)) {
+		*ret_ev = &d->out;
+		return 1;
 	}
 	r = merge_next(d);
 	if (r == 1)

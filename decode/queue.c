@@ -48,14 +48,17 @@ static struct qev *ring_at(const struct dqueue *q, size_t pos)
 	return &q->ring[pos & (q->cap - 1)];
 }
 
-static int ring_reserve(struct dqueue *q)
+/* Room for @k more events after the tail. */
+static int ring_reserve(struct dqueue *q, size_t k)
 {
 	size_t cap, n = ring_count(q);
 	struct qev *nr;
 
-	if (n < q->cap)
+	if (n + k <= q->cap)
 		return 0;
 	cap = q->cap ? 2 * q->cap : 256;
+	while (cap < n + k)
+		cap *= 2;
 	nr = malloc(cap * sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
@@ -74,7 +77,7 @@ static int ring_reserve(struct dqueue *q)
 
 const struct qev *queue_at(const struct dqueue *q, size_t i)
 {
-	return first(q) + i < q->tail ? ring_at(q, first(q) + i) : NULL;
+	return first(q) + i < q->ready ? ring_at(q, first(q) + i) : NULL;
 }
 
 void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out)
@@ -145,6 +148,34 @@ static void finalize(struct dqueue *q, struct qev *e, uint64_t key)
 }
 
 /*
+ * Exact floor(n / d) for any 64-bit n by a divisor d fixed for a run: a multiplication and
+ * shifts instead of a division per event (Granlund and Montgomery, "Division by invariant
+ * integers using multiplication", PLDI 1994, figure 4.1: with l = ceil(log2 d),
+ * m = floor(2^64 (2^l - d) / d) + 1, t = mulhi(m, n), q = (t + ((n - t) >> min(l, 1))) >>
+ * max(l - 1, 0)).
+ */
+struct udiv {
+	uint64_t m;
+	unsigned int s1, s2;
+};
+
+static void udiv_init(struct udiv *u, uint64_t d)
+{
+	unsigned int l = d > 1 ? 64 - (unsigned int)__builtin_clzll(d - 1) : 0;
+
+	u->m = (uint64_t)(((((unsigned __int128)1 << l) - d) << 64) / d) + 1;
+	u->s1 = l < 1 ? l : 1;
+	u->s2 = l > 1 ? l - 1 : 0;
+}
+
+static uint64_t udiv_do(const struct udiv *u, uint64_t n)
+{
+	uint64_t t = (uint64_t)(((unsigned __int128)u->m * n) >> 64);
+
+	return (t + ((n - t) >> u->s1)) >> u->s2;
+}
+
+/*
  * Make the open run final.  With @have_next, @t1 is the perf time of the timestamp that ends
  * it; @spread says whether the run's events may be spread up to it.
  */
@@ -152,62 +183,80 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 {
 	size_t n = q->tail - q->ready;
 
-	if (n) {
-		if (q->run_has_clock) {
-			uint64_t t0 = q->run_clock, hi = t0, total = 0, cum = 0;
+	if (n && q->run_has_clock) {
+		uint64_t t0 = q->run_clock, hi = t0, last = q->last_key;
+		uint64_t span, total = q->run_insns, cum = 0, prod;
 
-			if (spread && have_next && t1 > t0) {
-				hi = t1;
-				for (size_t i = 0; i < n; i++)
-					total += ring_at(q, q->ready + i)->ev.ninsn;
-			}
+		if (spread && have_next && t1 > t0)
+			hi = t1;
+		span = hi - t0;
+		if (!span) {
+			last = t0 > last ? t0 : last;
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
-				uint64_t key = t0;
 
-				if (hi > t0) {
-					cum += e->ev.ninsn;
-					key = t0 + (uint64_t)((unsigned __int128)(hi - t0) * cum /
-							      (total + 1));
-				}
+				e->key = last;
+				e->run_lo = e->run_hi = t0;
+				e->has_time = true;
+			}
+		} else if (!__builtin_mul_overflow(span, total, &prod)) {
+			/* span * cum fits in 64 bits for every event: divide by reciprocal */
+			struct qev *e = ring_at(q, q->ready), *end = q->ring + q->cap;
+			struct udiv u;
+
+			udiv_init(&u, total + 1);
+			for (size_t i = 0; i < n; i++) {
+				uint64_t key;
+
+				cum += e->ev.ninsn;
+				key = t0 + udiv_do(&u, span * cum);
+				last = key > last ? key : last;
+				e->key = last;
 				e->run_lo = t0;
 				e->run_hi = hi;
 				e->has_time = true;
-				finalize(q, e, key);
+				if (++e == end)
+					e = q->ring;
 			}
-			q->last_run_hi = hi;
 		} else {
-			uint64_t key = have_next ? t1 : hint(q);
-
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
+				uint64_t key;
 
-				e->run_lo = e->run_hi = key;
-				e->has_time = false;
-				finalize(q, e, key);
+				cum += e->ev.ninsn;
+				key = t0 + (uint64_t)((unsigned __int128)span * cum / (total + 1));
+				last = key > last ? key : last;
+				e->key = last;
+				e->run_lo = t0;
+				e->run_hi = hi;
+				e->has_time = true;
 			}
+		}
+		q->last_key = last;
+		q->last_run_hi = hi;
+	} else if (n) {
+		uint64_t key = have_next ? t1 : hint(q);
+
+		for (size_t i = 0; i < n; i++) {
+			struct qev *e = ring_at(q, q->ready + i);
+
+			e->run_lo = e->run_hi = key;
+			e->has_time = false;
+			finalize(q, e, key);
 		}
 	}
 	q->ready = q->tail;
 	q->run_has_clock = false;
+	q->run_from_tsc = false;
 	q->run_gap = false;
+	q->run_insns = 0;
 }
 
-/* Append the event decoded into the slot at the tail (see queue_peek()). */
-static void push(struct dqueue *q)
-{
-	struct qev *e = ring_at(q, q->tail++);
-
-	/* Provisional until the run is closed: the earliest it can be. */
-	e->key = q->run_has_clock && q->run_clock > q->last_key ? q->run_clock : q->last_key;
-	e->run_lo = e->run_hi = e->key;
-	e->has_time = false;
-}
-
-/* The event in the slot at the tail joins the queue. */
+/* The event in the slot at the tail joins the queue (its key is set when its run closes). */
 static void add_event(struct auxcap_decode *d, struct dqueue *q)
 {
-	const struct auxcap_trace_event *ev = &ring_at(q, q->tail)->ev;
+	struct qev *e = ring_at(q, q->tail);
+	const struct auxcap_trace_event *ev = &e->ev;
 	uint64_t c = 0;
 	bool has_clock = ev_clock(d, q, ev, &c);
 
@@ -217,29 +266,33 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 	} else if (ev->kind == AUXCAP_TRACE_GAP) {
 		/* Time was lost: the run before it is not spread over the gap. */
 		close_run(q, false, 0, false);
-		push(q);
-		{
-			struct qev *e = ring_at(q, q->tail - 1);
-			uint64_t key = has_clock ? c : (q->last_key ? q->last_key : hint(q));
-
-			e->run_lo = e->run_hi = key;
-			e->has_time = has_clock;
-			finalize(q, e, key);
-		}
+		q->tail++;
+		e->run_lo = e->run_hi = c;
+		e->has_time = true;
+		finalize(q, e, c);
 		q->ready = q->tail;
+		return;
+	} else if (has_clock && q->run_has_clock && c == q->run_clock) {
+		/* one more event of the open run (another counter value, the same time) */
+		q->tail++;
+		q->run_insns += ev->ninsn;
+		if (q->tail - q->ready >= RUN_MAX)
+			close_run(q, false, 0, false);
 		return;
 	}
 	if (has_clock) {
-		if (q->run_has_clock && c != q->run_clock)
+		if (q->run_has_clock)
 			close_run(q, true, c, !q->run_gap);
-		else if (!q->run_has_clock && q->tail != q->ready)
+		else if (q->tail != q->ready)
 			close_run(q, true, c, false); /* events before the first timestamp */
-		if (!q->run_has_clock) {
-			q->run_has_clock = true;
-			q->run_clock = c;
-		}
+		q->run_has_clock = true;
+		q->run_clock = c;
+		/* the run's timestamp, for the quick test in fill_to() */
+		q->run_from_tsc = d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC);
+		q->run_tsc = ev->tsc;
 	}
-	push(q);
+	q->tail++;
+	q->run_insns += ev->ninsn;
 	if (q->tail - q->ready >= RUN_MAX)
 		close_run(q, false, 0, false);
 }
@@ -313,6 +366,7 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 {
 	struct auxcap_trace_event *ev;
+	size_t n;
 	int r;
 
 	for (;;) {
@@ -326,7 +380,7 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			/* The trace between the previous snapshot of this buffer and this one: a gap
 			 * at the snapshot's first timestamp. */
 			q->lost_before = false;
-			r = ring_reserve(q);
+			r = ring_reserve(q, 1);
 			if (r < 0) {
 				q->error = r;
 				return r;
@@ -357,26 +411,45 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			}
 			continue;
 		}
-		/* Decode straight into the slot after the tail. */
-		r = ring_reserve(q);
+		/*
+		 * A batch of events straight into the slots after the tail, then their times:
+		 * reading an event right after the backend wrote it waits for its stores.
+		 */
+		r = ring_reserve(q, QUEUE_DEC_BATCH);
 		if (r < 0) {
 			q->error = r;
 			return r;
 		}
-		ev = &ring_at(q, q->tail)->ev;
-		r = d->backend->decoder_next(q->dec, ev);
+		n = 0;
+		{
+			struct qev *ring = q->ring;
+			size_t mask = q->cap - 1, tail = q->tail;
+
+			do
+				r = d->backend->decoder_next(q->dec, &ring[(tail + n) & mask].ev);
+			while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct auxcap_trace_event *x = &ring_at(q, q->tail)->ev;
+
+			/* The usual case: one more event of the open run, with its timestamp. */
+			if (q->run_from_tsc && (x->flags & AUXCAP_TRACE_F_HAS_TSC) &&
+			    x->tsc == q->run_tsc && x->kind != AUXCAP_TRACE_GAP &&
+			    q->tail + 1 - q->ready < RUN_MAX) {
+				q->tail++;
+				q->run_insns += x->ninsn;
+			} else {
+				add_event(d, q);
+			}
+		}
 		if (r < 0) {
 			snprintf(d->errtext, sizeof(d->errtext), "decoding AUX queue %u stopped: %s",
 				 q->info.idx, strerror(-r));
-			q->error = r;
-			return r;
-		}
-		if (r == 0) {
+			q->error = r; /* after the events before it */
+		} else if (r == 0) {
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
-			continue;
 		}
-		add_event(d, q);
 	}
 }
 

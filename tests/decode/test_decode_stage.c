@@ -8,7 +8,8 @@
  *
  *   time conversion      core's (perf's) formula against 128-bit arithmetic, the
  *                        cap_user_time_short variant, the inverse's round trip
- *   interpolation        times spread by instruction count between two timestamps
+ *   interpolation        times spread by instruction count between two timestamps, also on
+ *                        random runs against the rule computed in 128 bits
  *   merge                two per-CPU queues, samples, switches written out of order across
  *                        CPUs in rounds: one stream in time order, threads from switches
  *   sample context       call stack, last branches, per-function time, the IP looked up
@@ -265,6 +266,72 @@ static void test_interpolation(void **state)
 	}
 	assert_int_equal(n, 4);
 	assert_false(auxcap_decode_get_info(d)->timeless);
+	auxcap_decode_close(d);
+}
+
+/*
+ * The spreading rule on many runs of random instruction counts and timestamp distances,
+ * small and large (so that span * instructions goes past 64 bits for some), against the
+ * formula computed here in 128 bits.
+ */
+static void test_interpolation_random(void **state)
+{
+	enum { RUNS = 300, MAXEV = 12 };
+	static struct toy_rec t[RUNS * MAXEV + 1];
+	static uint64_t want[RUNS * MAXEV + 1];
+	uint64_t seed = 0x2545f4914f6cdd1dull, tsc = 1000;
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("interp-random.data", path, sizeof(path), true);
+	size_t n = 0, k = 0;
+
+	(void)state;
+	for (int r = 0; r < RUNS; r++) {
+		size_t first = n, m;
+		uint64_t span, total = 0, cum = 0;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		m = 1 + seed % MAXEV;
+		span = (seed >> 8) % 4 == 0 ? (seed >> 20) % (1ull << 40) : 1 + (seed >> 20) % 1000000;
+		for (size_t i = 0; i < m; i++) {
+			uint32_t ninsn;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			ninsn = (seed >> 5) % 7 == 0   ? UINT32_MAX /* divisors past 2^32 */
+				: (seed >> 5) % 3 == 0 ? (uint32_t)(seed >> 40)
+						       : (uint32_t)(seed % 20);
+			t[n] = rec(tsc, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1000 + 16 * n,
+				   0x1008 + 16 * n, ninsn);
+			t[n].has_tsc = i == 0; /* the run's timestamp, then events without one */
+			total += ninsn;
+			n++;
+		}
+		for (size_t i = first; i < n; i++) {
+			cum += t[i].ninsn;
+			want[i] = r == RUNS - 1 ? tsc /* the last run: at its timestamp */
+				  : tsc + (uint64_t)((unsigned __int128)span * cum / (total + 1));
+		}
+		tsc += span;
+	}
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_auxtrace(b, t, n * sizeof(t[0]), 0, 0, 7, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(k < n);
+		if (ev->time != want[k])
+			fail_msg("event %zu: time %" PRIu64 ", expected %" PRIu64, k, ev->time, want[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
 	auxcap_decode_close(d);
 }
 
@@ -886,6 +953,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
+		cmocka_unit_test(test_interpolation_random),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
 		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
