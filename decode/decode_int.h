@@ -59,6 +59,8 @@ struct qev {
 	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
 	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
+	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own: what
+			  * next_fast() can take (false: take the general way) */
 };
 
 #define QUEUE_DEC_BATCH 16 /* events decoded before their times are worked out */

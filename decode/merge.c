@@ -1189,15 +1189,24 @@ int merge_next(struct auxcap_decode *d)
 
 /*
  * The most common step, done without the general machinery: the queue of the last event
- * (a trace event, no record since) goes on with a branch of the same thread, still before
- * every other cursor, with its own time, in a function of a known stack.  Exactly what
- * merge_next() and emit_trace() would do for it.  Returns false to take the general way.
+ * (a trace event, no record since) goes on with a branch of the same thread (e->quick: a
+ * BRANCH of known type with its own time, no thread id of its own), still before every
+ * other cursor, whose effect on the stack and the function times is in place (a call with
+ * room on the stack, a return from the top frame's call, a function among the two
+ * remembered).  Then it does exactly what merge_next(), emit_trace() and apply_trace() do
+ * for it, without calling anything (no registers to save); else it returns false, having
+ * changed nothing, for the general way.
  */
 static inline bool next_fast(struct auxcap_decode *d)
 {
 	struct dqueue *q = d->held_q;
 	struct dthread *t = d->fast_t;
 	struct auxcap_decode_event *out = &d->out;
+	const struct auxcap_trace_event *ev;
+	bool ctx = d->want_context, call, ret;
+	uint64_t now, ns = 0;
+	struct ftime_slot *slot = NULL;
+	struct hist *h;
 	size_t next;
 	struct qev *e;
 
@@ -1207,39 +1216,89 @@ static inline bool next_fast(struct auxcap_decode *d)
 	if (next == q->ready)
 		return false;
 	e = &q->ring[next & (q->cap - 1)];
-	if (!(e->key < d->lim_key || (e->key == d->lim_key && d->held_c < d->lim_c)) ||
-	    e->ev.kind != AUXCAP_TRACE_BRANCH || e->ev.branch == AUXCAP_BR_NONE ||
-	    (e->ev.flags & AUXCAP_TRACE_F_HAS_TID) || !e->has_time || !t->depth || t->ft_paused)
+	/* The events were written a run ago: fetch the coming ones ahead. */
+	__builtin_prefetch((const char *)&q->ring[(next + 8) & (q->cap - 1)] + 128);
+	now = e->key;
+	if (!e->quick || !(now < d->lim_key || (now == d->lim_key && d->held_c < d->lim_c)) ||
+	    !t->depth || t->ft_paused)
 		return false;
+	ev = &e->ev;
+	call = ev->branch == AUXCAP_BR_CALL;
+	ret = ev->branch == AUXCAP_BR_RETURN;
+	if (call ? t->depth >= t->cap_stack
+		 : ret && (t->depth < 2 || !returns_to(&t->stack[t->depth - 1], ev->to)))
+		return false;
+	if (ctx && (call || ret) && now > t->ft_since) {
+		uint64_t func = t->stack[t->depth - 1].func;
+
+		if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
+			slot = &t->ft[t->ft_last_slot[0]];
+		else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
+			slot = &t->ft[t->ft_last_slot[1]];
+		else
+			return false;
+		ns = now - t->ft_since;
+	}
+
 	q->head = next; /* the last event dropped, this one held */
-	out->time = e->key;
+	out->time = now;
 	out->has_time = true;
-	out->trace = &e->ev;
+	out->trace = ev;
 	out->stack.popped = 0;
 	out->stack.pushed = false;
 	out->stack.rebased = false;
-	t->last_time = e->key;
+	t->last_time = now;
 	t->last_run_lo = e->run_lo;
 	t->last_run_hi = e->run_hi;
-	apply_branch(t, &e->ev, e->key, d->want_context, &out->stack);
+	h = ctx ? hist_push(t) : &t->scratch;
+	h->from = ev->ip;
+	h->to = ev->to;
+	h->seq_from = t->have_seq ? t->seq_from : 0;
+	h->seq_start = t->seq_start;
+	h->time = now;
+	h->type = (uint8_t)ev->branch;
+	if (slot) {
+		t->trace_ns += ns;
+		slot->ns += ns;
+		t->ft_since = now;
+	}
+	if (call) {
+		t->stack[t->depth++] = (struct auxcap_decode_frame){ ev->to, ev->ip, now };
+		h->undo = UNDO_PUSHED;
+		out->stack.pushed = true;
+	} else if (ret) {
+		h->undo = UNDO_POPPED;
+		h->saved = t->stack[--t->depth];
+		out->stack.popped = 1;
+	}
+	t->seq_from = ev->to;
+	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->seq_start = false;
+	out->stack.depth = t->depth;
 	d->info.trace_events++;
 	return true;
 }
 
+/* auxcap_decode_next() past next_fast(). */
+static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
+					       const struct auxcap_decode_event **ret_ev)
+{
+	int r = merge_next(d);
+
+	if (r == 1)
+		*ret_ev = &d->out;
+	return r;
+}
+
 int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
 {
-	int r;
-
 	if (!d || !ret_ev)
 		return -EINVAL;
 	if (next_fast(d)) {
 		*ret_ev = &d->out;
 		return 1;
 	}
-	r = merge_next(d);
-	if (r == 1)
-		*ret_ev = &d->out;
-	return r;
+	return next_slow(d, ret_ev);
 }
 
 const char *auxcap_decode_error(const struct auxcap_decode *d)

@@ -297,6 +297,32 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		close_run(q, false, 0, false);
 }
 
+/*
+ * The @n events decoded after the tail join the queue.  The usual one, of the open run with
+ * its timestamp, only counts; the others take add_event().
+ */
+static void add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
+{
+	size_t mask = q->cap - 1;
+
+	for (size_t i = 0; i < n; i++) {
+		struct qev *e = &q->ring[q->tail & mask];
+		const struct auxcap_trace_event *x = &e->ev;
+
+		if (q->run_from_tsc && (x->flags & AUXCAP_TRACE_F_HAS_TSC) && x->tsc == q->run_tsc &&
+		    x->kind != AUXCAP_TRACE_GAP && q->tail + 1 - q->ready < RUN_MAX) {
+			/* a timed run: next_fast() can take a branch of known type */
+			e->quick = x->kind == AUXCAP_TRACE_BRANCH && x->branch != AUXCAP_BR_NONE &&
+				   !(x->flags & AUXCAP_TRACE_F_HAS_TID);
+			q->tail++;
+			q->run_insns += x->ninsn;
+		} else {
+			e->quick = false;
+			add_event(d, q);
+		}
+	}
+}
+
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 {
 	const struct dpiece *p = &q->pieces[q->piece];
@@ -392,6 +418,7 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			ev->err = -ENODATA;
 			ev->what = "trace lost before this snapshot (the buffer wrapped since the "
 				   "previous one)";
+			ring_at(q, q->tail)->quick = false;
 			add_event(d, q);
 			continue;
 		}
@@ -429,19 +456,7 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 				r = d->backend->decoder_next(q->dec, &ring[(tail + n) & mask].ev);
 			while (r > 0 && ++n < QUEUE_DEC_BATCH);
 		}
-		for (size_t i = 0; i < n; i++) {
-			const struct auxcap_trace_event *x = &ring_at(q, q->tail)->ev;
-
-			/* The usual case: one more event of the open run, with its timestamp. */
-			if (q->run_from_tsc && (x->flags & AUXCAP_TRACE_F_HAS_TSC) &&
-			    x->tsc == q->run_tsc && x->kind != AUXCAP_TRACE_GAP &&
-			    q->tail + 1 - q->ready < RUN_MAX) {
-				q->tail++;
-				q->run_insns += x->ninsn;
-			} else {
-				add_event(d, q);
-			}
-		}
+		add_batch(d, q, n);
 		if (r < 0) {
 			snprintf(d->errtext, sizeof(d->errtext), "decoding AUX queue %u stopped: %s",
 				 q->info.idx, strerror(-r));
