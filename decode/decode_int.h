@@ -52,16 +52,30 @@ struct dpiece {
 	bool contiguous;     /* follows the previous piece without a hole */
 };
 
-/* A decoded event waiting in a queue, with its time. */
+/*
+ * A decoded event waiting in a queue, with its time: 88 bytes, so that a run of them stays
+ * in the first-level cache (whole 152-byte events did not: the stage's misses slowed it and
+ * the backend down).  Its first fields are those of struct auxcap_trace_event before @size,
+ * in the same layout (copied as one block, QEV_HEAD bytes); an event with any later field
+ * set (an instruction's bytes, SPE sample fields, a gap's reason, ...) is also kept whole in
+ * the queue's spill ring (@full), in the same order.
+ */
 struct qev {
-	struct auxcap_trace_event ev;
+	enum auxcap_trace_kind kind; /* as in struct auxcap_trace_event */
+	uint32_t flags;
+	uint64_t offset, tsc, time, ip, to;
+	uint32_t ninsn;
+	enum auxcap_branch_type branch;
 	uint64_t key;	 /* perf time it is merged at (interpolated), ns */
 	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
 	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
-	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own: what
-			  * next_fast() can take (false: take the general way) */
+	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own, not
+			  * @full: what next_fast() can take (false: the general way) */
+	bool full;	 /* the whole event is in the spill ring */
 };
+
+#define QEV_HEAD offsetof(struct auxcap_trace_event, size)
 
 #define QUEUE_DEC_BATCH 16 /* events decoded before their times are worked out */
 
@@ -73,6 +87,9 @@ struct dqueue {
 	struct auxcap_trace_piece *prev; /* scratch: the pieces before the one started */
 	size_t cap_prev;
 	void *dec;	     /* the backend decoder of piece - 1, NULL when none */
+	struct auxcap_trace_event batch[QUEUE_DEC_BATCH]; /* the events being decoded */
+	struct auxcap_trace_event *spill; /* ring of the whole events of @full entries */
+	size_t spill_cap, spill_head, spill_tail;
 	bool lost_before;    /* a snapshot after trace was lost: starts with a GAP event */
 	bool done;	     /* no more events */
 	int error;	     /* a failure that ended the queue */
@@ -81,7 +98,6 @@ struct dqueue {
 	size_t cap;	     /* power of two */
 	size_t head, ready, tail;
 	bool held;	     /* the head is the event handed out last (auxcap_decode_next()) */
-	const struct auxcap_trace_event **held_out; /* where it was handed out */
 	bool run_has_clock;  /* the open run has a timestamp */
 	bool run_from_tsc;   /* ... converted from the counter value @run_tsc */
 	uint64_t run_tsc;
@@ -248,7 +264,8 @@ struct auxcap_decode {
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;
 	bool out_record; /* @out holds a record's fields (cleared for the next trace event) */
-	struct auxcap_trace_event trace;
+	struct auxcap_trace_event trace; /* the trace event handed out (queue_expand()) */
+	bool trace_full;		 /* @trace has fields past QEV_HEAD set */
 	struct auxcap_record rec;
 	struct auxcap_perf_auxtrace_error *err_hold;
 	struct auxcap_decode_sample_ctx sctx;
@@ -291,9 +308,19 @@ static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct q
 	}
 	return queue_fill(d, q, ret);
 }
-/* The head was handed out (at *@out): keep it until queue_release(), which drops it.  If the
- * ring moves meanwhile, *@out is pointed at the event's new place. */
-void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out);
+/* The head was handed out: keep it until queue_release(), which drops it. */
+void queue_hold(struct dqueue *q);
+/* The event handed out last, held. */
+static inline const struct qev *queue_held(const struct dqueue *q)
+{
+	return &q->ring[q->head & (q->cap - 1)];
+}
+/* The whole event of @e, the first event of @q not handed out, rebuilt in d->trace (valid
+ * until the next call). */
+const struct auxcap_trace_event *queue_expand(struct auxcap_decode *d, const struct dqueue *q,
+					      const struct qev *e);
+/* The tid field of @e, the first event of @q not handed out. */
+int64_t queue_head_tid(const struct dqueue *q, const struct qev *e);
 void queue_release(struct dqueue *q);
 /* Final events after the head: the @i-th (0 = head), NULL past them (events of the open run
  * have no time yet: see queue_final_at()). */

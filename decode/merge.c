@@ -369,7 +369,7 @@ static struct hist *hist_at(const struct dthread *t, uint32_t k)
 
 /* A BRANCH event on thread @t (see apply_trace()). */
 static inline __attribute__((always_inline)) void
-apply_branch(struct dthread *t, const struct auxcap_trace_event *ev, uint64_t now, bool ctx,
+apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 	     struct auxcap_decode_stack_change *sc)
 {
 	struct hist *h = ctx ? hist_push(t) : &t->scratch;
@@ -429,7 +429,7 @@ apply_branch(struct dthread *t, const struct auxcap_trace_event *ev, uint64_t no
 static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 			struct auxcap_decode_stack_change *sc)
 {
-	const struct auxcap_trace_event *ev = &e->ev;
+	const struct qev *ev = e;
 	uint64_t now = e->key;
 	struct hist *h;
 
@@ -549,8 +549,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		tid = q->info.tid;
 	else if (q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpus)
 		tid = d->cpu_tid[q->info.cpu];
-	if (e->ev.flags & AUXCAP_TRACE_F_HAS_TID)
-		tid = (int32_t)e->ev.tid;
+	if (e->flags & AUXCAP_TRACE_F_HAS_TID)
+		tid = (int32_t)queue_head_tid(q, e);
 	/* The thread's process and name, looked up again only when they may have changed. */
 	if (tid != q->c_tid || d->tid_gen != q->c_gen) {
 		struct tid_info *ti = decode_tid(d, tid, false);
@@ -560,8 +560,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		q->c_pid = q->info.tid >= 0 && tid == q->info.tid ? q->info.pid : ti ? ti->pid : -1;
 		q->c_comm = ti && ti->comm[0] ? ti->comm : NULL;
 	}
-	if (e->ev.kind == AUXCAP_TRACE_BRANCH && e->ev.branch == AUXCAP_BR_NONE)
-		e->ev.branch = branch_at(d, q->c_pid, e->ev.ip);
+	if (e->kind == AUXCAP_TRACE_BRANCH && e->branch == AUXCAP_BR_NONE)
+		e->branch = branch_at(d, q->c_pid, e->ip);
 	out->kind = AUXCAP_DECODE_TRACE;
 	out->time = e->key;
 	out->has_time = e->has_time;
@@ -570,7 +570,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	out->tid = tid;
 	out->comm = q->c_comm;
 	out->queue = (int32_t)c;
-	out->trace = &e->ev; /* held in the queue until the next call */
+	out->trace = queue_expand(d, q, e); /* valid until the next call */
 	if (d->out_record) { /* the record fields of the previous event */
 		out->rec = NULL;
 		out->evsel = NULL;
@@ -588,7 +588,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	t->queue = q;
 	apply_trace(t, e, d->want_context, &out->stack);
 	/* The queue's next events go to the same thread until a record comes (next_fast()). */
-	d->fast_t = e->ev.flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
+	d->fast_t = e->flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
 		d->info.timeless = true;
@@ -597,7 +597,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 			   "placed at the time its AUX buffer was written, not at its own time");
 	}
 	d->info.trace_events++;
-	if (e->ev.kind == AUXCAP_TRACE_GAP)
+	if (e->kind == AUXCAP_TRACE_GAP)
 		d->info.gaps++;
 	return 0;
 }
@@ -699,25 +699,25 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		/* A run that starts inside the window counts even if it ends after it (the
 		 * backward search takes runs that end inside it): a sample taken while its
 		 * thread is in the kernel has the IP it resumes at, where the trace restarts. */
-		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
-			if (have_seq && in_run(seq, e->ev.ip, ip)) {
+		if (e->kind == AUXCAP_TRACE_BRANCH || e->kind == AUXCAP_TRACE_DISABLE) {
+			if (have_seq && in_run(seq, e->ip, ip)) {
 				jf = (long)j;
 				fwd_start = seq_start;
 				break;
 			}
 			if (e->key > hi)
 				break;
-			seq = e->ev.to;
-			have_seq = e->ev.kind == AUXCAP_TRACE_BRANCH &&
-				   !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq = e->to;
+			have_seq = e->kind == AUXCAP_TRACE_BRANCH &&
+				   !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = false;
-		} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
+		} else if (e->kind == AUXCAP_TRACE_ENABLE) {
 			if (e->key > hi)
 				break;
-			seq = e->ev.ip;
-			have_seq = !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq = e->ip;
+			have_seq = !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = true;
-		} else if (e->ev.kind == AUXCAP_TRACE_GAP) {
+		} else if (e->kind == AUXCAP_TRACE_GAP) {
 			have_seq = false;
 		}
 	}
@@ -763,25 +763,25 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 			const struct qev *e = queue_at(q, (size_t)j);
 			struct auxcap_decode_stack_change sc = { 0 };
 
-			if (e->ev.kind == AUXCAP_TRACE_BRANCH) {
+			if (e->kind == AUXCAP_TRACE_BRANCH) {
 				struct hist *h = &d->fwd[nfwd++];
 
-				h->from = e->ev.ip;
-				h->to = e->ev.to;
+				h->from = e->ip;
+				h->to = e->to;
 				h->time = e->key;
-				h->type = (uint8_t)e->ev.branch;
-				if (e->ev.branch == AUXCAP_BR_CALL && s.depth) {
-					struct auxcap_decode_frame fr = { e->ev.to, e->ev.ip, e->key };
+				h->type = (uint8_t)e->branch;
+				if (e->branch == AUXCAP_BR_CALL && s.depth) {
+					struct auxcap_decode_frame fr = { e->to, e->ip, e->key };
 
 					r = stack_push(&s, &fr);
-				} else if (e->ev.branch == AUXCAP_BR_RETURN && s.depth) {
-					stack_return(&s, e->ev.to, e->key, &sc, NULL);
+				} else if (e->branch == AUXCAP_BR_RETURN && s.depth) {
+					stack_return(&s, e->to, e->key, &sc, NULL);
 				}
 				if (r < 0)
 					goto out;
-				seq = e->ev.to;
-			} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
-				seq = e->ev.ip;
+				seq = e->to;
+			} else if (e->kind == AUXCAP_TRACE_ENABLE) {
+				seq = e->ip;
 			}
 		}
 		best_seq = seq;
@@ -1114,7 +1114,7 @@ static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struc
 
 	if (r < 0)
 		return r;
-	queue_hold(q, &d->out.trace);
+	queue_hold(q);
 	d->held_q = q;
 	d->held_c = c;
 	return 1;
@@ -1131,6 +1131,14 @@ int merge_next(struct auxcap_decode *d)
 
 		/* The queue of the last event: its next one, still first in the usual case. */
 		c = d->held_c;
+		if (d->fast_t) {
+			/* what next_fast() leaves: the thread's last event is the held one */
+			const struct qev *held = queue_held(q);
+
+			d->fast_t->last_time = held->key;
+			d->fast_t->last_run_lo = held->run_lo;
+			d->fast_t->last_run_hi = held->run_hi;
+		}
 		queue_release(q);
 		d->held_q = NULL;
 		r = queue_peek(d, q, &e);
@@ -1202,7 +1210,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 	struct dqueue *q = d->held_q;
 	struct dthread *t = d->fast_t;
 	struct auxcap_decode_event *out = &d->out;
-	const struct auxcap_trace_event *ev;
+	const struct qev *ev;
 	bool ctx = d->want_context, call, ret;
 	uint64_t now, ns = 0;
 	struct ftime_slot *slot = NULL;
@@ -1217,12 +1225,12 @@ static inline bool next_fast(struct auxcap_decode *d)
 		return false;
 	e = &q->ring[next & (q->cap - 1)];
 	/* The events were written a run ago: fetch the coming ones ahead. */
-	__builtin_prefetch((const char *)&q->ring[(next + 8) & (q->cap - 1)] + 128);
+	__builtin_prefetch(&q->ring[(next + 8) & (q->cap - 1)]);
 	now = e->key;
 	if (!e->quick || !(now < d->lim_key || (now == d->lim_key && d->held_c < d->lim_c)) ||
-	    !t->depth || t->ft_paused)
+	    !t->depth || t->ft_paused || d->trace_full)
 		return false;
-	ev = &e->ev;
+	ev = e;
 	call = ev->branch == AUXCAP_BR_CALL;
 	ret = ev->branch == AUXCAP_BR_RETURN;
 	if (call ? t->depth >= t->cap_stack
@@ -1243,13 +1251,13 @@ static inline bool next_fast(struct auxcap_decode *d)
 	q->head = next; /* the last event dropped, this one held */
 	out->time = now;
 	out->has_time = true;
-	out->trace = ev;
+	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
+	out->trace = &d->trace;
 	out->stack.popped = 0;
 	out->stack.pushed = false;
 	out->stack.rebased = false;
-	t->last_time = now;
-	t->last_run_lo = e->run_lo;
-	t->last_run_hi = e->run_hi;
+	/* t->last_time, last_run_lo, last_run_hi: set from the held event when the general way
+	 * resumes (merge_next()) */
 	h = ctx ? hist_push(t) : &t->scratch;
 	h->from = ev->ip;
 	h->to = ev->to;

@@ -18,6 +18,11 @@
  * is not a time: the event is placed like one without.  Without any time
  * the events of a piece take the time of the last record written before the piece.  Keys
  * never go back within a queue.
+ *
+ * Memory.  The backend decodes a batch of events into the queue's (hot in cache); what joins
+ * the ring is the part the stage works with (struct qev, 88 bytes), and an event with any
+ * other field set is also kept whole in a second ring, in the same order.  The event handed
+ * out is rebuilt from them (queue_expand()).
  */
 #include "config.h"
 
@@ -70,9 +75,117 @@ static int ring_reserve(struct dqueue *q, size_t k)
 	free(q->ring);
 	q->ring = nr;
 	q->cap = cap;
-	if (q->held && q->held_out)
-		*q->held_out = &ring_at(q, q->head)->ev; /* the event handed out moved */
 	return 0;
+}
+
+/* struct qev begins with the fields of struct auxcap_trace_event before @size, laid out the
+ * same; an event whose later bytes are zero is rebuilt from them. */
+#define SAME_FIELD(f)                                                                     \
+	_Static_assert(offsetof(struct qev, f) == offsetof(struct auxcap_trace_event, f) && \
+			       sizeof(((struct qev *)0)->f) ==                               \
+				       sizeof(((struct auxcap_trace_event *)0)->f),          \
+		       "struct qev's head must match struct auxcap_trace_event: " #f)
+SAME_FIELD(kind);
+SAME_FIELD(flags);
+SAME_FIELD(offset);
+SAME_FIELD(tsc);
+SAME_FIELD(time);
+SAME_FIELD(ip);
+SAME_FIELD(to);
+SAME_FIELD(ninsn);
+SAME_FIELD(branch);
+_Static_assert(QEV_HEAD == offsetof(struct auxcap_trace_event, branch) +
+				   sizeof(enum auxcap_branch_type),
+	       "every field of struct auxcap_trace_event before size is in struct qev");
+#define QEV_TAIL_WORDS ((sizeof(struct auxcap_trace_event) - QEV_HEAD) / 8)
+_Static_assert(QEV_HEAD % 8 == 0 && (sizeof(struct auxcap_trace_event) - QEV_HEAD) % 8 == 0,
+	       "the tail of struct auxcap_trace_event is whole words");
+
+/* Whether every byte of @ev past QEV_HEAD is zero (padding too: a backend that leaves
+ * garbage there only sends its events the slower way). */
+static inline bool ev_is_compact(const struct auxcap_trace_event *ev)
+{
+	typedef uint64_t v2 __attribute__((vector_size(16)));
+	const unsigned char *p = (const unsigned char *)ev + QEV_HEAD;
+	v2 a, b, c;
+
+	_Static_assert(QEV_TAIL_WORDS == 12, "ev_is_compact() reads 12 words");
+	/* six 16-byte words (written out: a loop is copied to the stack first) */
+	memcpy(&a, p, 16);
+	memcpy(&b, p + 16, 16);
+	a |= b;
+	memcpy(&b, p + 32, 16);
+	memcpy(&c, p + 48, 16);
+	b |= c;
+	memcpy(&c, p + 64, 16);
+	a |= b | c;
+	memcpy(&b, p + 80, 16);
+	a |= b;
+	return !(a[0] | a[1]);
+}
+
+/* Keep a copy of the whole event @ev (the spill ring, in ring order). */
+static int spill_push(struct dqueue *q, const struct auxcap_trace_event *ev)
+{
+	size_t n = q->spill_tail - q->spill_head;
+
+	if (n == q->spill_cap) {
+		size_t cap = q->spill_cap ? 2 * q->spill_cap : 64;
+		struct auxcap_trace_event *ns = malloc(cap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			ns[i] = q->spill[(q->spill_head + i) & (q->spill_cap - 1)];
+		free(q->spill);
+		q->spill = ns;
+		q->spill_cap = cap;
+		q->spill_head = 0;
+		q->spill_tail = n;
+	}
+	q->spill[q->spill_tail++ & (q->spill_cap - 1)] = *ev;
+	return 0;
+}
+
+/* The whole event of the first event not handed out, which is @full. */
+static const struct auxcap_trace_event *spill_first(const struct dqueue *q)
+{
+	return &q->spill[q->spill_head & (q->spill_cap - 1)];
+}
+
+/* Decoded event @ev into the slot at the tail (the ring has room); not counted yet. */
+static int place(struct dqueue *q, const struct auxcap_trace_event *ev)
+{
+	struct qev *e = ring_at(q, q->tail);
+
+	memcpy(e, ev, QEV_HEAD);
+	e->quick = false;
+	e->full = !ev_is_compact(ev);
+	return e->full ? spill_push(q, ev) : 0;
+}
+
+const struct auxcap_trace_event *queue_expand(struct auxcap_decode *d, const struct dqueue *q,
+					      const struct qev *e)
+{
+	struct auxcap_trace_event *out = &d->trace;
+
+	if (e->full) {
+		*out = *spill_first(q);
+		out->branch = e->branch; /* the stage may have found it (branch_at()) */
+		d->trace_full = true;
+		return out;
+	}
+	if (d->trace_full) {
+		memset(out, 0, sizeof(*out));
+		d->trace_full = false;
+	}
+	memcpy(out, e, QEV_HEAD);
+	return out;
+}
+
+int64_t queue_head_tid(const struct dqueue *q, const struct qev *e)
+{
+	return e->full ? spill_first(q)->tid : 0;
 }
 
 const struct qev *queue_at(const struct dqueue *q, size_t i)
@@ -80,18 +193,18 @@ const struct qev *queue_at(const struct dqueue *q, size_t i)
 	return first(q) + i < q->ready ? ring_at(q, first(q) + i) : NULL;
 }
 
-void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out)
+void queue_hold(struct dqueue *q)
 {
 	q->held = true;
-	q->held_out = out;
 }
 
 void queue_release(struct dqueue *q)
 {
 	if (q->held) {
+		if (ring_at(q, q->head)->full)
+			q->spill_head++;
 		q->head++;
 		q->held = false;
-		q->held_out = NULL;
 	}
 }
 
@@ -102,6 +215,9 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 	q->dec = NULL;
 	free(q->ring);
 	q->ring = NULL;
+	free(q->spill);
+	q->spill = NULL;
+	q->spill_cap = q->spill_head = q->spill_tail = 0;
 	free(q->prev);
 	q->prev = NULL;
 	q->cap_prev = 0;
@@ -113,8 +229,8 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 #define TIME_WRAPPED(t) ((t) >> 63)
 
 /* Perf time of @ev, if it has one (the last conversion is remembered: runs share it). */
-static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
-		     const struct auxcap_trace_event *ev, uint64_t *ret)
+static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q, const struct qev *ev,
+		     uint64_t *ret)
 {
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
 		if (!q->c_have || q->c_tsc != ev->tsc) {
@@ -208,7 +324,7 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 			for (size_t i = 0; i < n; i++) {
 				uint64_t key;
 
-				cum += e->ev.ninsn;
+				cum += e->ninsn;
 				key = t0 + udiv_do(&u, span * cum);
 				last = key > last ? key : last;
 				e->key = last;
@@ -223,7 +339,7 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 				struct qev *e = ring_at(q, q->ready + i);
 				uint64_t key;
 
-				cum += e->ev.ninsn;
+				cum += e->ninsn;
 				key = t0 + (uint64_t)((unsigned __int128)span * cum / (total + 1));
 				last = key > last ? key : last;
 				e->key = last;
@@ -255,8 +371,7 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 /* The event in the slot at the tail joins the queue (its key is set when its run closes). */
 static void add_event(struct auxcap_decode *d, struct dqueue *q)
 {
-	struct qev *e = ring_at(q, q->tail);
-	const struct auxcap_trace_event *ev = &e->ev;
+	struct qev *e = ring_at(q, q->tail), *ev = e;
 	uint64_t c = 0;
 	bool has_clock = ev_clock(d, q, ev, &c);
 
@@ -298,22 +413,34 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 }
 
 /*
- * The @n events decoded after the tail join the queue.  The usual one, of the open run with
+ * The @n events decoded into q->batch join the queue.  The usual one, of the open run with
  * its timestamp, only counts; the others take add_event().
  */
-static void add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
+static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 {
 	size_t mask = q->cap - 1;
 
 	for (size_t i = 0; i < n; i++) {
+		const struct auxcap_trace_event *x = &q->batch[i];
 		struct qev *e = &q->ring[q->tail & mask];
-		const struct auxcap_trace_event *x = &e->ev;
+		bool full = !ev_is_compact(x);
 
-		if (q->run_from_tsc && (x->flags & AUXCAP_TRACE_F_HAS_TSC) && x->tsc == q->run_tsc &&
-		    x->kind != AUXCAP_TRACE_GAP && q->tail + 1 - q->ready < RUN_MAX) {
-			/* a timed run: next_fast() can take a branch of known type */
-			e->quick = x->kind == AUXCAP_TRACE_BRANCH && x->branch != AUXCAP_BR_NONE &&
-				   !(x->flags & AUXCAP_TRACE_F_HAS_TID);
+		memcpy(e, x, QEV_HEAD);
+		e->full = full;
+		if (full) {
+			int r = spill_push(q, x);
+
+			if (r < 0)
+				return r;
+		}
+		if (q->run_from_tsc && x->tsc == q->run_tsc &&
+		    (x->flags & (AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_HAS_TID)) ==
+			    AUXCAP_TRACE_F_HAS_TSC &&
+		    x->kind == AUXCAP_TRACE_BRANCH && x->branch != AUXCAP_BR_NONE && !full &&
+		    q->tail + 1 - q->ready < RUN_MAX) {
+			/* The usual event: a branch of the open run, with its timestamp, that
+			 * next_fast() can take. */
+			e->quick = true;
 			q->tail++;
 			q->run_insns += x->ninsn;
 		} else {
@@ -321,6 +448,7 @@ static void add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 			add_event(d, q);
 		}
 	}
+	return 0;
 }
 
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
@@ -393,7 +521,7 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 {
 	struct auxcap_trace_event *ev;
 	size_t n;
-	int r;
+	int r, r2;
 
 	for (;;) {
 		if (pos < q->ready)
@@ -411,14 +539,18 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 				q->error = r;
 				return r;
 			}
-			ev = &ring_at(q, q->tail)->ev;
+			ev = &q->batch[0];
 			memset(ev, 0, sizeof(*ev));
 			ev->kind = AUXCAP_TRACE_GAP;
 			ev->offset = q->info.nr_pieces ? q->pieces[0].offset : 0;
 			ev->err = -ENODATA;
 			ev->what = "trace lost before this snapshot (the buffer wrapped since the "
 				   "previous one)";
-			ring_at(q, q->tail)->quick = false;
+			r = place(q, ev);
+			if (r < 0) {
+				q->error = r;
+				return r;
+			}
 			add_event(d, q);
 			continue;
 		}
@@ -439,8 +571,8 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			continue;
 		}
 		/*
-		 * A batch of events straight into the slots after the tail, then their times:
-		 * reading an event right after the backend wrote it waits for its stores.
+		 * A batch of events, then their entries and times: reading an event right after
+		 * the backend wrote it waits for its stores.
 		 */
 		r = ring_reserve(q, QUEUE_DEC_BATCH);
 		if (r < 0) {
@@ -448,15 +580,14 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			return r;
 		}
 		n = 0;
-		{
-			struct qev *ring = q->ring;
-			size_t mask = q->cap - 1, tail = q->tail;
-
-			do
-				r = d->backend->decoder_next(q->dec, &ring[(tail + n) & mask].ev);
-			while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		do
+			r = d->backend->decoder_next(q->dec, &q->batch[n]);
+		while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		r2 = add_batch(d, q, n);
+		if (r2 < 0) {
+			q->error = r2;
+			return r2;
 		}
-		add_batch(d, q, n);
 		if (r < 0) {
 			snprintf(d->errtext, sizeof(d->errtext), "decoding AUX queue %u stopped: %s",
 				 q->info.idx, strerror(-r));
