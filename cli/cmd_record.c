@@ -373,7 +373,7 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
  * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
  * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
  */
-static pid_t start_command(char **argv, int *ret_go, bool traced)
+static pid_t start_command(char **argv, int *ret_go, bool traced, bool stdout_is_capture)
 {
 	int p[2];
 	pid_t pid;
@@ -391,6 +391,9 @@ static pid_t start_command(char **argv, int *ret_go, bool traced)
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
 		if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
+		/* -o -: our standard output is the capture; the command's goes to stderr (as perf). */
+		if (stdout_is_capture && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
@@ -947,7 +950,7 @@ static int run_record(int argc, char **argv)
 
 	if (o.emulate) {
 		/* The command, on which every event is opened; the live tracer will run it. */
-		child = start_command(o.cmd, &go, false);
+		child = start_command(o.cmd, &go, false, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -1071,7 +1074,7 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go, stop_after_exec);
+		child = start_command(o.cmd, &go, stop_after_exec, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;

@@ -238,6 +238,30 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		close_run(q, false, 0, false);
 }
 
+void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call)
+{
+	if (pos > q->info.bytes)
+		pos = q->info.bytes;
+	if (pos > q->prog) {
+		d->prog_done += pos - q->prog;
+		q->prog = pos;
+	}
+	if (call && d->opts.progress) {
+		d->prog_tick = 0;
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_DECODE, d->prog_done,
+				 d->prog_total);
+	}
+}
+
+/* Progress within the piece being decoded, from the stream offset of an event in it. */
+static void piece_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t offset)
+{
+	const struct dpiece *p = &q->pieces[q->piece - 1];
+	uint64_t in = offset > p->offset ? offset - p->offset : 0;
+
+	queue_progress(d, q, q->prog_base + (in < p->len ? in : p->len), true);
+}
+
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 {
 	const struct dpiece *p = &q->pieces[q->piece];
@@ -290,6 +314,9 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	if (d->rd && q->piece >= 2)
 		(void)auxcap_perf_reader_drop(d->rd, q->pieces[q->piece - 2].data,
 					      (size_t)q->pieces[q->piece - 2].len);
+	if (q->piece)
+		q->prog_base += q->pieces[q->piece - 1].len;
+	queue_progress(d, q, q->prog_base, true);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {
@@ -318,8 +345,10 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (first(q) == q->ready)
+				if (first(q) == q->ready) {
 					q->done = true;
+					queue_progress(d, q, q->info.bytes, true);
+				}
 				continue;
 			}
 			if (!q->run_has_clock)
@@ -348,8 +377,11 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (r == 0) {
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
+			queue_progress(d, q, q->prog_base + q->pieces[q->piece - 1].len, true);
 			continue;
 		}
+		if (d->opts.progress && ++d->prog_tick >= 4096)
+			piece_progress(d, q, ev->offset);
 		add_event(d, q);
 	}
 }
