@@ -655,8 +655,25 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
 		const struct qev *e = queue_at(q, j);
 
-		if (!e || e->key > hi)
+		if (!e)
 			break;
+		if (e->key > hi) {
+			/*
+			 * The run of sequential code going on at the window's end began inside
+			 * it (its first instruction ran before hi): the IP may be in it.  A
+			 * sample taken in a system call that the tracer takes long to return
+			 * from has its user IP right after the call, where tracing resumes
+			 * (tr strt) inside the window, while the run's end (the next branch)
+			 * lies past it.
+			 */
+			if (have_seq &&
+			    (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) &&
+			    in_run(seq, e->ev.ip, ip)) {
+				jf = (long)j;
+				fwd_start = seq_start;
+			}
+			break;
+		}
 		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
 			if (have_seq && in_run(seq, e->ev.ip, ip)) {
 				jf = (long)j;
