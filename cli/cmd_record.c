@@ -8,6 +8,7 @@
  * A --trigger-on function is a trigger event of the session, which turns its hits into
  * snapshot requests itself.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -239,7 +240,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 1: o->control = optarg; break;
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
-		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 4: {
+			char *end;
+
+			errno = 0;
+			o->max_insns = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !o->max_insns) {
+				cli_err("bad --max-insns '%s': give a positive number of instructions",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 5: o->trigger_on = optarg; break;
 		case 6:
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
@@ -323,18 +335,35 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 			return -ESRCH;
 		}
 		if (threads) {
-			char cmd_path[64];
-			FILE *f;
+			struct dirent *de;
+			DIR *d = opendir(path);
 
-			snprintf(cmd_path, sizeof(cmd_path), "/bin/ls /proc/%ld/task", v);
-			f = popen(cmd_path, "r");
-			if (!f)
+			if (!d) {
+				cli_err("cannot list the threads of %ld in %s: %s", v, path,
+					strerror(errno));
 				return -errno;
-			while (*nr < MAX_TARGETS && fgets(path, sizeof(path), f))
-				out[(*nr)++] = (pid_t)atol(path);
-			pclose(f);
+			}
+			while ((de = readdir(d))) {
+				long tid = strtol(de->d_name, &end, 10);
+
+				if (de->d_name[0] == '.' || *end || tid <= 0)
+					continue;
+				if (*nr == MAX_TARGETS) {
+					closedir(d);
+					cli_err("more than %d threads in '%s': record the CPUs instead "
+						"(-a or -C)",
+						MAX_TARGETS, list);
+					return -E2BIG;
+				}
+				out[(*nr)++] = (pid_t)tid;
+			}
+			closedir(d);
 		} else if (*nr < MAX_TARGETS) {
 			out[(*nr)++] = (pid_t)v;
+		} else {
+			cli_err("more than %d ids in '%s': record the CPUs instead (-a or -C)",
+				MAX_TARGETS, list);
+			return -E2BIG;
 		}
 	}
 	return *nr ? 0 : -EINVAL;
@@ -344,7 +373,7 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
  * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
  * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
  */
-static pid_t start_command(char **argv, int *ret_go, bool traced)
+static pid_t start_command(char **argv, int *ret_go, bool traced, bool stdout_is_capture)
 {
 	int p[2];
 	pid_t pid;
@@ -362,6 +391,9 @@ static pid_t start_command(char **argv, int *ret_go, bool traced)
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
 		if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
+		/* -o -: our standard output is the capture; the command's goes to stderr (as perf). */
+		if (stdout_is_capture && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
@@ -916,9 +948,31 @@ static int run_record(int argc, char **argv)
 		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
 	}
 
+	if (o.emulate) {
+		/* The command, on which every event is opened; the live tracer will run it. */
+		child = start_command(o.cmd, &go, false, !strcmp(o.output, "-"));
+		if (child < 0) {
+			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
+			goto out;
+		}
+		/*
+		 * A per-CPU emulated capture models one CPU, 0: the command runs there, so that
+		 * real counter events opened on (command, CPU 0) see all of it.
+		 */
+		if (emu_per_cpu(aux_spec)) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(0, &one);
+			(void)sched_setaffinity(child, sizeof(one), &one);
+		}
+		emu_child = child; /* handed to the tracer below (emu_setup()) */
+	}
+
 	/* Targets. */
 	if (o.emulate) {
-		nr_targets = 1; /* the command, started below (targets[0]) */
+		targets[0] = emu_child;
+		nr_targets = 1;
 		so.enable_on_exec = true;
 		so.aux_ring_alone = true;
 		if (emu_per_cpu(aux_spec)) {
@@ -996,38 +1050,18 @@ static int run_record(int argc, char **argv)
 		}
 		record_backend_session(&rb, &aux_ev, &so);
 	}
-	/*
-	 * --emulate: the command, on which every event is opened; the live tracer will run it.
-	 * After the backend's set-up: its clock probe opens and closes an emulated event, which
-	 * would take (and free) a tracer queued for the next event.
-	 */
-	if (o.emulate) {
-		child = start_command(o.cmd, &go, false);
-		if (child < 0) {
-			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
-			goto out;
-		}
-		/*
-		 * A per-CPU emulated capture models one CPU, 0: the command runs there, so that
-		 * real counter events opened on (command, CPU 0) see all of it.
-		 */
-		if (emu_per_cpu(aux_spec)) {
-			cpu_set_t one;
-
-			CPU_ZERO(&one);
-			CPU_SET(0, &one);
-			(void)sched_setaffinity(child, sizeof(one), &one);
-		}
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
-			goto out;
-		emu_child = child;
-		child = -1; /* the tracer's to reap */
-		targets[0] = emu_child;
-	}
-
 	if (o.filter && !aux_spec) {
 		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
 		goto out;
+	}
+	/*
+	 * The live tracer's source goes to the next emulated event opened: after the backend's
+	 * set-up, which opens (and closes) one to probe the clock.
+	 */
+	if (o.emulate) {
+		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+			goto out;
+		child = -1; /* the tracer's to reap */
 	}
 
 	r = open_output(&o, &w);
@@ -1040,7 +1074,7 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go, stop_after_exec);
+		child = start_command(o.cmd, &go, stop_after_exec, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;

@@ -59,6 +59,8 @@ struct set {
 	uint64_t snap_old;    /* snapshot mode: data_head of the previous ring snapshot */
 	uint32_t itrace_tid;  /* tid of the last ITRACE_START in the ring, 0 before one */
 	bool snap_taken;
+	bool frozen_aux;      /* snapshot mode: AUX event stopped for the pending snapshot */
+	bool frozen_ring;     /* snapshot mode: overwrite ring paused for it */
 	int *trig_fds;        /* trigger events, -1 where not opened */
 	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
 	struct auxcap_mapped_ring trig_ring;
@@ -100,6 +102,9 @@ struct auxcap_session {
 	uint32_t coalesced_pending; /* requests merged into the pending snapshot; atomic */
 	uint32_t hit_tid, hit_cpu;  /* the trigger sample that made the pending request (loop) */
 	struct auxcap_session_stats stats;
+	bool frozen;	    /* session_freeze() ran for the pending snapshot (loop or API) */
+	int freeze_result;  /* what it returned */
+	uint64_t frozen_ns; /* when it was done */
 	unsigned char *snap_buf; /* snapshot mode: records of one ring, oldest first */
 	size_t snap_buf_size;
 };
@@ -768,32 +773,58 @@ static int emit_aux(struct auxcap_session *s, struct set *set, const struct auxc
 	return 0;
 }
 
+/*
+ * Full trace: hand what the hardware wrote since the last pass to the sink, releasing the
+ * tail after every quarter of the buffer at most.  A driver places its stop point at the tail
+ * it reads at each interrupt (every quarter, see the AUX watermark): a drain that lags by most
+ * of the buffer and released its tail only after writing all of it left the hardware no room
+ * for as long as that write took, and truncated (bench/aux_drain).  A piece never wraps when
+ * it is cut, so with an alignment it ends on a record boundary or at the buffer's end.
+ */
 static int drain_aux(struct auxcap_session *s, struct set *set)
 {
-	struct auxcap_aux_span sp;
+	uint64_t size = set->aux.size, max = size / 4, pos, end;
+	uint32_t align = s->opts.aux_alignment;
+	struct auxcap_aux_span all, sp;
 	int64_t n;
 	int r;
 
-	n = auxcap_aux_ring_read(&set->aux, &sp);
+	n = auxcap_aux_ring_read(&set->aux, &all);
 	if (n == -ESTALE) {
 		auxcap_log(AUXCAP_LOG_ERROR, "AUX head ran past the tail on cpu %d: older bytes lost",
 			   set->cpu);
-		n = (int64_t)sp.len;
+		n = (int64_t)all.len;
 	}
 	if (n < 0)
 		return (int)n;
-	r = emit_aux(s, set, &sp, sp.offset, false);
-	if (r < 0)
-		return r;
-	auxcap_aux_ring_consume(&set->aux, &sp);
-	if (set->aux_reenable) {
-		/* The kernel disabled the event on TRUNCATED; there is room again now. */
-		set->aux_reenable = false;
-		r = auxcap_event_enable(s->sys, set->aux_fd, true);
+	pos = all.offset;
+	end = all.offset + all.len;
+	do {
+		uint64_t len = end - pos;
+
+		if (len > max) {
+			uint64_t to_wrap = size - (pos & (size - 1));
+
+			len = align ? max - max % align : max;
+			if (len > to_wrap || !len)
+				len = to_wrap;
+		}
+		r = auxcap_aux_ring_span(&set->aux, pos + len, len, &sp);
+		if (r == 0)
+			r = emit_aux(s, set, &sp, sp.offset, false);
 		if (r < 0)
 			return r;
-		s->stats.aux_reenables++;
-	}
+		auxcap_aux_ring_consume(&set->aux, &sp);
+		pos += len;
+		if (set->aux_reenable) {
+			/* The kernel disabled the event on TRUNCATED; there is room again now. */
+			set->aux_reenable = false;
+			r = auxcap_event_enable(s->sys, set->aux_fd, true);
+			if (r < 0)
+				return r;
+			s->stats.aux_reenables++;
+		}
+	} while (pos < end);
 	return 0;
 }
 
@@ -988,13 +1019,69 @@ static int snapshot_aux(struct auxcap_session *s, struct set *set)
 	return 0;
 }
 
+/* The set whose CPU is @cpu, or 0: where a hit on @cpu wants its trace frozen first. */
+static size_t set_of_cpu(const struct auxcap_session *s, uint32_t cpu)
+{
+	for (size_t k = 0; k < s->nr_sets; k++)
+		if (s->sets[k].cpu >= 0 && (uint32_t)s->sets[k].cpu == cpu)
+			return k;
+	return 0;
+}
+
+/*
+ * Freeze for a snapshot: stop every AUX event (the driver publishes its head), set @first's
+ * first (the CPU a trigger hit came from: its trace is the one wanted), then pause every
+ * overwrite sample ring (records come far slower than trace bytes).  What was frozen before
+ * an error stays so; session_thaw() resumes it.
+ */
+static int session_freeze(struct auxcap_session *s, size_t first)
+{
+	int r = 0;
+
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (size_t i = 0; i < s->nr_sets && r == 0; i++) {
+			struct set *set = &s->sets[i == 0 ? first : i <= first ? i - 1 : i];
+
+			if (pass == 0 && set->has_aux && !set->frozen_aux) {
+				r = auxcap_event_enable(s->sys, set->aux_fd, false);
+				set->frozen_aux = r == 0;
+			} else if (pass == 1 && set->has_snap_ring && !set->frozen_ring) {
+				r = auxcap_event_pause_output(s->sys, set->snap_fd, true);
+				set->frozen_ring = r == 0;
+			}
+		}
+	}
+	s->frozen = true;
+	s->freeze_result = r;
+	s->frozen_ns = now_ns();
+	return r;
+}
+
+/* Resume what session_freeze() stopped, even after an error; the first error is returned. */
+static int session_thaw(struct auxcap_session *s)
+{
+	int r = 0, r2;
+
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		struct set *set = &s->sets[k];
+
+		if (set->frozen_ring &&
+		    (r2 = auxcap_event_pause_output(s->sys, set->snap_fd, false)) < 0 && r == 0)
+			r = r2;
+		if (set->frozen_aux && (r2 = auxcap_event_enable(s->sys, set->aux_fd, true)) < 0 &&
+		    r == 0)
+			r = r2;
+		set->frozen_ring = set->frozen_aux = false;
+	}
+	s->frozen = false;
+	return r;
+}
+
 int auxcap_session_snapshot(struct auxcap_session *s)
 {
 	const struct auxcap_sink *sink = s->opts.sink;
-	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, frozen_ns, lat;
+	uint64_t word = __atomic_exchange_n(&s->req_word, 0, __ATOMIC_ACQ_REL), t0, lat;
 	struct auxcap_snapshot_info info;
-	size_t frozen = 0; /* sets whose AUX event is stopped and sample ring paused */
-	bool aux_only = false; /* set @frozen has its AUX event stopped, its ring not paused */
 	int r = 0, r2;
 
 	if (!word)
@@ -1011,24 +1098,15 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		info.tid = s->hit_tid;
 		info.cpu = s->hit_cpu;
 	}
-	/* Freeze: stop the AUX events (the driver publishes its head) and the sample rings. */
-	for (size_t k = 0; k < s->nr_sets; k++) {
-		struct set *set = &s->sets[k];
-
-		if (set->has_aux && (r = auxcap_event_enable(s->sys, set->aux_fd, false)) < 0)
-			break;
-		if (set->has_snap_ring &&
-		    (r = auxcap_event_pause_output(s->sys, set->snap_fd, true)) < 0) {
-			aux_only = set->has_aux;
-			break;
-		}
-		frozen++;
-	}
+	/* Freeze, unless the loop did as soon as a trigger woke it. */
+	if (!s->frozen)
+		session_freeze(s, info.source == AUXCAP_TRIGGER_FUNCTION ? set_of_cpu(s, info.cpu)
+									    : 0);
+	r = s->freeze_result;
 	if (r == 0) {
-		frozen_ns = now_ns();
 		/* A trigger sample's time comes from the kernel's clock read: never after frozen. */
-		lat = frozen_ns > t0 ? frozen_ns - t0 : 0;
-		info.frozen_ns = frozen_ns;
+		lat = s->frozen_ns > t0 ? s->frozen_ns - t0 : 0;
+		info.frozen_ns = s->frozen_ns;
 		s->stats.snapshot_latency_ns_last = lat;
 		if (lat > s->stats.snapshot_latency_ns_max)
 			s->stats.snapshot_latency_ns_max = lat;
@@ -1048,16 +1126,9 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 	}
 	/* Resume what was frozen, even after an error, so the traced program is left as it
 	 * was and tracing goes on. */
-	for (size_t k = 0; k < frozen + aux_only; k++) {
-		struct set *set = &s->sets[k];
-
-		if (k < frozen && set->has_snap_ring &&
-		    (r2 = auxcap_event_pause_output(s->sys, set->snap_fd, false)) < 0 && r == 0)
-			r = r2;
-		if (set->has_aux && (r2 = auxcap_event_enable(s->sys, set->aux_fd, true)) < 0 &&
-		    r == 0)
-			r = r2;
-	}
+	r2 = session_thaw(s);
+	if (r == 0)
+		r = r2;
 	if (r < 0)
 		return r;
 	s->stats.snapshots++;
@@ -1169,21 +1240,28 @@ static int handle_requests(struct auxcap_session *s, bool *stop)
 int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 {
 	struct pollfd *pfd;
+	size_t *trig_set; /* per pfd entry: 1 + the set of a trigger ring, 0 for other fds */
 	size_t nfd = 0;
 	uint64_t start = now_ns(), before;
 	bool stop = false, flowing = false;
 	int r = 0;
 
 	pfd = calloc(3 * s->nr_sets + 1, sizeof(*pfd));
-	if (!pfd)
+	trig_set = calloc(3 * s->nr_sets + 1, sizeof(*trig_set));
+	if (!pfd || !trig_set) {
+		free(pfd);
+		free(trig_set);
 		return -ENOMEM;
+	}
 	pfd[nfd++] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
 	for (size_t k = 0; k < s->nr_sets; k++) {
 		if (s->sets[k].has_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ring_fd, .events = POLLIN };
-		if (s->sets[k].has_trig_ring)
+		if (s->sets[k].has_trig_ring) {
+			trig_set[nfd] = k + 1;
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].trig_ring_fd,
 						      .events = POLLIN };
+		}
 		if (s->sets[k].has_ev_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ev_fd, .events = POLLIN };
 	}
@@ -1222,10 +1300,24 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 			r = n;
 			break;
 		}
-		/* Trigger hits first: the snapshot they ask for is taken before anything else. */
+		/*
+		 * A trigger ring woke the loop: stop the trace before anything else, even before
+		 * reading the hits (a trigger ring holds nothing but hits and LOST records), the
+		 * set the hit came from first.  The snapshot the hit asks for is then taken.
+		 */
+		for (size_t i = 1; i < nfd && s->opts.snapshot && !s->frozen; i++)
+			if (trig_set[i] && (pfd[i].revents & POLLIN))
+				(void)session_freeze(s, trig_set[i] - 1);
 		for (size_t k = 0; k < s->nr_sets && r == 0; k++)
 			if (s->sets[k].has_trig_ring)
 				r = read_triggers(s, &s->sets[k], &hit);
+		if (s->frozen && (r < 0 || !(__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE) &
+					     AUXCAP_REQ_SNAPSHOT))) {
+			int r2 = session_thaw(s); /* no snapshot to take after all */
+
+			if (r == 0)
+				r = r2;
+		}
 		if (r < 0)
 			break;
 		if ((pfd[0].revents & POLLIN) || hit) {
@@ -1249,6 +1341,13 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 		if (nfd > 1 && hups == nfd - 1)
 			break; /* every monitored task is gone */
 	}
+	if (s->frozen) {
+		int r2 = session_thaw(s); /* an error came between a freeze and its snapshot */
+
+		if (r == 0)
+			r = r2;
+	}
+	free(trig_set);
 	free(pfd);
 	return r;
 }

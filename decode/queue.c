@@ -451,6 +451,30 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	return 0;
 }
 
+void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call)
+{
+	if (pos > q->info.bytes)
+		pos = q->info.bytes;
+	if (pos > q->prog) {
+		d->prog_done += pos - q->prog;
+		q->prog = pos;
+	}
+	if (call && d->opts.progress) {
+		d->prog_tick = 0;
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_DECODE, d->prog_done,
+				 d->prog_total);
+	}
+}
+
+/* Progress within the piece being decoded, from the stream offset of an event in it. */
+static void piece_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t offset)
+{
+	const struct dpiece *p = &q->pieces[q->piece - 1];
+	uint64_t in = offset > p->offset ? offset - p->offset : 0;
+
+	queue_progress(d, q, q->prog_base + (in < p->len ? in : p->len), true);
+}
+
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 {
 	const struct dpiece *p = &q->pieces[q->piece];
@@ -482,17 +506,16 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot's first buffer: the previous snapshot of the same buffer (the last one of
-	 * the queue before it), for overlap trimming. */
+	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming (only
+	 * the first piece of a queue can overlap: the others continue it). */
 	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
+			size_t last = o->info.nr_pieces - 1;
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				const struct dpiece *last = &o->pieces[o->info.nr_pieces - 1];
-
-				ctx.snapshot_prev = last->data;
-				ctx.snapshot_prev_len = (size_t)last->len;
+				ctx.snapshot_prev = o->pieces[last].data;
+				ctx.snapshot_prev_len = (size_t)o->pieces[last].len;
 				break;
 			}
 		}
@@ -504,6 +527,9 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	if (d->rd && q->piece >= 2)
 		(void)auxcap_perf_reader_drop(d->rd, q->pieces[q->piece - 2].data,
 					      (size_t)q->pieces[q->piece - 2].len);
+	if (q->piece)
+		q->prog_base += q->pieces[q->piece - 1].len;
+	queue_progress(d, q, q->prog_base, true);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {
@@ -557,8 +583,10 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (pos >= q->ready)
+				if (pos >= q->ready) {
 					q->done = true;
+					queue_progress(d, q, q->info.bytes, true);
+				}
 				continue;
 			}
 			if (!q->run_has_clock)
@@ -595,6 +623,9 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 		} else if (r == 0) {
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
+			queue_progress(d, q, q->prog_base + q->pieces[q->piece - 1].len, true);
+		} else if (d->opts.progress && (d->prog_tick += (uint32_t)n) >= 4096) {
+			piece_progress(d, q, q->batch[n - 1].offset);
 		}
 	}
 }

@@ -124,7 +124,7 @@ int emu_data_output(struct emu_event *ev, uint32_t type, uint16_t misc, const vo
 		return -ENOSPC;
 	}
 	if (!time)
-		time = emu_now_ns(ev);
+		time = ev->emu->exec_time ? ev->emu->exec_time : emu_now_ns(ev);
 	tsz = emu_sid_size(&ev->attr);
 	size = sizeof(hdr) + len + tsz;
 	if (len % 8 || size > sizeof(rec) || size > UINT16_MAX)
@@ -197,8 +197,7 @@ int emu_data_itrace_start(struct emu_event *ev)
 	uint32_t p[2] = { ev->task_pid, ev->task_tid };
 	int r;
 
-	r = emu_data_output(ev, PERF_RECORD_ITRACE_START, 0, p, sizeof(p), ev->itrace_time);
-	ev->itrace_time = 0;
+	r = emu_data_output(ev, PERF_RECORD_ITRACE_START, 0, p, sizeof(p), 0);
 	if (r == 0)
 		ev->stats.itrace_starts++;
 	return r;
@@ -267,6 +266,8 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 	 * clears the bit), before the COMM record is written: they see their own COMM.
 	 */
 	if (item->kind == AUXCAP_EMU_ITEM_COMM && item->u.comm.exec) {
+		/* Their ITRACE_START records are stamped with the exec's time, when it has one. */
+		emu->exec_time = item->time;
 		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
 			struct emu_event *e = emu->events[fd];
 
@@ -274,11 +275,9 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 			    (e != ev && (e->pid != ev->pid || e->cpu != ev->cpu)))
 				continue;
 			e->attr.enable_on_exec = 0;
-			/* Its ITRACE_START is the exec's moment, not when the producer got to it. */
-			e->itrace_time = item->time;
 			emu_event_enable(e);
-			e->itrace_time = 0;
 		}
+		emu->exec_time = 0;
 	}
 	/* Every emulated event that watches the same task and CPU and asked for the record. */
 	for (int fd = 0; fd < emu->nr_events_slots; fd++) {

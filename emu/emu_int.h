@@ -124,7 +124,6 @@ struct emu_event {
 	uint64_t id;		     /* PERF_EVENT_IOC_ID */
 	bool enabled;		     /* state ON */
 	bool itrace_started;	     /* ITRACE_START written and marked by the driver */
-	uint64_t itrace_time;	     /* time for the next ITRACE_START (ns), 0: now */
 	bool mapped_here;	     /* this fd created its buffer by mmap */
 	struct emu_buffer *buf;	     /* output buffer (own, or SET_OUTPUT target) */
 	uint64_t lost_samples;	     /* PERF_FORMAT_LOST: records lost to the ring */
@@ -164,6 +163,7 @@ struct auxcap_emu {
 	bool thread_running;
 	bool thread_stop; /* tells the thread to leave (under @lock) */
 	unsigned int lock_waiters; /* atomic: consumer calls waiting for @lock (emu_lock()) */
+	uint64_t exec_time; /* while an exec enables events: its item's time (0: now), under @lock */
 };
 
 /*

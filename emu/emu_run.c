@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "emu_int.h"
 
 #define EMU_CHUNK_MAX (1u << 16) /* bytes asked of a source at once */
+#define EMU_DROP_MAX (1u << 20)	 /* bytes a pass drops at most while the hardware is off */
 
 void emu_event_drop_source(struct emu_event *ev)
 {
@@ -40,6 +42,7 @@ int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_off
 	while (!ev->src_done && offered < max) {
 		size_t want = max - offered < ev->scratch_size ? max - offered : ev->scratch_size;
 
+		memset(&item, 0, sizeof(item));
 		r = ev->src_ops->next(ev->src, ev->scratch, want, paced, &item);
 		if (r <= 0) {
 			if (r < 0)
@@ -59,7 +62,7 @@ int emu_event_feed(struct emu_event *ev, size_t max, bool paced, size_t *ret_off
 		if (item.kind == AUXCAP_EMU_ITEM_TRACE) {
 			if (item.len > want)
 				item.len = want;
-			emu_hw_write(ev, ev->scratch, item.len);
+			emu_hw_write(ev, item.data ? item.data : ev->scratch, item.len);
 			offered += item.len;
 		} else {
 			emu_data_sideband(ev, &item);
@@ -115,13 +118,25 @@ ssize_t auxcap_emu_write(struct auxcap_emu *emu, int fd, const void *buf, size_t
 	return r;
 }
 
+/* Consumer wakeups the emulated events raised so far (caller holds emu->lock). */
+static uint64_t emu_wakeups(const struct auxcap_emu *emu)
+{
+	uint64_t n = 0;
+
+	for (int fd = 0; fd < emu->nr_events_slots; fd++)
+		if (emu->events[fd])
+			n += emu->events[fd]->stats.wakeups;
+	return n;
+}
+
 static void *emu_thread_main(void *arg)
 {
 	struct auxcap_emu *emu = arg;
 	const struct timespec idle = { 0, 200000 }; /* 200 us */
 
 	for (;;) {
-		bool busy = false;
+		bool busy = false, yield;
+		uint64_t woke;
 
 		/* Callers waiting for the lock go first (see emu_lock()), for up to 10 ms. */
 		if (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE)) {
@@ -136,23 +151,54 @@ static void *emu_thread_main(void *arg)
 					 10000000L);
 		}
 		pthread_mutex_lock(&emu->lock);
+		woke = emu_wakeups(emu);
 		if (emu->thread_stop) {
 			pthread_mutex_unlock(&emu->lock);
 			break;
 		}
 		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
 			struct emu_event *ev = emu->events[fd];
+			uint64_t dropped;
 			size_t offered = 0;
 
 			if (!ev || !ev->src_ops || ev->src_done)
 				continue;
 			/* One item per event and pass keeps the lock hold short. */
-			if (emu_event_feed(ev, EMU_CHUNK_MAX, true, &offered) > 0)
+			dropped = ev->stats.dropped;
+			if (emu_event_feed(ev, EMU_CHUNK_MAX, true, &offered) <= 0)
+				continue;
+			if (!offered || ev->stats.dropped - dropped < offered) {
 				busy = true;
+				continue;
+			}
+			/*
+			 * The hardware is off (event disabled or stopped): what is due now is
+			 * lost.  Take the rest of it at once, up to EMU_DROP_MAX bytes (a paced
+			 * source then does not owe a burst when the hardware is back; an unpaced
+			 * one has no time to keep), and do not count it as work: a producer
+			 * spinning on a stopped event would take the CPU from the consumer that
+			 * is to restart it (bench/aux_drain).
+			 */
+			for (size_t n = offered; n < EMU_DROP_MAX;) {
+				dropped = ev->stats.dropped;
+				if (emu_event_feed(ev, EMU_CHUNK_MAX, true, &offered) <= 0 ||
+				    !offered || ev->stats.dropped - dropped < offered)
+					break;
+				n += offered;
+			}
 		}
+		/*
+		 * Hardware takes no CPU from the consumer it interrupts; this thread does, and
+		 * the scheduler tends to place the woken consumer on its CPU (wake-affine), where
+		 * it waited for the producer's next passes (bench/aux_drain: a quarter of its
+		 * time).  After a pass that woke a consumer, let it run first.
+		 */
+		yield = busy && woke != emu_wakeups(emu);
 		pthread_mutex_unlock(&emu->lock);
 		if (!busy)
 			nanosleep(&idle, NULL);
+		else if (yield)
+			sched_yield();
 	}
 	return NULL;
 }

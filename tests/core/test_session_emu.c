@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The capture session on the emulated Intel PT PMU, stepped by the test: snapshot mode's
- * overlap trimming.  A replay source feeds a known pseudo-random byte stream, so every
- * snapshot chunk can be compared with the exact bytes the "hardware" wrote and its offset
- * with their true position in the stream.
+ * overlap trimming, and full-trace drains cut into pieces whose space is released one by
+ * one.  A replay source feeds a known pseudo-random byte stream, so every chunk can be
+ * compared with the exact bytes the "hardware" wrote and its offset with their true
+ * position in the stream.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +36,11 @@ struct cap {
 	unsigned char *stream; /* everything the replay source hands out */
 	uint64_t written;      /* bytes of @stream stepped into the hardware so far */
 	size_t chunks_seen;    /* chunks of m already checked */
+	struct perf_event_mmap_page *pc; /* control page of the AUX event's ring (test's view) */
+	struct auxcap_sink_ops spy_ops;	 /* m's ops, aux wrapped by spy_aux() */
+	struct auxcap_sink spy;
+	uint64_t tail_at[64];		 /* aux_tail when each chunk reached the sink */
+	size_t nr_tail_at;
 };
 
 static struct cap *g_cap;
@@ -50,6 +57,30 @@ static int wrap_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu
 	return fd;
 }
 
+/* The emulator's mmap, remembering the control page of the AUX event's data ring. */
+static int wrap_mmap(void *ctx, size_t len, int prot, int flags, int fd, off_t off,
+		     void **ret_addr)
+{
+	const struct auxcap_sys *es = auxcap_emu_sys(g_cap->emu);
+	int r = es->mmap(ctx, len, prot, flags, fd, off, ret_addr);
+
+	if (r == 0 && fd == g_cap->aux_fd && off == 0)
+		g_cap->pc = *ret_addr;
+	return r;
+}
+
+/* The memory sink's aux op (@ctx: the sink's), noting how far the AUX area was released. */
+static int spy_aux(void *ctx, const struct auxcap_aux_chunk *chunk,
+		   const struct auxcap_aux_span *span)
+{
+	struct cap *c = g_cap;
+
+	assert_non_null(c->pc);
+	if (c->nr_tail_at < sizeof(c->tail_at) / sizeof(c->tail_at[0]))
+		c->tail_at[c->nr_tail_at++] = __atomic_load_n(&c->pc->aux_tail, __ATOMIC_ACQUIRE);
+	return c->m.sink.ops->aux(ctx, chunk, span);
+}
+
 static void fill_stream(unsigned char *p, size_t len, uint64_t seed)
 {
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -62,7 +93,7 @@ static void fill_stream(unsigned char *p, size_t len, uint64_t seed)
 	}
 }
 
-static void cap_open(struct cap *c)
+static void cap_open_mode(struct cap *c, bool snapshot, size_t aux_pages)
 {
 	struct perf_event_attr attr = { .type = AUXCAP_EMU_TYPE_BASE + AUXCAP_EMU_PMU_INTEL_PT,
 					.exclude_kernel = 1 };
@@ -76,8 +107,8 @@ static void cap_open(struct cap *c)
 		.pids = &self,
 		.nr_pids = 1,
 		.data_pages = 8,
-		.aux_pages = AUX_PAGES,
-		.snapshot = true,
+		.aux_pages = aux_pages,
+		.snapshot = snapshot,
 	};
 	int failed;
 
@@ -93,11 +124,22 @@ static void cap_open(struct cap *c)
 	assert_int_equal(auxcap_emu_replay_attach(c->emu, AUXCAP_EMU_PMU_INTEL_PT, -1, rp), 0);
 	c->sys = *auxcap_emu_sys(c->emu);
 	c->sys.perf_event_open = wrap_open;
+	c->sys.mmap = wrap_mmap;
+	c->spy_ops = *c->m.sink.ops;
+	c->spy_ops.aux = spy_aux;
+	c->spy.ops = &c->spy_ops;
+	c->spy.ctx = c->m.sink.ctx;
 	o.sys = &c->sys;
-	o.sink = &c->m.sink;
+	o.sink = &c->spy;
 	assert_int_equal(auxcap_session_open(&o, &c->s, &failed), 0);
 	assert_true(c->aux_fd >= 0);
 	assert_int_equal(auxcap_session_enable(c->s, true), 0);
+}
+
+/* Snapshot mode, AUX_PAGES pages. */
+static void cap_open(struct cap *c)
+{
+	cap_open_mode(c, true, AUX_PAGES);
 }
 
 static void cap_close(struct cap *c)
@@ -278,11 +320,61 @@ static void test_session_emu_snapshots_concatenate_to_the_stream(void **state)
 	cap_close(&c);
 }
 
+/*
+ * Full trace: a drain that finds more than a quarter of the buffer hands it to the sink in
+ * pieces of at most a quarter, cut so that none wraps, and releases each piece's space before
+ * the next one is written (the hardware may refill it meanwhile).  Together the pieces are
+ * the stream, in order.
+ */
+static void test_session_emu_drain_releases_quarters(void **state)
+{
+	const size_t pages = 4, size = pages * 4096, quarter = size / 4;
+	/* Pieces of the two drains: 11 KiB from 0; then 10 KiB from 11 KiB, cut at the wrap. */
+	const size_t want[] = { quarter, quarter, 3072, quarter, 1024, quarter, 1024 };
+	struct auxcap_emu_stats es;
+	struct cap c;
+	uint64_t pos = 0;
+
+	(void)state;
+	cap_open_mode(&c, false, pages);
+	/* The driver publishes aux_head at its interrupts (every quarter here) and when the
+	 * event is scheduled out: flush to publish the exact position. */
+	cap_step(&c, 11 * 1024);
+	assert_int_equal(auxcap_emu_flush(c.emu, c.aux_fd), 0);
+	assert_int_equal(auxcap_session_drain(c.s), 0);
+	cap_step(&c, 10 * 1024);
+	assert_int_equal(auxcap_emu_flush(c.emu, c.aux_fd), 0);
+	assert_int_equal(auxcap_session_drain(c.s), 0);
+	assert_int_equal(auxcap_emu_stats(c.emu, c.aux_fd, &es), 0);
+	assert_int_equal(es.produced, c.written);
+	assert_int_equal(es.truncated, 0);
+
+	assert_int_equal(c.m.nr_chunks, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < c.m.nr_chunks; i++) {
+		const struct mem_chunk *ch = &c.m.chunks[i];
+
+		assert_int_equal(ch->len, want[i]);
+		assert_int_equal(ch->info.offset, pos);
+		assert_false(ch->info.snapshot);
+		/* Everything before this piece was released when it was written. */
+		assert_int_equal(c.tail_at[i], pos);
+		/* No piece crosses the end of the buffer. */
+		assert_true(pos / size == (pos + ch->len - 1) / size);
+		pos += ch->len;
+	}
+	assert_int_equal(pos, c.written);
+	assert_int_equal(c.m.aux_len, c.written);
+	assert_memory_equal(c.m.aux, c.stream, c.written);
+	assert_int_equal(__atomic_load_n(&c.pc->aux_tail, __ATOMIC_ACQUIRE), c.written);
+	cap_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_emu_snapshot_trims_overlap),
 		cmocka_unit_test(test_session_emu_snapshots_concatenate_to_the_stream),
+		cmocka_unit_test(test_session_emu_drain_releases_quarters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -443,6 +444,113 @@ static void test_synthesize_running_process(void **state)
 	mem_sink_fini(&m);
 }
 
+/* The session's seam, logging which tracepoint fd belongs to which CPU and ring pauses. */
+static struct {
+	int fd, cpu;
+} tp_fds[256];
+static size_t nr_tp_fds;
+static int paused_fds[256];
+static size_t nr_paused;
+
+static int log_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+		    unsigned long flags)
+{
+	int fd = auxcap_sys_linux.perf_event_open(ctx, attr, pid, cpu, group_fd, flags);
+
+	if (fd >= 0 && attr->type == PERF_TYPE_TRACEPOINT && nr_tp_fds < 256) {
+		tp_fds[nr_tp_fds].fd = fd;
+		tp_fds[nr_tp_fds++].cpu = cpu;
+	}
+	return fd;
+}
+
+static int log_ioctl(void *ctx, int fd, unsigned long req, unsigned long arg)
+{
+	if (req == PERF_EVENT_IOC_PAUSE_OUTPUT && arg && nr_paused < 256)
+		paused_fds[nr_paused++] = fd;
+	return auxcap_sys_linux.ioctl(ctx, fd, req, arg);
+}
+
+/*
+ * A hit on one CPU of a per-CPU session: the snapshot stops that CPU's recorder first (its
+ * trace is the one wanted), then the others'.  The hit is made on the last CPU, whose set is
+ * the last one opened.
+ */
+static void test_hit_cpu_frozen_first(void **state)
+{
+	static struct mem_sink m;
+	struct perf_event_attr tp = { .type = PERF_TYPE_TRACEPOINT,
+				      .config = sys_enter_id(),
+				      .sample_period = 1,
+				      .sample_type = PERF_SAMPLE_RAW },
+			       bp;
+	struct auxcap_session_event ev = { .attr = &tp, .name = "raw_syscalls:sys_enter" };
+	struct auxcap_session_event trig = { .attr = &bp, .name = "trigger" };
+	struct auxcap_sys sys = auxcap_sys_linux;
+	struct auxcap_session_stats st;
+	struct auxcap_session *s;
+	int hit_cpu = cpus[nr_cpus - 1], first_cpu = -1;
+	cpu_set_t one, all;
+	pthread_t th;
+	void *ret;
+
+	(void)state;
+	if (nr_cpus < 2)
+		skip();
+	mem_sink_init(&m);
+	nr_tp_fds = nr_paused = 0;
+	sys.perf_event_open = log_open;
+	sys.ioctl = log_ioctl;
+	assert_int_equal(
+		auxcap_trigger_breakpoint_attr((uint64_t)(uintptr_t)auxcap_test_trigger_fn, &bp),
+		0);
+	{
+		struct auxcap_session_opts o = {
+			.sz = sizeof(o),
+			.sys = &sys,
+			.events = &ev,
+			.nr_events = 1,
+			.cpus = cpus,
+			.nr_cpus = nr_cpus,
+			.snapshot = true,
+			.snapshot_data_pages = 4,
+			.sink = &m.sink,
+			.triggers = &trig,
+			.nr_triggers = 1,
+		};
+
+		assert_int_equal(auxcap_session_open(&o, &s, NULL), 0);
+	}
+	assert_int_equal(nr_tp_fds, nr_cpus);
+	assert_int_equal(auxcap_session_enable(s, true), 0);
+	assert_int_equal(pthread_create(&th, NULL, run_loop, s), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(hit_cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	(void)auxcap_test_trigger_fn(1);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	for (int i = 0; i < 200 && !__atomic_load_n(&m.nr_snaps, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	auxcap_session_request(s, AUXCAP_REQ_STOP);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_int_equal((intptr_t)ret, 0);
+	auxcap_session_get_stats(s, &st);
+	auxcap_session_free(s);
+	assert_int_equal(st.trigger_hits, 1);
+	assert_int_equal(m.nr_snaps, 1);
+	assert_int_equal(m.snaps[0].cpu, (uint32_t)hit_cpu);
+	/* Every recorder paused once, the hit's CPU's first. */
+	assert_int_equal(nr_paused, nr_cpus);
+	for (size_t i = 0; i < nr_tp_fds; i++)
+		if (tp_fds[i].fd == paused_fds[0])
+			first_cpu = tp_fds[i].cpu;
+	printf("# breakpoint hit on cpu %d: cpu %d's recorder paused first of %zu\n", hit_cpu,
+	       first_cpu, nr_paused);
+	assert_int_equal(first_cpu, hit_cpu);
+	mem_sink_fini(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_breakpoint_each_hit_a_snapshot),
 		cmocka_unit_test(test_tracefs_uprobe_inherited),
 		cmocka_unit_test(test_synthesize_running_process),
+		cmocka_unit_test(test_hit_cpu_frozen_first),
 	};
 	struct auxcap_elf *elf;
 	uint64_t addr;

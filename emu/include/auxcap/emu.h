@@ -127,7 +127,12 @@ struct auxcap_emu_item {
 	enum auxcap_emu_item_kind kind;
 	uint32_t pid, tid; /* task the item belongs to (sample_id TID, ITRACE_START) */
 	uint64_t time;	   /* perf clock, ns (sample_id TIME); 0 = when it is written */
-	size_t len;	   /* TRACE: bytes stored in the buffer given to next() */
+	size_t len;	   /* TRACE: bytes of trace, at @data or in the buffer given to next() */
+	const void *data;  /* TRACE: where the @len bytes are if not NULL: the source's own
+			      memory, borrowed until the next call of next(), which the
+			      hardware then writes from without a copy into the buffer; NULL:
+			      they are in the buffer (the emulator clears the item before each
+			      call, so a source that never sets it copies) */
 	union {
 		struct {
 			uint64_t addr, len, pgoff; /* bytes */
@@ -156,8 +161,9 @@ struct auxcap_emu_source_target {
  * A trace source: the "hardware" input of an emulated AUX event.
  *
  * next() stores the next item in @ret_item and, for a TRACE item, up to @max bytes of trace
- * at @buf.  @paced is false when the test steps the emulator (deliver as fast as asked) and
- * true when the producer thread runs (the source may hold bytes back to keep a rate).
+ * at @buf, or points @ret_item->data at up to @max bytes of its own (no copy).  @paced is
+ * false when the test steps the emulator (deliver as fast as asked) and true when the
+ * producer thread runs (the source may hold bytes back to keep a rate).
  * Returns 1 if an item was stored, 0 if nothing is due yet (paced only), -ENODATA at the end
  * of the stream, another negative errno on failure (the emulator then stops the source).
  * next() runs under the emulator's lock (the consumer's ioctl/mmap/poll wait for it): it
@@ -322,7 +328,8 @@ int auxcap_emu_stats(struct auxcap_emu *emu, int fd, struct auxcap_emu_stats *re
 /** Options of a replay source; caller-owned, copied in. Zero = default. */
 struct auxcap_emu_replay_opts {
 	size_t sz;	   /* sizeof(struct auxcap_emu_replay_opts) */
-	uint64_t rate;	   /* bytes per second when paced; 0 = as fast as possible */
+	uint64_t rate;	   /* bytes per second when paced (whole writes: each goes out when
+			      all of it is due); 0 = as fast as possible */
 	size_t chunk;	   /* bytes per hardware write (one next() item); default 4096 */
 	uint32_t pid, tid; /* task the trace belongs to; default: the calling process */
 	size_t granule;	   /* bytes: every hardware write is a multiple of it (24 for whole
