@@ -506,16 +506,17 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming (only
-	 * the first piece of a queue can overlap: the others continue it). */
+	/* A snapshot's first buffer: the previous snapshot of the same buffer (the last one of
+	 * the queue before it), for overlap trimming. */
 	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
-			size_t last = o->info.nr_pieces - 1;
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				ctx.snapshot_prev = o->pieces[last].data;
-				ctx.snapshot_prev_len = (size_t)o->pieces[last].len;
+				const struct dpiece *last = &o->pieces[o->info.nr_pieces - 1];
+
+				ctx.snapshot_prev = last->data;
+				ctx.snapshot_prev_len = (size_t)last->len;
 				break;
 			}
 		}
@@ -611,6 +612,8 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 		do
 			r = d->backend->decoder_next(q->dec, &q->batch[n]);
 		while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		if (n && d->opts.progress && (d->prog_tick += (uint32_t)n) >= 4096)
+			piece_progress(d, q, q->batch[n - 1].offset);
 		r2 = add_batch(d, q, n);
 		if (r2 < 0) {
 			q->error = r2;
@@ -624,8 +627,6 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
 			queue_progress(d, q, q->prog_base + q->pieces[q->piece - 1].len, true);
-		} else if (d->opts.progress && (d->prog_tick += (uint32_t)n) >= 4096) {
-			piece_progress(d, q, q->batch[n - 1].offset);
 		}
 	}
 }
