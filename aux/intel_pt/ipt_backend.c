@@ -633,6 +633,12 @@ static int plan_parts(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx, co
 	while (j-- > 0)
 		if (last_sync(prev[j].buf, prev[j].len, &before))
 			break;
+	/* None wholly in them (the stream's first PSB+ cut by a buffer boundary): their
+	 * decoders decoded nothing, the flow from their start is this one's. */
+	if (j >= nprev && nprev) {
+		j = 0;
+		before.psb = 0;
+	}
 	if (j < nprev) {
 		size_t tail = prev[j].len - before.psb, head = have_first ? first.end : len;
 		size_t n = tail + head;

@@ -5,13 +5,15 @@
  * starts exactly where the previous chunk ended: the two are one stream, and decode joins
  * them into one queue (the packet and the flow cut at the seam decoded as in one piece, the
  * call stack carried across).  A snapshot taken after the buffer wrapped starts past a hole:
- * a queue of its own, which starts with a gap.
+ * a queue of its own, which starts with a gap.  A first chunk that ends inside the stream's
+ * first PSB+ is decoded from the stream's start.
  *
  * The trace is made here with libipt's encoder: a loop in which main calls F, F calls G, G
  * returns, F returns (returns as TIP packets), a PSB+ every 1 KiB with the TSC of the
  * iteration.  The expected branches follow from that program, not from auxcap.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -286,6 +288,86 @@ static void test_snapshots_join(void **state)
 	auxcap_decode_close(d);
 }
 
+/*
+ * Snapshots whose first chunk ends inside the stream's first PSB+ (a few bytes of it): no
+ * buffer holds a sync point of its own before the second PSB, and the decoder of the second
+ * chunk must start at the stream's start (it started at the second PSB: the first kilobyte's
+ * branches were lost).
+ */
+static void test_snapshots_first_psb_cut(void **state)
+{
+	static struct trace t;
+	static const size_t first_cuts[] = { 1, 7, 16, 20 };
+	struct auxcap_perf_time_conv tc = { 0 };
+	uint64_t info[17] = { 0 };
+	char path[300], code[300], err[256] = "";
+	FILE *f;
+
+	(void)state;
+	if (!auxcap_backend_find("intel_pt"))
+		skip();
+	make_code();
+	gen_trace(&t, 3000);
+	assert_true(t.npsb >= 2 && t.psb[1] > 100);
+	snprintf(code, sizeof(code), "%s/code1.bin", g_dir);
+	f = fopen(code, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(g_code, 1, sizeof(g_code), f), sizeof(g_code));
+	assert_int_equal(fclose(f), 0);
+	for (size_t v = 0; v < sizeof(first_cuts) / sizeof(first_cuts[0]); v++) {
+		static const uint64_t from[] = { 0x00, 0x20, 0x43, 0x25, 0x05 };
+		const struct auxcap_decode_event *ev;
+		struct auxcap_decode_opts o = { .sz = sizeof(o) };
+		struct auxcap_decode *d;
+		size_t cut = first_cuts[v], mid = t.psb[1] + 5, k = 0, gaps = 0;
+		struct cb *b;
+
+		snprintf(path, sizeof(path), "%s/first%zu.data", g_dir, cut);
+		b = cb_open(path, "intel_pt//u", 0x7000);
+		assert_non_null(b);
+		tc.time_shift = 0;
+		tc.time_mult = 1;
+		tc.cap_user_time_zero = true;
+		cb_time_conv(b, &tc);
+		cb_auxtrace_info(b, AUXCAP_AUXTRACE_INTEL_PT, info, 17);
+		cb_comm(b, PID, PID, "loop", true, TSC0 - 1000, 0);
+		cb_mmap2(b, PID, PID, CODE_ADDR, 4096, 0, 5, code, TSC0 - 900, 0);
+		cb_itrace_start(b, PID, PID, TSC0 - 800, 0);
+		cb_round(b);
+		/* three chunks, each starting where the one before ended */
+		cb_aux(b, 0, cut, 0x2, PID, PID, TSC0 + t.iters * TICKS_PER_ITER, 0);
+		cb_auxtrace(b, t.buf, cut, 0, 0, PID, (uint32_t)-1);
+		cb_aux(b, cut, mid - cut, 0x2, PID, PID, TSC0 + t.iters * TICKS_PER_ITER + 1, 0);
+		cb_auxtrace(b, t.buf + cut, mid - cut, cut, 0, PID, (uint32_t)-1);
+		cb_aux(b, mid, t.len - mid, 0x2, PID, PID, TSC0 + t.iters * TICKS_PER_ITER + 2, 0);
+		cb_auxtrace(b, t.buf + mid, t.len - mid, mid, 0, PID, (uint32_t)-1);
+		cb_round(b);
+		assert_int_equal(cb_close(b), 0);
+
+		o.errbuf = err;
+		o.errlen = sizeof(err);
+		if (auxcap_decode_open(path, &o, &d) < 0)
+			fail_msg("auxcap_decode_open: %s", err);
+		assert_int_equal(auxcap_decode_get_info(d)->nr_queues, 1);
+		while (auxcap_decode_next(d, &ev) == 1) {
+			if (ev->kind != AUXCAP_DECODE_TRACE)
+				continue;
+			gaps += ev->trace->kind == AUXCAP_TRACE_GAP;
+			if (ev->trace->kind != AUXCAP_TRACE_BRANCH)
+				continue;
+			/* from the loop's first iteration on */
+			if (ev->trace->ip != CODE_ADDR + from[k % 5])
+				fail_msg("first chunk of %zu bytes: branch %zu from %#" PRIx64
+					 ", expected %#" PRIx64, cut, k, ev->trace->ip,
+					 CODE_ADDR + from[k % 5]);
+			k++;
+		}
+		assert_int_equal(gaps, 0);
+		assert_true(k >= 5 * (t.iters - 1) && k <= 5 * t.iters);
+		auxcap_decode_close(d);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -306,6 +388,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshots_join),
+		cmocka_unit_test(test_snapshots_first_psb_cut),
 	};
 
 	return cmocka_run_group_tests_name("decode/snapshots", tests, setup, teardown);
