@@ -1129,6 +1129,12 @@ static int run_record(int argc, char **argv)
 		cli_err("cannot write '%s': %s", o.output, strerror(-r));
 		goto out;
 	}
+	if (o.snapshot) {
+		/* Room for a snapshot ahead of each one: its writes then do not allocate (on
+		 * tmpfs that halves them).  Where the filesystem cannot, nothing is reserved. */
+		ps.reserve = auxcap_session_snapshot_bytes(s);
+		(void)auxcap_perf_writer_reserve(w, ps.reserve);
+	}
 	if (!o.cmd || child_stopped) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {

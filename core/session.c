@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "auxcap/log.h"
+#include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/proc.h"
 #include "auxcap/record.h"
@@ -619,6 +620,24 @@ int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_
 size_t auxcap_session_nr_sets(const struct auxcap_session *s)
 {
 	return s->nr_sets;
+}
+
+uint64_t auxcap_session_snapshot_bytes(const struct auxcap_session *s)
+{
+	uint64_t n = 0;
+
+	if (!s->opts.snapshot)
+		return 0;
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		const struct set *set = &s->sets[k];
+
+		if (set->has_aux)
+			n += set->aux.size + AUXCAP_PERF_AUXTRACE_SIZE;
+		n += set->has_ring ? set->ring.ring.size : 0;
+		n += set->has_ev_ring ? set->ev_ring.ring.size : 0;
+		n += set->has_snap_ring ? set->snap_ring.ring.size : 0;
+	}
+	return n;
 }
 
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret)

@@ -296,6 +296,12 @@ int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_
 size_t auxcap_session_nr_sets(const struct auxcap_session *s);
 
 /**
+ * The most bytes one snapshot can hand to the sink: every AUX area whole and every data
+ * ring full (an upper bound, for auxcap_perf_writer_reserve()).  0 in full-trace mode.
+ */
+uint64_t auxcap_session_snapshot_bytes(const struct auxcap_session *s);
+
+/**
  * Default wrap detection for Intel PT and BTS: AUX pages start zeroed, so the buffer has
  * wrapped once any of its last 4 KiB is non-zero (remembered in @state); then the whole buffer
  * ending at @head is valid, else [old, head).
