@@ -15,12 +15,21 @@
  * loses branches when a packet straddles two records) in place of the capture's own, among
  * its records (COMM, MMAP2, TIME_CONV, AUXTRACE_INFO) and features (build-ids).
  *
- * Usage: auxcap-bench-ipt [-a AUXCAP] [-e EXAMPLE] [-d DIR] [-s MB] [-S MB] [-i ITER]
- *                         [--no-perf] [--keep]
+ * Usage: see usage() (auxcap-bench-ipt --help).
+ *
+ * Each measurement is repeated (-r, default 3) and reported as median (min-max), with the load
+ * average: the machines this runs on are often shared.  The comparison with perf first runs
+ * both once with their output read here and checks they print the same branches in the same
+ * order (count and a digest of the (from, to) addresses); the timed runs then write to
+ * /dev/null, alternating.  The parallel decode is compared with two baselines measured in the
+ * same run: a loop sharing nothing, and two threads decoding independent halves of the trace
+ * with images of their own (what this work can get from two threads on this machine now).
+ * Exit status 1 when a check fails or a target of issue #6 is missed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -84,8 +93,10 @@ struct run_result {
 	double wall;	  /* s */
 	double cpu;	  /* user + system, s */
 	long maxrss_kb;	  /* peak RSS */
-	uint64_t lines;	  /* output lines */
-	uint64_t hashes;  /* ... of them starting with '#' */
+	uint64_t lines;	   /* output lines (counted runs) */
+	uint64_t hashes;   /* ... of them starting with '#' */
+	uint64_t branches; /* ... of them with "FROM => TO" */
+	uint64_t digest;   /* of the (FROM, TO) pairs in order */
 	int status;
 };
 
@@ -95,7 +106,7 @@ struct run_result {
  */
 static int spawn_req = -1, spawn_res = -1;
 
-static void run_local(char *const argv[], struct run_result *res);
+static void run_local(char *const argv[], bool counted, struct run_result *res);
 
 static void spawner_start(void)
 {
@@ -113,10 +124,11 @@ static void spawner_start(void)
 
 		close(req[1]);
 		close(res[0]);
-		/* requests: u32 length, then the NUL-separated arguments */
-		while (read(req[0], &len, sizeof(len)) == (ssize_t)sizeof(len) && len < sizeof(buf)) {
+		/* requests: u32 length, a byte (1: count the output), the NUL-separated arguments */
+		while (read(req[0], &len, sizeof(len)) == (ssize_t)sizeof(len) && len < sizeof(buf) &&
+		       len > 1) {
 			struct run_result r;
-			size_t n = 0, off = 0;
+			size_t n = 0, off = 1;
 
 			if (read(req[0], buf, len) != (ssize_t)len)
 				break;
@@ -125,7 +137,7 @@ static void spawner_start(void)
 				off += strlen(buf + off) + 1;
 			}
 			argv[n] = NULL;
-			run_local(argv, &r);
+			run_local(argv, buf[0] == 1, &r);
 			if (write(res[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
 				break;
 		}
@@ -137,11 +149,16 @@ static void spawner_start(void)
 	spawn_res = res[0];
 }
 
-static void run_counted(char *const argv[], struct run_result *res)
+/*
+ * Run @argv from the helper process: its output counted here with @counted (branch lines and
+ * their digest), else to /dev/null, as a user's `> /dev/null` (the timed runs).
+ */
+static void run_cmd(char *const argv[], bool counted, struct run_result *res)
 {
 	char buf[8192];
-	uint32_t len = 0;
+	uint32_t len = 1;
 
+	buf[0] = counted ? 1 : 0;
 	for (size_t i = 0; argv[i]; i++) {
 		size_t n = strlen(argv[i]) + 1;
 
@@ -159,19 +176,94 @@ static void run_counted(char *const argv[], struct run_result *res)
 		    WIFEXITED(res->status) ? WEXITSTATUS(res->status) : -1);
 }
 
-/* Run @argv with stdout read (and counted) here, stderr to /dev/null. */
-static void run_local(char *const argv[], struct run_result *res)
+static bool is_hex_word(const char *s, size_t n)
 {
-	static char buf[1 << 16];
+	if (n > 2 && s[0] == '0' && s[1] == 'x') {
+		s += 2;
+		n -= 2;
+	}
+	if (!n || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/*
+ * A branch line, auxcap's or perf's: the source is the last hex word before " => ", the
+ * target the first one after it (both print "ADDR SYMBOL" on each side).  Adds the pair to
+ * @res's digest (FNV-1a over the addresses, in order).
+ */
+static void count_line(const char *l, size_t n, struct run_result *res)
+{
+	const char *arrow = NULL;
+	uint64_t from = 0, to = 0, h = res->digest;
+	bool have_from = false, have_to = false;
+
+	if (n && l[0] == '#') {
+		res->hashes++;
+		return;
+	}
+	for (size_t i = 0; i + 4 <= n; i++)
+		if (!memcmp(l + i, " => ", 4)) {
+			arrow = l + i;
+			break;
+		}
+	if (!arrow)
+		return;
+	for (const char *p = l; p < arrow;) {
+		const char *w;
+
+		while (p < arrow && *p == ' ')
+			p++;
+		w = p;
+		while (p < arrow && *p != ' ')
+			p++;
+		if (p > w && is_hex_word(w, (size_t)(p - w))) {
+			from = strtoull(w, NULL, 16);
+			have_from = true;
+		}
+	}
+	for (const char *p = arrow + 4, *e = l + n; p < e && !have_to;) {
+		const char *w;
+
+		while (p < e && *p == ' ')
+			p++;
+		w = p;
+		while (p < e && *p != ' ')
+			p++;
+		if (p > w && is_hex_word(w, (size_t)(p - w))) {
+			to = strtoull(w, NULL, 16);
+			have_to = true;
+		}
+	}
+	if (!have_from || !have_to)
+		return;
+	res->branches++;
+	if (!h)
+		h = 0xcbf29ce484222325ull;
+	for (int i = 0; i < 16; i++) {
+		h ^= (i < 8 ? from >> (8 * i) : to >> (8 * (i - 8))) & 0xff;
+		h *= 0x100000001b3ull;
+	}
+	res->digest = h;
+}
+
+/* Run @argv with stdout read (and counted) here with @counted, else to /dev/null; stderr to
+ * /dev/null. */
+static void run_local(char *const argv[], bool counted, struct run_result *res)
+{
+	static char buf[1 << 16], line[4096];
+	size_t ln = 0;
 	struct rusage ru;
-	int p[2], st;
-	bool bol = true;
+	int p[2] = { -1, -1 }, st;
 	double t0;
 	pid_t pid;
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
-	if (pipe(p) < 0)
+	if (counted && pipe(p) < 0)
 		die("pipe: %s", strerror(errno));
 	t0 = now_s();
 	pid = fork();
@@ -180,23 +272,31 @@ static void run_local(char *const argv[], struct run_result *res)
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
-		dup2(p[1], 1);
+		dup2(counted ? p[1] : null, 1);
 		dup2(null, 2);
-		close(p[0]);
-		close(p[1]);
+		if (counted) {
+			close(p[0]);
+			close(p[1]);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	close(p[1]);
-	while ((n = read(p[0], buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			if (bol && buf[i] == '#')
-				res->hashes++;
-			bol = buf[i] == '\n';
-			res->lines += bol;
+	if (counted) {
+		close(p[1]);
+		while ((n = read(p[0], buf, sizeof(buf))) > 0) {
+			for (ssize_t i = 0; i < n; i++) {
+				if (buf[i] != '\n') {
+					if (ln < sizeof(line))
+						line[ln++] = buf[i];
+					continue;
+				}
+				res->lines++;
+				count_line(line, ln, res);
+				ln = 0;
+			}
 		}
+		close(p[0]);
 	}
-	close(p[0]);
 	if (wait4(pid, &st, 0, &ru) < 0)
 		die("wait4: %s", strerror(errno));
 	res->wall = now_s() - t0;
@@ -389,15 +489,235 @@ static int count_item(void *ctx, const struct auxcap_ipt_item *it)
 	return 0;
 }
 
-static void bench_parallel(const char *path)
+/* The baseline: a loop with nothing shared, on 1 and 2 threads: what the machine gives now. */
+static void *spin(void *arg)
+{
+	volatile uint64_t x = 0;
+
+	for (uint64_t i = 0; i < *(const uint64_t *)arg; i++)
+		x += i * i;
+	return NULL;
+}
+
+static double spin_speedup(double seconds_1)
+{
+	if (seconds_1 > 1)
+		seconds_1 = 1; /* enough to see whether a second core is free */
+	uint64_t iters = 1000000;
+	double best[2] = { 1e9, 1e9 };
+	pthread_t th[2];
+
+	/* about as long as the decode on one thread: time one run of a known length first */
+	for (;;) {
+		double t0 = now_s(), t;
+
+		spin(&iters);
+		t = now_s() - t0;
+		if (t >= 0.05) {
+			iters = (uint64_t)((double)iters * seconds_1 / t);
+			break;
+		}
+		iters *= 2;
+	}
+	for (int rep = 0; rep < 2; rep++) {
+		for (int k = 0; k < 2; k++) {
+			uint64_t work = iters / (uint64_t)(k + 1);
+			double t0 = now_s(), t;
+
+			for (int i = 0; i <= k; i++)
+				if (pthread_create(&th[i], NULL, spin, &work))
+					die("pthread_create failed");
+			for (int i = 0; i <= k; i++)
+				pthread_join(th[i], NULL);
+			t = now_s() - t0;
+			best[k] = t < best[k] ? t : best[k];
+		}
+	}
+	return best[0] / best[1];
+}
+
+/*
+ * The other baseline: what this very work gets from two threads that share nothing.  The
+ * trace is cut at a PSB near its middle; one thread decodes the first half, another the
+ * second, each with a decoder and an image (sections, block caches) of its own, at the same
+ * time; against one thread decoding both halves in turn.  No hand-out, no buffers, no
+ * stitching: whatever this loses to two threads (shared caches, memory bandwidth, a busy or
+ * hyper-threaded host) the parallel decoder loses too.
+ */
+struct half {
+	const uint8_t *buf;
+	size_t len;
+	uint64_t start, stop; /* decode from the PSB at @start up to offset @stop */
+	struct auxcap_ipt_image *image;
+	uint64_t insns;
+};
+
+static void *decode_half(void *arg)
+{
+	struct half *h = arg;
+	struct auxcap_ipt_decoder_opts o = { .sz = sizeof(o), .block = true, .start = h->start };
+	struct auxcap_ipt_decoder *dec = NULL;
+	struct auxcap_ipt_item it;
+
+	if (auxcap_ipt_decoder_new(h->buf, h->len, h->image, NULL, &o, &dec) < 0)
+		die("cannot start a decoder");
+	while (auxcap_ipt_decoder_next(dec, &it) == 1) {
+		if (h->stop && it.offset >= h->stop)
+			break;
+		h->insns += it.ninsn;
+	}
+	auxcap_ipt_decoder_free(dec);
+	return NULL;
+}
+
+static double halves_speedup(const uint8_t *buf, size_t len, struct auxcap_ipt_image *image)
+{
+	uint64_t starts[3];
+	struct half h[2];
+	pthread_t th;
+	double t0, t1, t2;
+	ssize_t n = auxcap_ipt_split(buf, len, len / 2, starts, 3);
+
+	if (n < 2)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		h[i] = (struct half){ buf, len, starts[i], i ? 0 : starts[1], NULL, 0 };
+		if (auxcap_ipt_image_clone(image, &h[i].image) < 0)
+			die("cannot clone the image");
+	}
+	/* warm both images' caches, then one thread, then two */
+	decode_half(&h[0]);
+	decode_half(&h[1]);
+	t0 = now_s();
+	decode_half(&h[0]);
+	decode_half(&h[1]);
+	t1 = now_s();
+	if (pthread_create(&th, NULL, decode_half, &h[1]))
+		die("pthread_create failed");
+	decode_half(&h[0]);
+	pthread_join(th, NULL);
+	t2 = now_s();
+	for (int i = 0; i < 2; i++)
+		auxcap_ipt_image_free(h[i].image);
+	return (t1 - t0) / (t2 - t1);
+}
+
+/* ---- summaries ------------------------------------------------------------------------------ */
+
+#define MAX_REPS 32
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "median (min-max)" of @v[0..@n) with @dec decimals into @buf (sorts a copy of @v). */
+static const char *spread(const double *v, size_t n, int dec, char *buf, size_t size)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	if (n == 1)
+		snprintf(buf, size, "%.*f", dec, s[0]);
+	else
+		snprintf(buf, size, "%.*f (%.*f-%.*f)", dec,
+			 n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2, dec, s[0], dec, s[n - 1]);
+	return buf;
+}
+
+static double median(const double *v, size_t n)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void print_load(void)
+{
+	double la[3];
+
+	if (getloadavg(la, 3) == 3)
+		printf("  load average now: %.2f %.2f %.2f on %ld CPUs\n", la[0], la[1], la[2],
+		       sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+struct figures {
+	double vs_perf_wall, vs_perf_cpu; /* medians, 0: not measured */
+	double par, par_bound, par_base, par_halves; /* medians */
+	double rss_ratio;
+	bool failed; /* a check failed (not a target) */
+};
+
+/* ---- 1. auxcap decode against perf script --------------------------------------------------- */
+
+static void bench_vs_perf(const char *auxcap, const char *path, unsigned int reps,
+			  struct figures *fig)
+{
+	char *ad[] = { (char *)auxcap, "decode", (char *)path, "--itrace=b", NULL };
+	char *ps[] = { "perf", "script", "-f", "-i", (char *)path, "--itrace=b", NULL };
+	struct run_result ca, cp, ra, rp;
+	double aw[MAX_REPS], ac[MAX_REPS], pw[MAX_REPS], pc[MAX_REPS], rw[MAX_REPS], rc[MAX_REPS];
+	char s1[96], s2[96];
+
+	printf("1. auxcap decode --itrace=b vs perf script --itrace=b (%s):\n", path);
+	/* the same branches: counted once each, output read here */
+	run_cmd(ad, true, &ca);
+	run_cmd(ps, true, &cp);
+	printf("  branches: auxcap %" PRIu64 " (%" PRIu64 " lines), perf %" PRIu64
+	       " (%" PRIu64 " lines); (from, to) digests %016" PRIx64 " %016" PRIx64 ": %s\n",
+	       ca.branches, ca.lines, cp.branches, cp.lines, ca.digest, cp.digest,
+	       ca.branches == cp.branches && ca.digest == cp.digest ? "the same branches in the same order"
+								    : "DIFFERENT");
+	if (ca.branches != cp.branches || ca.digest != cp.digest || !ca.branches) {
+		fig->failed = true;
+		return;
+	}
+	/* timed: output to /dev/null, the two alternating */
+	for (unsigned int k = 0; k < reps; k++) {
+		run_cmd(ad, false, &ra);
+		run_cmd(ps, false, &rp);
+		aw[k] = ra.wall;
+		ac[k] = ra.cpu;
+		pw[k] = rp.wall;
+		pc[k] = rp.cpu;
+		rw[k] = rp.wall / ra.wall;
+		rc[k] = rp.cpu / ra.cpu;
+		printf("  run %u: auxcap %.2f s wall %.2f s CPU, peak RSS %ld KiB; perf %.2f s wall "
+		       "%.2f s CPU, peak RSS %ld KiB: %.2fx (wall) %.2fx (CPU)\n",
+		       k + 1, ra.wall, ra.cpu, ra.maxrss_kb, rp.wall, rp.cpu, rp.maxrss_kb, rw[k], rc[k]);
+		fflush(stdout);
+	}
+	printf("  auxcap: %s s wall, %s s CPU\n", spread(aw, reps, 2, s1, sizeof(s1)),
+	       spread(ac, reps, 2, s2, sizeof(s2)));
+	printf("  perf:   %s s wall, %s s CPU\n", spread(pw, reps, 2, s1, sizeof(s1)),
+	       spread(pc, reps, 2, s2, sizeof(s2)));
+	printf("  auxcap faster by %sx (wall), %sx (CPU), median (min-max) of %u runs\n",
+	       spread(rw, reps, 2, s1, sizeof(s1)), spread(rc, reps, 2, s2, sizeof(s2)),
+	       reps);
+	print_load();
+	fig->vs_perf_wall = median(rw, reps);
+	fig->vs_perf_cpu = median(rc, reps);
+}
+
+/* ---- 2. parallel decoding through the library ------------------------------------------------ */
+
+static void bench_parallel(const char *path, unsigned int reps, size_t chunk, struct figures *fig)
 {
 	struct auxcap_perf_reader *rd = NULL;
 	struct auxcap_ipt_image *image = NULL;
 	struct auxcap_perf_event ev;
 	uint8_t *trace = NULL;
 	size_t len = 0;
-	double best[2] = { 1e9, 1e9 }, cpu[2] = { 0, 0 }, main_cpu[2] = { 0, 0 }, crit;
+	double t[2][MAX_REPS], c[2][MAX_REPS], sp[MAX_REPS], bound[MAX_REPS], base[MAX_REPS];
+	double halves[MAX_REPS];
+	double main_cpu = 0, crit;
 	struct counts cnt[2];
+	char s1[96], s2[96];
 
 	if (auxcap_perf_reader_open(path, NULL, &rd) < 0 || auxcap_ipt_image_new(&image) < 0)
 		die("cannot read %s", path);
@@ -412,45 +732,99 @@ static void bench_parallel(const char *path)
 			len += (size_t)ev.u.auxtrace.size;
 		}
 	}
-	for (int rep = 0; rep < 3; rep++) {
+	printf("2. parallel decode (library, block decoder), %.1f MB of trace:\n", (double)len / 1e6);
+	for (unsigned int rep = 0; rep < reps; rep++) {
 		for (int k = 0; k < 2; k++) {
 			struct auxcap_ipt_parallel_opts po = {
 				.sz = sizeof(po),
 				.threads = (unsigned int)k + 1,
+				.chunk = chunk,
 				.dec = { .sz = sizeof(po.dec), .block = true },
 			};
-			double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s(), t;
+			double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
 
 			memset(&cnt[k], 0, sizeof(cnt[k]));
 			if (auxcap_ipt_decode_parallel(trace, len, image, NULL, &po, count_item,
 						       &cnt[k]) < 0)
 				die("parallel decode failed");
-			t = now_s() - t0;
-			if (t < best[k]) {
-				best[k] = t;
-				cpu[k] = cpu_s() - c0;
-				main_cpu[k] = thread_cpu_s() - m0;
-			}
+			t[k][rep] = now_s() - t0;
+			c[k][rep] = cpu_s() - c0;
+			if (k)
+				main_cpu = thread_cpu_s() - m0;
 		}
+		if (cnt[0].insns != cnt[1].insns)
+			die("1 and 2 threads decoded %" PRIu64 " and %" PRIu64 " instructions",
+			    cnt[0].insns, cnt[1].insns);
+		sp[rep] = t[0][rep] / t[1][rep];
+		/* What two free cores would give: each thread's CPU time bounds the wall time
+		 * from below; the longer of the calling thread's and the worker's is the
+		 * critical path. */
+		crit = main_cpu > c[1][rep] - main_cpu ? main_cpu : c[1][rep] - main_cpu;
+		bound[rep] = c[0][rep] / crit;
+		base[rep] = spin_speedup(t[0][rep]);
+		halves[rep] = halves_speedup(trace, len, image);
+		printf("  run %u: 1 thread %.3f s wall (%.3f s CPU), 2 threads %.3f s wall (%.3f s "
+		       "CPU: calling thread %.3f, worker %.3f): %.2fx; at most %.2fx on two free "
+		       "cores; baselines now: two independent halves %.2fx, a loop %.2fx\n",
+		       rep + 1, t[0][rep], c[0][rep], t[1][rep], c[1][rep], main_cpu,
+		       c[1][rep] - main_cpu, sp[rep], bound[rep], halves[rep], base[rep]);
+		fflush(stdout);
 	}
-	if (cnt[0].insns != cnt[1].insns)
-		die("1 and 2 threads decoded %" PRIu64 " and %" PRIu64 " instructions", cnt[0].insns,
-		    cnt[1].insns);
-	printf("parallel decode (library, block decoder), %.1f MB, %" PRIu64 " instructions:\n"
-	       "  1 thread  %.3f s wall (%.3f s CPU)  %.1f MB/s\n"
-	       "  2 threads %.3f s wall (%.3f s CPU)  %.1f MB/s\n"
-	       "  speed-up 2 vs 1 thread: %.2fx (best of 3)\n",
-	       (double)len / 1e6, cnt[0].insns, best[0], cpu[0], (double)len / 1e6 / best[0],
-	       best[1], cpu[1], (double)len / 1e6 / best[1], best[0] / best[1]);
-	/* What two free cores would give: each thread's CPU time bounds the wall time from
-	 * below, the longer of the calling thread's and the worker's is the critical path. */
-	crit = main_cpu[1] > cpu[1] - main_cpu[1] ? main_cpu[1] : cpu[1] - main_cpu[1];
-	printf("  CPU split on 2 threads: calling thread %.3f s, worker %.3f s: speed-up on two "
-	       "free cores at most %.2fx (1-thread CPU / longer thread)\n",
-	       main_cpu[1], cpu[1] - main_cpu[1], cpu[0] / crit);
+	printf("  %" PRIu64 " instructions (%" PRIu64 " blocks on 1 thread), the same on 2 threads\n",
+	       cnt[0].insns, cnt[0].blocks);
+	printf("  1 thread %s s, 2 threads %s s wall\n", spread(t[0], reps, 3, s1, sizeof(s1)),
+	       spread(t[1], reps, 3, s2, sizeof(s2)));
+	printf("  speed-up 2 threads vs 1: %sx; bound from the CPU split (two free cores): %sx\n",
+	       spread(sp, reps, 2, s1, sizeof(s1)), spread(bound, reps, 2, s2, sizeof(s2)));
+	printf("  baselines, 2 threads vs 1 in the same run: two independent halves of the "
+	       "decode %sx, a loop with nothing shared %sx\n",
+	       spread(halves, reps, 2, s1, sizeof(s1)), spread(base, reps, 2, s2, sizeof(s2)));
+	print_load();
+	fig->par = median(sp, reps);
+	fig->par_bound = median(bound, reps);
+	fig->par_base = median(base, reps);
+	fig->par_halves = median(halves, reps);
 	free(trace);
 	auxcap_ipt_image_free(image);
 	auxcap_perf_reader_close(rd);
+}
+
+/* ---- 3. memory --------------------------------------------------------------------------------- */
+
+static void bench_rss(const char *auxcap, const char *small, size_t small_len, const char *big,
+		      size_t big_len, struct figures *fig)
+{
+	char *a5[] = { (char *)auxcap, "decode", (char *)small, "--itrace=b", NULL };
+	char *a50[] = { (char *)auxcap, "decode", (char *)big, "--itrace=b", NULL };
+	struct run_result r5, r50;
+
+	run_cmd(a5, false, &r5);
+	run_cmd(a50, false, &r50);
+	fig->rss_ratio = (double)r50.maxrss_kb / (double)r5.maxrss_kb;
+	printf("3. peak RSS of auxcap decode --itrace=b: %.1f MB trace %ld KiB, %.1f MB trace %ld "
+	       "KiB: ratio %.2f\n",
+	       (double)small_len / 1e6, r5.maxrss_kb, (double)big_len / 1e6, r50.maxrss_kb,
+	       fig->rss_ratio);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: auxcap-bench-ipt [-a AUXCAP] [-e EXAMPLE] [-b BASE] [-d DIR] [-s MB] [-S MB]\n"
+		"                        [-i ITER] [-r REPS] [-o perf,parallel,rss] [-c BYTES]\n"
+		"                        [--no-perf]\n"
+		"                        [--keep] [--gen BYTES]\n"
+		"  -a AUXCAP   the auxcap binary ($AUXCAP)\n"
+		"  -e EXAMPLE  the example program to capture ($AUXCAP_EXAMPLE_LOOP)\n"
+		"  -b BASE     use this capture instead of recording the example\n"
+		"  -d DIR      where the looped files go (default /tmp)\n"
+		"  -s MB, -S MB  trace sizes of the big and small files (default 50, 5)\n"
+		"  -i ITER     the example's iterations (default 3000)\n"
+		"  -r REPS     timed runs of each measurement (default 3)\n"
+		"  -o LIST     only these measurements\n"
+		"  -c BYTES    parallel decode: trace bytes per piece (default: the library's)\n"
+		"  --no-perf   the same as -o parallel,rss\n"
+		"  --keep      keep the files; --gen BYTES: only write a file of that much trace\n");
 }
 
 int main(int argc, char **argv)
@@ -459,45 +833,53 @@ int main(int argc, char **argv)
 		{ "no-perf", no_argument, NULL, 1 },
 		{ "keep", no_argument, NULL, 2 },
 		{ "gen", required_argument, NULL, 3 },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *auxcap = getenv("AUXCAP"), *example = getenv("AUXCAP_EXAMPLE_LOOP");
-	const char *dir = "/tmp";
-	size_t big_mb = 50, small_mb = 5, iters = 3000;
-	bool perf = true, keep = false;
-	size_t gen = 0;
+	const char *dir = "/tmp", *base_arg = NULL, *only = "perf,parallel,rss";
+	size_t big_mb = 50, small_mb = 5, iters = 3000, gen = 0;
+	unsigned int reps = 3;
+	size_t chunk = 0;
+	bool keep = false, missed = false;
 	char base_path[4096], big_path[4096], small_path[4096], iter_s[32];
+	struct figures fig = { 0 };
 	struct base b;
-	struct run_result ra, rp, r5, r50;
 	size_t big_len, small_len;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "a:e:d:s:S:i:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:e:b:d:s:S:i:r:o:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': auxcap = optarg; break;
 		case 'e': example = optarg; break;
+		case 'b': base_arg = optarg; break;
 		case 'd': dir = optarg; break;
 		case 's': big_mb = strtoul(optarg, NULL, 0); break;
 		case 'S': small_mb = strtoul(optarg, NULL, 0); break;
 		case 'i': iters = strtoul(optarg, NULL, 0); break;
-		case 1: perf = false; break;
+		case 'r': reps = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'o': only = optarg; break;
+		case 'c': chunk = strtoul(optarg, NULL, 0); break;
+		case 1: only = "parallel,rss"; break;
 		case 2: keep = true; break;
 		case 3: gen = strtoul(optarg, NULL, 0); break;
-		default:
-			fprintf(stderr, "usage: auxcap-bench-ipt [-a AUXCAP] [-e EXAMPLE] [-d DIR] [-s MB] "
-					"[-S MB] [-i ITER] [--no-perf] [--keep]\n");
-			return 2;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
 		}
 	}
-	if (!auxcap || !example)
-		die("give -a AUXCAP and -e EXAMPLE (or $AUXCAP, $AUXCAP_EXAMPLE_LOOP)");
+	if (!auxcap || (!example && !base_arg))
+		die("give -a AUXCAP and -e EXAMPLE (or $AUXCAP, $AUXCAP_EXAMPLE_LOOP), or -b BASE");
+	if (!reps || reps > MAX_REPS || !big_mb || !small_mb)
+		die("-r takes 1 to %d, -s and -S at least 1", MAX_REPS);
 	spawner_start();
 	snprintf(base_path, sizeof(base_path), "%s/auxcap-bench-ipt-base.data", dir);
 	snprintf(big_path, sizeof(big_path), "%s/auxcap-bench-ipt-%zumb.data", dir, big_mb);
 	snprintf(small_path, sizeof(small_path), "%s/auxcap-bench-ipt-%zumb.data", dir, small_mb);
 	snprintf(iter_s, sizeof(iter_s), "%zu", iters);
 
-	{
+	if (base_arg) {
+		snprintf(base_path, sizeof(base_path), "%s", base_arg);
+	} else {
 		char *rec[] = { (char *)auxcap, "record", "--emulate", "-f", "-o", base_path, "--",
 				(char *)example, iter_s, NULL };
 		struct run_result rr;
@@ -505,7 +887,7 @@ int main(int argc, char **argv)
 		printf("capturing the example program (%s iterations) under the live tracer...\n",
 		       iter_s);
 		fflush(stdout);
-		run_counted(rec, &rr);
+		run_cmd(rec, false, &rr);
 	}
 	base_load(base_path, &b);
 	if (gen) {
@@ -520,57 +902,53 @@ int main(int argc, char **argv)
 	       "(%s)\n",
 	       b.aux_len, b.nr_tsc, (double)big_len / 1e6, big_path, (double)small_len / 1e6,
 	       small_path);
+	print_load();
 	fflush(stdout);
 
-	{
-		double la[3];
-
-		if (getloadavg(la, 3) == 3)
-			printf("load average now: %.2f %.2f %.2f on %ld CPUs\n", la[0], la[1], la[2],
-			       sysconf(_SC_NPROCESSORS_ONLN));
-	}
-	/* 1. auxcap decode against perf script */
-	{
-		char *ad[] = { (char *)auxcap, "decode", big_path, "--itrace=b", NULL };
-		char *ps[] = { "perf", "script", "-f", "-i", big_path, "--itrace=b", NULL };
-
-		run_counted(ad, &ra);
-		printf("auxcap decode --itrace=b: %.2f s wall, %.2f s CPU, %" PRIu64
-		       " branch lines, peak RSS %ld KiB\n",
-		       ra.wall, ra.cpu, ra.lines - ra.hashes, ra.maxrss_kb);
-		fflush(stdout);
-		if (perf) {
-			run_counted(ps, &rp);
-			printf("perf script --itrace=b:   %.2f s wall, %.2f s CPU, %" PRIu64
-			       " branch lines, peak RSS %ld KiB\n",
-			       rp.wall, rp.cpu, rp.lines, rp.maxrss_kb);
-			printf("  same branch count: %s\n  auxcap vs perf: %.2fx faster (wall), %.2fx "
-			       "(CPU)\n",
-			       rp.lines == ra.lines - ra.hashes ? "yes" : "NO", rp.wall / ra.wall,
-			       rp.cpu / ra.cpu);
-		}
-		fflush(stdout);
-	}
-
-	/* 2. parallel decoding */
-	bench_parallel(big_path);
+	if (strstr(only, "perf"))
+		bench_vs_perf(auxcap, big_path, reps, &fig);
 	fflush(stdout);
+	if (strstr(only, "parallel"))
+		bench_parallel(big_path, reps, chunk, &fig);
+	fflush(stdout);
+	if (strstr(only, "rss"))
+		bench_rss(auxcap, small_path, small_len, big_path, big_len, &fig);
 
-	/* 3. memory on a 10x longer trace */
-	{
-		char *a5[] = { (char *)auxcap, "decode", small_path, "--itrace=b", NULL };
+	/* the targets of issue #6, on the medians */
+	printf("targets:\n");
+	if (fig.vs_perf_wall) {
+		bool ok = fig.vs_perf_wall >= 5 && fig.vs_perf_cpu >= 5;
 
-		run_counted(a5, &r5);
-		r50 = ra;
-		printf("peak RSS of auxcap decode --itrace=b: %.1f MB trace %ld KiB, %.1f MB trace "
-		       "%ld KiB: ratio %.2f\n",
-		       (double)small_len / 1e6, r5.maxrss_kb, (double)big_len / 1e6, r50.maxrss_kb,
-		       (double)r50.maxrss_kb / (double)r5.maxrss_kb);
+		printf("  auxcap decode >= 5x faster than perf script: %.2fx wall, %.2fx CPU: %s\n",
+		       fig.vs_perf_wall, fig.vs_perf_cpu, ok ? "met" : "MISSED");
+		missed |= !ok;
 	}
+	if (fig.par) {
+		bool ok = fig.par >= 1.7;
+
+		printf("  2 threads >= 1.7x 1 thread: %.2fx (%.2fx on two free cores by the CPU "
+		       "split; this machine gave two independent half decodes %.2fx, a loop %.2fx): "
+		       "%s\n",
+		       fig.par, fig.par_bound, fig.par_halves, fig.par_base,
+		       ok ? "met"
+		       : fig.par_halves < 1.7 ? "MISSED (the machine does not give this work 1.7x)"
+					      : "MISSED");
+		missed |= !ok;
+	}
+	if (fig.rss_ratio) {
+		bool ok = fig.rss_ratio <= 1.5;
+
+		printf("  peak RSS on a 10x longer trace <= 1.5x: %.2fx: %s\n", fig.rss_ratio,
+		       ok ? "met" : "MISSED");
+		missed |= !ok;
+	}
+	if (fig.failed)
+		printf("  FAILED: auxcap and perf did not give the same branches\n");
 	if (!keep) {
-		unlink(base_path);
+		if (!base_arg)
+			unlink(base_path);
 		unlink(big_path);
 		unlink(small_path);
 	}
-	return 0;
+	return fig.failed || missed ? 1 : 0;
 }

@@ -12,6 +12,9 @@
  *             interpolation, the ordered records, the merge, per-thread stacks, branch
  *             history and per-function time, and every sample's context (stack, 16 last
  *             branches, the IP looked up in the trace)
+ *   report    the same stream aggregated by auxcap report's consumer (auxcap_report_run():
+ *             per-thread mirrored stacks, self/total time, instructions and branches per
+ *             function, samples per function); its ratio to merged is what the report adds
  *
  * Each is timed three times (best kept) in CPU time of the thread, in the same process.  Prints both and the ratio, and the anonymous memory a merged decode holds at the
  * end of the stream (in a fresh child process) for the trace and for one a tenth of its size
@@ -23,7 +26,9 @@
  * as the emulated PMU does), the worst case for the stage, which holds every event between
  * two timestamps.
  *
- * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-k]   (-k: keep the files)
+ * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m] [-k]
+ *   -r: timed rounds (default 3), -o b / -o m: time only the baseline / only the merged decode
+ *   (to profile one side with perf), -k: keep the files
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +46,7 @@
 
 #include "auxcap/backend.h"
 #include "auxcap/decode.h"
+#include "auxcap/decode_report.h"
 #include "auxcap/timeconv.h"
 #include "capture_builder.h"
 
@@ -307,6 +313,33 @@ static int merged(const char *path, uint64_t *ret_events, uint64_t *ret_samples,
 	return r;
 }
 
+/* The merged stream of @path (the same options as merged()) into a report. */
+static int reported(const char *path, size_t *ret_funcs, uint64_t *ret_ns)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_report *rep;
+	struct auxcap_decode *d;
+	char err[256] = "";
+	int r;
+
+	o.last_branches = 16;
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	r = auxcap_decode_open(path, &o, &d);
+	if (r < 0) {
+		fprintf(stderr, "bench: %s\n", err);
+		return r;
+	}
+	r = auxcap_report_run(d, NULL, &rep);
+	if (r == 0) {
+		*ret_funcs = auxcap_report_nr_funcs(rep);
+		*ret_ns = auxcap_report_get_summary(rep)->trace_ns;
+		auxcap_report_free(rep);
+	}
+	auxcap_decode_close(d);
+	return r;
+}
+
 /* Anonymous memory (KiB) at the end of a merged decode of @path, in a fresh child. */
 static long child_anon(const char *path)
 {
@@ -342,16 +375,23 @@ int main(int argc, char **argv)
 {
 	uint64_t mib = 50, nsamples = 100000, tsc0 = 1000000000000ull;
 	char dir[] = "/tmp/auxcap-decode-merge-XXXXXX", codefile[300], big[300], small[300];
-	double best_b = 1e9, best_m = 1e9;
-	uint64_t eb = 0, em = 0, ns = 0, na = 0;
+	double best_b = 1e9, best_m = 1e9, best_r = 1e9;
+	uint64_t eb = 0, em = 0, ns = 0, na = 0, rns = 0;
+	size_t rfuncs = 0;
 	struct gen g = { 0 }, gs = { 0 };
 	unsigned int timing = 64;
+	unsigned int rounds = 3;
+	char only = 0;
 	bool keep = false;
 	FILE *f;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "s:n:t:k")) != -1) {
-		if (opt == 't')
+	while ((opt = getopt(argc, argv, "s:n:t:r:o:k")) != -1) {
+		if (opt == 'r')
+			rounds = (unsigned int)strtoul(optarg, NULL, 0);
+		else if (opt == 'o' && (optarg[0] == 'b' || optarg[0] == 'm' || optarg[0] == 'r'))
+			only = optarg[0];
+		else if (opt == 't')
 			timing = (unsigned int)strtoul(optarg, NULL, 0);
 		else if (opt == 's')
 			mib = strtoull(optarg, NULL, 0);
@@ -360,7 +400,9 @@ int main(int argc, char **argv)
 		else if (opt == 'k')
 			keep = true;
 		else {
-			fprintf(stderr, "usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-k]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m|r] [-k]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -392,10 +434,10 @@ int main(int argc, char **argv)
 	       (double)g.len / (1 << 20), g.iters, nsamples, PIECE >> 20, timing ? timing : 0,
 	       timing ? "" : " (only at PSBs)");
 
-	for (int i = 0; i < 3; i++) {
+	for (unsigned int i = 0; i < rounds; i++) {
 		double t0 = now(), t1;
 
-		if (baseline(codefile, &g, &eb) < 0) {
+		if ((!only || only == 'b') && baseline(codefile, &g, &eb) < 0) {
 			fprintf(stderr, "bench: baseline decode failed\n");
 			return 1;
 		}
@@ -403,21 +445,35 @@ int main(int argc, char **argv)
 		if (t1 - t0 < best_b)
 			best_b = t1 - t0;
 		t0 = now();
-		if (merged(big, &em, &ns, &na, NULL) < 0) {
+		if ((!only || only == 'm') && merged(big, &em, &ns, &na, NULL) < 0) {
 			fprintf(stderr, "bench: merged decode failed\n");
 			return 1;
 		}
 		t1 = now();
 		if (t1 - t0 < best_m)
 			best_m = t1 - t0;
+		t0 = now();
+		if ((!only || only == 'r') && reported(big, &rfuncs, &rns) < 0) {
+			fprintf(stderr, "bench: report failed\n");
+			return 1;
+		}
+		t1 = now();
+		if (t1 - t0 < best_r)
+			best_r = t1 - t0;
 	}
 	printf("baseline (backend decode only): %.3f s CPU, %" PRIu64 " events, %.1f M events/s\n",
 	       best_b, eb, (double)eb / best_b / 1e6);
 	printf("merged (stage, %" PRIu64 " samples, %" PRIu64 " aligned): %.3f s CPU, %" PRIu64
 	       " events\n",
 	       ns, na, best_m, em);
-	printf("ratio merged / baseline: %.3f (target <= 1.10)\n", best_m / best_b);
-	{
+	printf("report (merged stream + aggregation, %zu functions, %.3f s traced): %.3f s CPU\n",
+	       rfuncs, (double)rns / 1e9, best_r);
+	if (!only) {
+		printf("ratio merged / baseline: %.3f (target <= 1.10)\n", best_m / best_b);
+		printf("ratio report / merged: %.3f (what auxcap report adds to the stream)\n",
+		       best_r / best_m);
+	}
+	if (!only) {
 		long a = child_anon(big), b = child_anon(small);
 
 		printf("memory (anonymous, grown during the decode): %ld KiB for %.1f MiB of trace, "

@@ -4,6 +4,7 @@
 #define AUXCAP_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Exit status: 0 success, 1 usage or input error, 2 capture lost data under --strict. */
 enum { CLI_OK = 0, CLI_ERR = 1, CLI_LOST = 2 };
@@ -19,11 +20,26 @@ extern const struct cli_cmd cmd_info;
 extern const struct cli_cmd cmd_record;
 extern const struct cli_cmd cli_cmd_list;
 
+/*
+ * Create the output file @path as every auxcap output is (auxcap_file_create(): 0600, an
+ * existing entry replaced, never through a symlink) and open it for writing.  Prints the
+ * reason and returns NULL on failure.
+ */
+FILE *cli_output_open(const char *path);
+
 /* Print "auxcap: <message>" to stderr, one line. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Route library log messages to stderr (verbosity: 0 warnings, 1 info, 2 debug). */
 void cli_log_init(int verbosity);
+
+/*
+ * The path to open for input FILE of decode/report: FILE itself, or for "-" standard input
+ * (a regular file as it is; a pipe saved first to an unlinked temporary file, whose fd is
+ * returned in *@ret_fd for the caller to close, else -1).  Errors are printed; returns 0 or
+ * a negative errno.
+ */
+int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
 
 #endif /* AUXCAP_CLI_H */

@@ -25,28 +25,51 @@ static void usage(FILE *f)
 		   "'auxcap decode FILE' looks for them.  Move FILE and FILE.archive/ together.\n");
 }
 
-/* mkdir -p for the directories of @path (not its last component). */
-static int make_parents(char *path)
+/*
+ * Whether @dir may hold what we write: a real directory (not a symlink to one) and, when we
+ * run as root, one we own, as auxcap_file_create() demands of the directory of a capture.
+ */
+static int check_dir(const char *dir)
 {
-	for (char *p = path + 1; *p; p++) {
+	struct stat st;
+
+	if (lstat(dir, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (geteuid() == 0 && st.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+/* mkdir -p for the directories of @path below @root (which exists), each checked. */
+static int make_parents(char *path, size_t root_len)
+{
+	for (char *p = path + root_len + 1; *p; p++) {
+		int r;
+
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			int r = -errno;
-
-			*p = '/';
-			return r;
-		}
+		r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : check_dir(path);
 		*p = '/';
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
 
-/* Copy @src to @dst (created 0644, never over an existing file or through a symlink). */
+/*
+ * Copy @src to @dst, never over an existing file or through a symlink.  The copy gets the
+ * source's permission bits (without write for others and set-id bits): a binary only its
+ * owner could read stays so.
+ */
 static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 {
 	char tmp[4096 + 16], buf[1 << 16];
+	struct stat st;
 	int in, out, r = 0;
 	ssize_t n;
 
@@ -55,8 +78,14 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
+	if (fstat(in, &st) < 0) {
+		r = -errno;
+		close(in);
+		return r;
+	}
 	(void)unlink(tmp);
-	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		   st.st_mode & 0755);
 	if (out < 0) {
 		r = -errno;
 		close(in);
@@ -102,6 +131,7 @@ static int run_archive(int argc, char **argv)
 	struct auxcap_perf_reader *rd = NULL;
 	size_t copied = 0, present = 0, missing = 0;
 	uint64_t bytes = 0;
+	size_t root_len;
 	char err[256] = "", *dir = NULL;
 	const char *file;
 	int r, ret = CLI_ERR;
@@ -138,6 +168,24 @@ static int run_archive(int argc, char **argv)
 	}
 	if (auxcap_archive_dir(file, &dir) < 0)
 		goto oom;
+	/* The directory FILE is in holds FILE.archive/: checked as a capture's directory is. */
+	{
+		char *slash = strrchr(dir, '/');
+
+		root_len = slash ? (size_t)(slash - dir) : 0;
+		if (slash)
+			*slash = '\0';
+		r = check_dir(slash ? (root_len ? dir : "/") : ".");
+		if (slash)
+			*slash = '/';
+		if (r < 0) {
+			cli_err("will not write %s/: %s%s", dir, strerror(-r),
+				r == -EPERM ? " (its directory belongs to another user; as root, "
+					      "archive in a directory root owns)"
+					    : "");
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
 		const struct auxcap_perf_build_id *b = &f->build_ids[i];
 		char hex[AUXCAP_BUILD_ID_HEX_MAX], *src = NULL, *dst = NULL;
@@ -164,9 +212,17 @@ static int run_archive(int argc, char **argv)
 			free(dst);
 			continue;
 		}
-		r = make_parents(dst);
-		if (r == 0)
-			r = copy_file(src, dst, &n);
+		r = make_parents(dst, root_len);
+		if (r < 0) {
+			cli_err("will not write %s: %s%s", dst, strerror(-r),
+				r == -EPERM ? " (a directory on the way belongs to another user; "
+					      "remove it or archive elsewhere)"
+					    : "");
+			free(src);
+			free(dst);
+			goto out;
+		}
+		r = copy_file(src, dst, &n);
 		if (r < 0) {
 			cli_err("cannot copy %s to %s: %s", src, dst, strerror(-r));
 			free(src);

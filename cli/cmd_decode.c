@@ -26,6 +26,7 @@
 #include "auxcap/decode_out.h"
 #include "auxcap/file.h"
 #include "cli.h"
+#include "progress.h"
 
 #if AUXCAP_HAVE_BACKEND_ARM_SPE
 #include "spe_decode.h"
@@ -68,6 +69,9 @@ static void usage(FILE *f)
 		"                         Intel PT: timing set-up of the traced machine (raw traces;\n"
 		"                         captures carry it)\n"
 		"  --insn-decoder         Intel PT: decode per instruction even for branches\n"
+		"  --progress, --no-progress\n"
+		"                         a progress bar on standard error: always, never (default:\n"
+		"                         when standard error is a terminal and the output is not)\n"
 		"  -h, --help             this text\n",
 		AUXCAP_DECODE_MAX_BRANCHES);
 }
@@ -75,6 +79,7 @@ static void usage(FILE *f)
 struct decode_args {
 	const char *pmu;  /* --raw */
 	const char *file; /* the trace or capture */
+	const char *open_path; /* what to open: @file, or a saved copy of stdin for "-" */
 	const char *output;
 	struct auxcap_decode_code code[MAX_CODE];
 	size_t ncode;
@@ -82,6 +87,7 @@ struct decode_args {
 	bool dump, dump_only_opts;
 	bool want_b, want_i, want_c;
 	bool sideband, func_time;
+	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
 };
@@ -233,6 +239,10 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			a->sideband = true;
 		} else if (!strcmp(arg, "--func-time")) {
 			a->func_time = true;
+		} else if (!strcmp(arg, "--progress")) {
+			a->progress = CLI_PROGRESS_ON;
+		} else if (!strcmp(arg, "--no-progress")) {
+			a->progress = CLI_PROGRESS_OFF;
 		} else if (is_opt(arg, "--raw-bin")) {
 			if (add_code(a, "--raw-bin", opt_value(argc, argv, &i, "--raw-bin"), true) < 0)
 				return -EINVAL;
@@ -408,13 +418,12 @@ static int map_file(const char *path, const uint8_t **ret_buf, size_t *ret_len)
 	return 0;
 }
 
-/* Raw SPE/BTS files, or the queues of a capture @d (non-NULL). */
 /*
  * -o FILE: created as every auxcap output (0600, O_EXCL after removing an existing entry,
  * never through a symlink, as root never in another user's directory).  Prints the reason
- * and returns NULL on failure.
+ * and returns NULL on failure.  (cli.h; auxcap report's -o too.)
  */
-static FILE *open_output(const char *path)
+FILE *cli_output_open(const char *path)
 {
 	char why[512] = "";
 	FILE *f;
@@ -433,6 +442,7 @@ static FILE *open_output(const char *path)
 	return f;
 }
 
+/* Raw SPE/BTS files, or the queues of a capture @d (non-NULL). */
 static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *out, bool spe)
 {
 	uint64_t errors = 0;
@@ -442,7 +452,7 @@ static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *ou
 		const uint8_t *buf = NULL;
 		size_t len = 0;
 
-		r = map_file(a->file, &buf, &len);
+		r = map_file(a->open_path, &buf, &len);
 		if (r < 0) {
 			cli_err("cannot read trace file '%s': %s", a->file, strerror(-r));
 			return CLI_ERR;
@@ -552,6 +562,7 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 	if (r == 0)
 		r = auxcap_out_finish(w);
 	auxcap_out_free(w);
+	cli_progress_end();
 	if (r == -EIO) {
 		cli_err("writing the output failed: %s", strerror(errno ? errno : EIO));
 		return CLI_ERR;
@@ -577,7 +588,7 @@ static int cmd_decode_run(int argc, char **argv)
 	static char out_buf[1 << 16];
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	struct auxcap_decode *d = NULL;
-	char errbuf[512] = "";
+	char errbuf[512] = "", inpath[4096];
 	FILE *out = stdout;
 	const char *backend;
 	int r, ret;
@@ -593,6 +604,10 @@ static int cmd_decode_run(int argc, char **argv)
 				"auxcap decode --raw intel_pt FILE --elf BINARY[:LOAD_ADDR]");
 		return CLI_ERR;
 	}
+	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
+	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
+		return CLI_ERR;
+	a.open_path = inpath;
 	if (a.pmu) {
 		const struct auxcap_backend_ops *b = auxcap_backend_find(a.pmu);
 
@@ -605,7 +620,7 @@ static int cmd_decode_run(int argc, char **argv)
 			return CLI_ERR;
 		}
 		if ((!b->decoder_new || text_by_backend(&a, b->name)) && !(a.dump && b->dump)) {
-			if (a.output && !(out = open_output(a.output)))
+			if (a.output && !(out = cli_output_open(a.output)))
 				return CLI_ERR;
 			ret = legacy_print(&a, NULL, out, !strcmp(b->name, "arm_spe"));
 			if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
@@ -623,18 +638,23 @@ static int cmd_decode_run(int argc, char **argv)
 	o.backend_options = a.backend_opts[0] ? a.backend_opts : NULL;
 	o.errbuf = errbuf;
 	o.errlen = sizeof(errbuf);
-	r = auxcap_decode_open(a.file, &o, &d);
+	if (cli_progress_begin(a.progress, !a.output && isatty(STDOUT_FILENO)))
+		o.progress = cli_progress_update;
+	o.name = a.file; /* "-" rather than the saved copy's /proc path */
+	r = auxcap_decode_open(a.open_path, &o, &d);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+		cli_progress_end();
 		return CLI_ERR;
 	}
 	if (a.pmu && !a.ncode && !a.dump)
 		cli_warn("no --elf or --raw-bin given: without the traced code only the packets can "
 			 "be shown (try --dump)");
 	if (a.output) {
-		out = open_output(a.output);
+		out = cli_output_open(a.output);
 		if (!out) {
 			auxcap_decode_close(d);
+			cli_progress_end();
 			return CLI_ERR;
 		}
 	} else {
@@ -652,6 +672,7 @@ static int cmd_decode_run(int argc, char **argv)
 		ret = CLI_ERR;
 	}
 	auxcap_decode_close(d);
+	cli_progress_end();
 	return ret;
 }
 

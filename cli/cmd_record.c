@@ -9,6 +9,7 @@
  * snapshot requests itself; with --emulate the live tracer watches it and reports its hits
  * (auxcap_session_request_hit()).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -241,7 +242,18 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 1: o->control = optarg; break;
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
-		case 4: o->max_insns = strtoull(optarg, NULL, 0); break;
+		case 4: {
+			char *end;
+
+			errno = 0;
+			o->max_insns = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !o->max_insns) {
+				cli_err("bad --max-insns '%s': give a positive number of instructions",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 5: o->trigger_on = optarg; break;
 		case 6:
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
@@ -320,18 +332,35 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 			return -ESRCH;
 		}
 		if (threads) {
-			char cmd_path[64];
-			FILE *f;
+			struct dirent *de;
+			DIR *d = opendir(path);
 
-			snprintf(cmd_path, sizeof(cmd_path), "/bin/ls /proc/%ld/task", v);
-			f = popen(cmd_path, "r");
-			if (!f)
+			if (!d) {
+				cli_err("cannot list the threads of %ld in %s: %s", v, path,
+					strerror(errno));
 				return -errno;
-			while (*nr < MAX_TARGETS && fgets(path, sizeof(path), f))
-				out[(*nr)++] = (pid_t)atol(path);
-			pclose(f);
+			}
+			while ((de = readdir(d))) {
+				long tid = strtol(de->d_name, &end, 10);
+
+				if (de->d_name[0] == '.' || *end || tid <= 0)
+					continue;
+				if (*nr == MAX_TARGETS) {
+					closedir(d);
+					cli_err("more than %d threads in '%s': record the CPUs instead "
+						"(-a or -C)",
+						MAX_TARGETS, list);
+					return -E2BIG;
+				}
+				out[(*nr)++] = (pid_t)tid;
+			}
+			closedir(d);
 		} else if (*nr < MAX_TARGETS) {
 			out[(*nr)++] = (pid_t)v;
+		} else {
+			cli_err("more than %d ids in '%s': record the CPUs instead (-a or -C)",
+				MAX_TARGETS, list);
+			return -E2BIG;
 		}
 	}
 	return *nr ? 0 : -EINVAL;
@@ -341,7 +370,7 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
  * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
  * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
  */
-static pid_t start_command(char **argv, int *ret_go, bool traced)
+static pid_t start_command(char **argv, int *ret_go, bool traced, bool stdout_is_capture)
 {
 	int p[2];
 	pid_t pid;
@@ -359,6 +388,9 @@ static pid_t start_command(char **argv, int *ret_go, bool traced)
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
 		if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(127);
+		/* -o -: our standard output is the capture; the command's goes to stderr (as perf). */
+		if (stdout_is_capture && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
@@ -967,7 +999,7 @@ static int run_record(int argc, char **argv)
 
 	if (o.emulate) {
 		/* The command, on which every event is opened; the live tracer will run it. */
-		child = start_command(o.cmd, &go, false);
+		child = start_command(o.cmd, &go, false, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -1098,7 +1130,7 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go, stop_after_exec);
+		child = start_command(o.cmd, &go, stop_after_exec, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;

@@ -11,8 +11,10 @@
 #include "auxcap/log.h"
 #include "cli.h"
 #include "config.h"
+#include "progress.h"
 
 extern const struct cli_cmd cli_cmd_decode;
+extern const struct cli_cmd cli_cmd_report;
 #if AUXCAP_HAVE_LIBELF
 extern const struct cli_cmd cli_cmd_archive;
 #endif
@@ -22,6 +24,7 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_record,
 	&cmd_info,
 	&cli_cmd_decode,
+	&cli_cmd_report,
 #if AUXCAP_HAVE_LIBELF
 	&cli_cmd_archive,
 #endif
@@ -32,6 +35,7 @@ void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_progress_clear();
 	fputs("auxcap: error: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -43,6 +47,7 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_progress_clear();
 	fputs("auxcap: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -55,6 +60,7 @@ static void log_to_stderr(void *userdata, enum auxcap_log_level level, const cha
 	static const char *const names[] = { "error", "warning", "info", "debug" };
 
 	(void)userdata;
+	cli_progress_clear();
 	fprintf(stderr, "auxcap: %s: %s\n", names[level], msg);
 }
 

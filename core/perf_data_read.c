@@ -799,6 +799,7 @@ static int open_stream(struct auxcap_perf_reader *r)
 	ssize_t k;
 
 	r->info.pipe = true;
+	r->info.streaming = true;
 	r->tolerate_trunc = true;
 	k = read_full(r, ph, sizeof(ph));
 	if (k < 0)

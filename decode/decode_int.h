@@ -40,6 +40,12 @@ void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 /* The same through a decode session. */
 void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len);
+/*
+ * A number that changes whenever the mappings do (and with them what an address's symbol
+ * text is): for caches of formatted text in front of auxcap_symbols_text().
+ */
+uint32_t auxcap_symbols_gen(const struct auxcap_symbols *s);
+uint32_t auxcap_decode_sym_gen(const struct auxcap_decode *d);
 
 /* ---- one AUX queue (queue.c) ---------------------------------------------------------------- */
 
@@ -87,6 +93,8 @@ struct dqueue {
 	uint64_t c_tsc, c_clock; /* the last timestamp converted, and its perf time */
 	bool c_have;
 	uint64_t last_run_hi;
+	uint64_t prog_base; /* trace bytes of the pieces before the one being decoded */
+	uint64_t prog;	    /* trace bytes of this queue counted as decoded */
 };
 
 /* ---- the ordered ordinary records (sideband.c) ----------------------------------------------- */
@@ -255,6 +263,9 @@ struct auxcap_decode {
 	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
 	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
 	bool want_context; /* the capture has counter samples: keep history and function time */
+	uint64_t prog_done, prog_total; /* decode progress: trace bytes (opts.progress) */
+	uint32_t prog_tick;		/* trace events since the last progress call */
+	bool prog_finished;		/* the end was reported */
 	const struct auxcap_perf_evsel *sample_evsel; /* the one event with samples, or NULL */
 };
 
@@ -267,6 +278,8 @@ struct tid_info *decode_tid(struct auxcap_decode *d, int32_t tid, bool create);
 uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time);
 
 /* queue.c */
+/* Progress: queue @q has decoded @pos of its bytes; @call: tell opts.progress now. */
+void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call);
 /* The next final event of @q (filling the ring as needed): 1, 0 at the end, or an error. */
 int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret);
 static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)

@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -120,6 +122,18 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_
 			continue;
 		elf->syms[elf->nsyms].addr = sym.st_value;
 		elf->syms[elf->nsyms].size = sym.st_size;
+		/*
+		 * A symbol without a size (_init, _start in some builds, hand-written assembly)
+		 * covers the rest of its section at most: not the PLT that follows .init.
+		 */
+		if (!sym.st_size && sym.st_shndx < SHN_LORESERVE) {
+			GElf_Shdr ssh;
+			Elf_Scn *sscn = elf_getscn(e, sym.st_shndx);
+
+			if (sscn && gelf_getshdr(sscn, &ssh) && sym.st_value >= ssh.sh_addr &&
+			    sym.st_value < ssh.sh_addr + ssh.sh_size)
+				elf->syms[elf->nsyms].size = ssh.sh_addr + ssh.sh_size - sym.st_value;
+		}
 		r = add_name(elf, name, &elf->syms[elf->nsyms].name);
 		if (r < 0)
 			return r;
@@ -128,7 +142,243 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_
 	return 0;
 }
 
-static int read_symbols(Elf *e, struct auxcap_elf *elf)
+/* The section called @name, with its header in @ret_sh; NULL if there is none. */
+static Elf_Scn *section_by_name(Elf *e, const char *name, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, ret_sh))
+			return NULL;
+		n = elf_strptr(e, shstrndx, ret_sh->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * The GOT slot a PLT entry of @len bytes at @addr jumps through, 0 if it is not a form we
+ * know.  x86-64: "jmp *disp32(%rip)" (ff 25), possibly after endbr64 or a bnd prefix.
+ * AArch64: "adrp x16, PAGE; ldr x17, [x16, #OFF]".
+ */
+static uint64_t plt_entry_slot(uint16_t machine, const uint8_t *p, size_t len, uint64_t addr)
+{
+	if (machine == EM_X86_64) {
+		for (size_t k = 0; k + 6 <= len; k++) {
+			int32_t disp;
+
+			if (p[k] != 0xff || p[k + 1] != 0x25)
+				continue;
+			memcpy(&disp, p + k + 2, 4);
+			return addr + k + 6 + (uint64_t)(int64_t)disp;
+		}
+		return 0;
+	}
+	if (machine == EM_AARCH64 && len >= 8) {
+		uint32_t adrp, ldr;
+		uint64_t imm, page;
+
+		memcpy(&adrp, p, 4);
+		memcpy(&ldr, p + 4, 4);
+		if ((adrp & 0x9f00001fu) != 0x90000010u || (ldr & 0xffc003ffu) != 0xf9400211u)
+			return 0; /* not adrp x16 / ldr x17, [x16, #imm] */
+		imm = ((uint64_t)((adrp >> 5) & 0x7ffff) << 2) | ((adrp >> 29) & 3);
+		if (imm & (1ull << 20))
+			imm |= ~((1ull << 21) - 1); /* sign-extend the 21-bit page count */
+		page = (addr & ~0xfffull) + (imm << 12);
+		return page + (((ldr >> 10) & 0xfff) << 3);
+	}
+	return 0;
+}
+
+/*
+ * Name the PLT entries "SYMBOL@plt", as perf and objdump do.  Each entry of .plt.sec (IBT
+ * builds) or .plt jumps through a GOT slot, which a .rela.plt relocation names: the entry
+ * takes the relocation's symbol, or for IRELATIVE (no symbol) "*ABS*+0xADDEND@plt", objdump's
+ * name.  Entries are 16 bytes; the PLT header (entries with no relocation) stays unnamed.
+ */
+static int read_plt(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
+{
+	const uint64_t entsize = 16;
+	GElf_Shdr rsh, psh, dsh;
+	Elf_Scn *rscn, *pscn, *dscn;
+	Elf_Data *rdata, *pdata, *ddata;
+	size_t nrel, nent;
+	int r;
+
+	if (eh->e_machine != EM_X86_64 && eh->e_machine != EM_AARCH64)
+		return 0;
+	rscn = section_by_name(e, ".rela.plt", &rsh);
+	if (!rscn || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+		return 0;
+	pscn = section_by_name(e, ".plt.sec", &psh);
+	if (!pscn)
+		pscn = section_by_name(e, ".plt", &psh);
+	if (!pscn || psh.sh_type != SHT_PROGBITS)
+		return 0;
+	dscn = elf_getscn(e, rsh.sh_link);
+	rdata = elf_getdata(rscn, NULL);
+	pdata = elf_getdata(pscn, NULL);
+	if (!dscn || !gelf_getshdr(dscn, &dsh) || !rdata || !pdata || !pdata->d_buf ||
+	    pdata->d_size < psh.sh_size)
+		return 0;
+	ddata = elf_getdata(dscn, NULL);
+	nrel = rsh.sh_size / rsh.sh_entsize;
+	nent = psh.sh_size / entsize;
+	if (!nrel || !nent)
+		return 0;
+	{
+		struct elf_sym *p = realloc(elf->syms, (elf->nsyms + nent) * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		elf->syms = p;
+	}
+	for (size_t i = 0; i < nent; i++) {
+		uint64_t addr = psh.sh_addr + i * entsize, slot;
+		const uint8_t *code = (const uint8_t *)pdata->d_buf + i * entsize;
+		GElf_Rela rela;
+		GElf_Sym sym;
+		const char *name;
+		char buf[512];
+		size_t k;
+
+		slot = plt_entry_slot(eh->e_machine, code, entsize, addr);
+		if (!slot)
+			continue;
+		/* The relocations usually follow the entries: look at the i-th ones first. */
+		for (k = 0; k < nrel; k++) {
+			size_t idx = (i + k) % nrel;
+
+			if (gelf_getrela(rdata, (int)idx, &rela) && rela.r_offset == slot)
+				break;
+		}
+		if (k == nrel)
+			continue; /* the header, or a slot no relocation names */
+		if (!GELF_R_SYM(rela.r_info)) {
+			snprintf(buf, sizeof(buf), "*ABS*+0x%" PRIx64 "@plt", (uint64_t)rela.r_addend);
+		} else {
+			if (!ddata || !gelf_getsym(ddata, (int)GELF_R_SYM(rela.r_info), &sym))
+				continue;
+			name = elf_strptr(e, dsh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			snprintf(buf, sizeof(buf), "%s@plt", name);
+		}
+		elf->syms[elf->nsyms].addr = addr;
+		elf->syms[elf->nsyms].size = entsize;
+		r = add_name(elf, buf, &elf->syms[elf->nsyms].name);
+		if (r < 0)
+			return r;
+		elf->nsyms++;
+	}
+	return 0;
+}
+
+static void read_build_id(Elf *e, struct auxcap_elf *elf);
+
+/* The .symtab of @e, or NULL; its header in @ret_sh. */
+static Elf_Scn *find_symtab(Elf *e, GElf_Shdr *ret_sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, ret_sh) && ret_sh->sh_type == SHT_SYMTAB)
+			return scn;
+	return NULL;
+}
+
+/*
+ * Read the function symbols of @elf's separate debug file, when there is one with the same
+ * build-id: DIR/.build-id/xx/rest.debug, or the .gnu_debuglink name @link in DIR/<directory
+ * of the binary>/, <directory>/ and <directory>/.debug/, for each DIR of $AUXCAP_DEBUG_DIRS
+ * (colon-separated; default /usr/lib/debug), as gdb and perf look.  Returns 1 if its .symtab
+ * was read, 0 if there is none, a negative errno on allocation failure.
+ */
+static int read_debug_symbols(struct auxcap_elf *elf, const char *link)
+{
+	const char *dirs = getenv("AUXCAP_DEBUG_DIRS");
+	char hex[2 * AUXCAP_ELF_BUILD_ID_MAX + 1], bindir[4096];
+	const char *slash = strrchr(elf->path, '/');
+	size_t bindir_len = slash ? (size_t)(slash - elf->path) : 0;
+
+	if (!elf->build_id_size)
+		return 0;
+	for (size_t i = 0; i < elf->build_id_size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", elf->build_id[i]);
+	snprintf(bindir, sizeof(bindir), "%.*s", (int)bindir_len, elf->path);
+	if (!dirs || !*dirs)
+		dirs = "/usr/lib/debug";
+	for (const char *d = dirs; *d;) {
+		size_t dlen = strcspn(d, ":");
+		char cand[4][8192];
+		int nc = 0;
+
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/.build-id/%.2s/%s.debug", (int)dlen, d,
+			 hex, hex + 2);
+		if (link && *link) {
+			snprintf(cand[nc++], sizeof(cand[0]), "%.*s%s/%s", (int)dlen, d, bindir, link);
+			if (d == dirs) {
+				snprintf(cand[nc++], sizeof(cand[0]), "%s/%s", bindir, link);
+				snprintf(cand[nc++], sizeof(cand[0]), "%s/.debug/%s", bindir, link);
+			}
+		}
+		for (int c = 0; c < nc; c++) {
+			struct auxcap_elf dbg;
+			GElf_Shdr sh;
+			Elf_Scn *scn;
+			Elf *e;
+			int fd, r;
+
+			if (!strcmp(cand[c], elf->path))
+				continue;
+			fd = open(cand[c], O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			e = elf_begin(fd, ELF_C_READ, NULL);
+			memset(&dbg, 0, sizeof(dbg));
+			if (e && elf_kind(e) == ELF_K_ELF)
+				read_build_id(e, &dbg);
+			scn = e && dbg.build_id_size == elf->build_id_size &&
+					      !memcmp(dbg.build_id, elf->build_id, elf->build_id_size)
+				      ? find_symtab(e, &sh)
+				      : NULL;
+			r = scn ? read_symtab(e, scn, &sh, elf) : 0;
+			if (e)
+				(void)elf_end(e);
+			(void)close(fd);
+			if (r < 0)
+				return r;
+			if (scn)
+				return 1;
+		}
+		d += dlen;
+		if (*d == ':')
+			d++;
+	}
+	return 0;
+}
+
+/* The file name a .gnu_debuglink section of @e names, or NULL (borrowed from @e's data). */
+static const char *debuglink(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_by_name(e, ".gnu_debuglink", &sh);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+
+	if (!data || !data->d_buf || !data->d_size ||
+	    !memchr(data->d_buf, '\0', data->d_size))
+		return NULL;
+	return data->d_buf;
+}
+
+static int read_symbols(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 {
 	Elf_Scn *scn = NULL, *dynsym = NULL;
 	GElf_Shdr sh, dynsh;
@@ -148,11 +398,21 @@ static int read_symbols(Elf *e, struct auxcap_elf *elf)
 			dynsh = sh;
 		}
 	}
+	/* Stripped: the separate debug file's full table, else the dynamic symbols. */
+	if (!have_symtab) {
+		r = read_debug_symbols(elf, debuglink(e));
+		if (r < 0)
+			return r;
+		have_symtab = r > 0;
+	}
 	if (!have_symtab && dynsym) {
 		r = read_symtab(e, dynsym, &dynsh, elf);
 		if (r < 0)
 			return r;
 	}
+	r = read_plt(e, eh, elf);
+	if (r < 0)
+		return r;
 	if (elf->nsyms)
 		qsort(elf->syms, elf->nsyms, sizeof(*elf->syms), cmp_sym);
 	return 0;
@@ -236,10 +496,10 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 	r = read_segments(e, elf);
 	if (r < 0)
 		goto err_end;
-	r = read_symbols(e, elf);
+	read_build_id(e, elf);
+	r = read_symbols(e, &eh, elf);
 	if (r < 0)
 		goto err_end;
-	read_build_id(e, elf);
 	(void)elf_end(e);
 	(void)close(fd);
 	*ret_elf = elf;

@@ -22,7 +22,9 @@ struct auxcap_elf;
 
 /**
  * Open and index the ELF file @path: its PT_LOAD segments and its function symbols
- * (.symtab, or .dynsym when stripped).
+ * (.symtab; when stripped, the .symtab of its separate debug file, found by build-id or
+ * .gnu_debuglink under each directory of $AUXCAP_DEBUG_DIRS, default /usr/lib/debug, else
+ * .dynsym), plus SYMBOL@plt names for the PLT entries.
  *
  * The returned object is owned by the caller (auxcap_elf_free()); it does not keep the
  * file open.  @path is copied.

@@ -1013,6 +1013,10 @@ static int start(struct auxcap_decode *d)
 	d->ckey = calloc(d->nr_queues + 1, sizeof(*d->ckey));
 	if (!d->heap || !d->ckey)
 		return -ENOMEM;
+	for (size_t c = 0; c < d->nr_queues; c++)
+		d->prog_total += d->queues[c].info.bytes;
+	if (d->opts.progress)
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_DECODE, 0, d->prog_total);
 	for (size_t c = 0; c < d->nr_queues; c++) {
 		r = queue_peek(d, &d->queues[c], &e);
 		if (r < 0)
@@ -1055,8 +1059,14 @@ int merge_next(struct auxcap_decode *d)
 		queue_release(d->held_q);
 		d->held_q = NULL;
 	}
-	if (!d->heap_n)
+	if (!d->heap_n) {
+		if (d->opts.progress && !d->prog_finished) {
+			d->prog_finished = true;
+			d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_DECODE,
+					 d->prog_total, d->prog_total);
+		}
 		return 0;
+	}
 	c = d->heap[0];
 	if (c < d->nr_queues) {
 		struct dqueue *q = &d->queues[c];

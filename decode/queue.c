@@ -238,6 +238,30 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		close_run(q, false, 0, false);
 }
 
+void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call)
+{
+	if (pos > q->info.bytes)
+		pos = q->info.bytes;
+	if (pos > q->prog) {
+		d->prog_done += pos - q->prog;
+		q->prog = pos;
+	}
+	if (call && d->opts.progress) {
+		d->prog_tick = 0;
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_DECODE, d->prog_done,
+				 d->prog_total);
+	}
+}
+
+/* Progress within the piece being decoded, from the stream offset of an event in it. */
+static void piece_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t offset)
+{
+	const struct dpiece *p = &q->pieces[q->piece - 1];
+	uint64_t in = offset > p->offset ? offset - p->offset : 0;
+
+	queue_progress(d, q, q->prog_base + (in < p->len ? in : p->len), true);
+}
+
 static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 {
 	const struct dpiece *p = &q->pieces[q->piece];
@@ -269,14 +293,16 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming. */
-	if (q->info.snapshot) {
+	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming (only
+	 * the first piece of a queue can overlap: the others continue it). */
+	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
+			size_t last = o->info.nr_pieces - 1;
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				ctx.snapshot_prev = o->pieces[0].data;
-				ctx.snapshot_prev_len = (size_t)o->pieces[0].len;
+				ctx.snapshot_prev = o->pieces[last].data;
+				ctx.snapshot_prev_len = (size_t)o->pieces[last].len;
 				break;
 			}
 		}
@@ -288,6 +314,9 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	if (d->rd && q->piece >= 2)
 		(void)auxcap_perf_reader_drop(d->rd, q->pieces[q->piece - 2].data,
 					      (size_t)q->pieces[q->piece - 2].len);
+	if (q->piece)
+		q->prog_base += q->pieces[q->piece - 1].len;
+	queue_progress(d, q, q->prog_base, true);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {
@@ -316,8 +345,10 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (first(q) == q->ready)
+				if (first(q) == q->ready) {
 					q->done = true;
+					queue_progress(d, q, q->info.bytes, true);
+				}
 				continue;
 			}
 			if (!q->run_has_clock)
@@ -346,8 +377,11 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 		if (r == 0) {
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
+			queue_progress(d, q, q->prog_base + q->pieces[q->piece - 1].len, true);
 			continue;
 		}
+		if (d->opts.progress && ++d->prog_tick >= 4096)
+			piece_progress(d, q, ev->offset);
 		add_event(d, q);
 	}
 }

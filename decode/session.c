@@ -5,7 +5,10 @@
  * The first pass reads every record once and keeps only what decoding needs before any
  * trace is decoded: the executable mappings (the image, and the symbols), thread names and
  * process ids, the AUXTRACE_INFO words, the time conversion, and the AUXTRACE buffers
- * grouped into queues (by idx; one queue per buffer in snapshot mode).  Trace payloads stay
+ * grouped into queues (by idx; in snapshot mode one queue per run of snapshots whose AUX
+ * chunks follow each other, offset to offset, as auxcap's capture writes consecutive
+ * snapshots that did not lose anything between them: one stream cut at arbitrary bytes,
+ * decoded across the cuts like a full trace's buffers).  Trace payloads stay
  * in the reader's file mapping.  The merged stream (merge.c) then reads the records again.
  */
 #include "config.h"
@@ -357,12 +360,39 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 	return 0;
 }
 
+/*
+ * Does a buffer at stream @offset follow the last one of @q?  The writer pads each payload to
+ * 8 bytes, so it may start up to 7 bytes before the padded end.
+ */
+static bool continues(const struct dqueue *q, uint64_t offset)
+{
+	const struct dpiece *prev;
+	uint64_t end;
+
+	if (!q->info.nr_pieces)
+		return false;
+	prev = &q->pieces[q->info.nr_pieces - 1];
+	end = prev->offset + prev->len;
+	return offset <= end && offset + 8 > end && offset >= prev->offset;
+}
+
 static struct dqueue *queue_for(struct auxcap_decode *d, const struct auxcap_perf_event *ev,
 				bool snapshot)
 {
-	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
-		if (d->queues[i].info.idx == ev->u.auxtrace.idx)
+	for (size_t i = d->nr_queues; i-- > 0;) {
+		if (d->queues[i].info.idx != ev->u.auxtrace.idx)
+			continue;
+		/*
+		 * A snapshot goes on the queue of the previous snapshot of its buffer when it
+		 * starts where that one ended (nothing lost in between: perf's own snapshot
+		 * files overlap instead, and a snapshot after a lap of the buffer starts past a
+		 * gap); else it is a stream of its own.
+		 */
+		if (!snapshot || (d->queues[i].info.snapshot &&
+				  continues(&d->queues[i], ev->u.auxtrace.offset)))
 			return &d->queues[i];
+		break;
+	}
 	{
 		struct dqueue *q = new_queue(d);
 
@@ -425,12 +455,27 @@ static int first_pass(struct auxcap_decode *d)
 	uint64_t last_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
 	const struct auxcap_perf_evsel *sample_evsel = NULL;
+	const struct auxcap_perf_file_info *fi = auxcap_perf_reader_info(d->rd);
+	uint64_t data_start = fi->data_offset, data_len = 0, nrec = 0;
 	int r;
 
+	/* Progress: bytes of the data section (a recovered file's: up to its end). */
+	if (d->opts.progress) {
+		data_len = fi->data_size;
+		if ((fi->recovered || !data_len) && fi->file_size > data_start)
+			data_len = fi->file_size - data_start;
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ, 0, data_len);
+	}
 	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
 		const struct auxcap_record *rec = &ev.rec;
 		bool has_time;
 		uint64_t t = decode_record_time(&ev, &has_time);
+
+		if (d->opts.progress && !(++nrec & 4095) && ev.offset >= data_start)
+			d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ,
+					 ev.offset - data_start < data_len ? ev.offset - data_start
+									   : data_len,
+					 data_len);
 
 		if (has_time && t > last_time)
 			last_time = t;
@@ -508,6 +553,8 @@ static int first_pass(struct auxcap_decode *d)
 	free(miss.paths);
 	if (r < 0)
 		return r;
+	if (d->opts.progress)
+		d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ, data_len, data_len);
 	d->info.snapshot = snapshot;
 	/* Counter samples (decided again once the AUX event is known). */
 	d->sample_evsel = several_evsels ? NULL : sample_evsel;
@@ -643,7 +690,7 @@ static int add_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
 
 /* ---- raw trace files ------------------------------------------------------------------- */
 
-static int open_raw(struct auxcap_decode *d, const char *path)
+static int open_raw(struct auxcap_decode *d, const char *path, const char *shown)
 {
 	struct dqueue *q;
 	struct stat st;
@@ -658,13 +705,13 @@ static int open_raw(struct auxcap_decode *d, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		set_err(d, "cannot read trace file '%s': %s", shown, strerror(-r));
 		return r;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		(void)close(fd);
-		set_err(d, "cannot read trace file '%s': %s", path, strerror(-r));
+		set_err(d, "cannot read trace file '%s': %s", shown, strerror(-r));
 		return r;
 	}
 	if (st.st_size) {
@@ -672,7 +719,7 @@ static int open_raw(struct auxcap_decode *d, const char *path)
 		if (p == MAP_FAILED) {
 			r = -errno;
 			(void)close(fd);
-			set_err(d, "cannot map trace file '%s': %s", path, strerror(-r));
+			set_err(d, "cannot map trace file '%s': %s", shown, strerror(-r));
 			return r;
 		}
 	}
@@ -704,6 +751,7 @@ static int copy_opts(struct auxcap_decode *d, const struct auxcap_decode_opts *o
 	d->opts.code = NULL;
 	d->opts.nr_code = 0;
 	d->opts.backend_options = NULL;
+	d->opts.name = NULL; /* borrowed only during open() */
 	if (opts->backend_options) {
 		d->backend_options = strdup(opts->backend_options);
 		if (!d->backend_options)
@@ -719,6 +767,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 	char rerr[256] = "";
 	struct auxcap_decode *d;
 	int r;
+	const char *shown = opts && opts->sz >= sizeof(*opts) && opts->name ? opts->name : path;
 
 	if (!path || !ret)
 		return -EINVAL;
@@ -746,7 +795,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		goto err;
 	}
 	if (d->opts.raw_backend) {
-		r = open_raw(d, path);
+		r = open_raw(d, path, shown);
 		if (r < 0)
 			goto err;
 	} else {
@@ -754,10 +803,10 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		ro.errbuf_size = sizeof(rerr);
 		r = auxcap_perf_reader_open(path, &ro, &d->rd);
 		if (r < 0) {
-			set_err(d, "cannot read '%s': %s", path, rerr[0] ? rerr : strerror(-r));
+			set_err(d, "cannot read '%s': %s", shown, rerr[0] ? rerr : strerror(-r));
 			goto err;
 		}
-		if (auxcap_perf_reader_info(d->rd)->pipe) {
+		if (auxcap_perf_reader_info(d->rd)->streaming) {
 			set_err(d, "'%s' is a pipe: decoding needs a file (save the stream first)",
 				path);
 			r = -ESPIPE;
@@ -765,7 +814,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		}
 		r = first_pass(d);
 		if (r < 0) {
-			set_err(d, "reading '%s' failed: %s", path,
+			set_err(d, "reading '%s' failed: %s", shown,
 				r == -EBADMSG ? auxcap_perf_reader_error(d->rd) : strerror(-r));
 			goto err;
 		}
@@ -877,6 +926,16 @@ const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *
 	return d && d->rd ? auxcap_perf_reader_evsel(d->rd, i) : NULL;
 }
 
+const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d)
+{
+	return d && d->rd ? auxcap_perf_reader_features(d->rd) : NULL;
+}
+
+const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d)
+{
+	return d ? d->aux_evsel : NULL;
+}
+
 int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_name, uint64_t *ret_off, const char **ret_dso)
 {
@@ -889,6 +948,11 @@ void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len)
 {
 	auxcap_symbols_text(d->syms, pid, addr, ret_text, ret_len);
+}
+
+uint32_t auxcap_decode_sym_gen(const struct auxcap_decode *d)
+{
+	return auxcap_symbols_gen(d->syms);
 }
 
 int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t **ret_buf,

@@ -62,6 +62,7 @@ struct auxcap_symbols {
 	size_t nfiles, capfiles;
 	struct sym_cache *cache;
 	size_t last; /* map of the last hit */
+	uint32_t gen; /* bumped whenever the mappings change (auxcap_symbols_gen()) */
 	char text_big[256]; /* auxcap_symbols_text() of a name too long for its cache entry */
 };
 
@@ -101,6 +102,12 @@ void auxcap_symbols_free(struct auxcap_symbols *s)
 static void cache_clear(struct auxcap_symbols *s)
 {
 	memset(s->cache, 0, CACHE_SIZE * sizeof(*s->cache));
+	s->gen++;
+}
+
+uint32_t auxcap_symbols_gen(const struct auxcap_symbols *s)
+{
+	return s->gen;
 }
 
 int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, uint64_t len,

@@ -165,11 +165,12 @@ int auxcap_ipt_image_add_raw(struct auxcap_ipt_image *image, const char *path, u
 
 /**
  * A second image with the same sections as @src, for a decoder on another thread: libipt's
- * pt_image is not safe for concurrent use, its image section cache (which holds the mapped
- * files and their block caches) is, and the clone shares it.  Sections added to @src later
- * are not in the clone.
+ * pt_image is not safe for concurrent use.  The clone has section objects of its own (libipt
+ * keeps a block cache in each section; decoders on two CPUs sharing one slowed each other
+ * down 2x); the files are mapped again and share the page cache.  Sections added to @src
+ * later are not in the clone.
  *
- * The clone is owned by the caller (auxcap_ipt_image_free()); @src must outlive it.
+ * The clone is owned by the caller (auxcap_ipt_image_free()); it does not refer to @src.
  *
  * Returns 0 and the clone in @ret_image.
  * Returns -EINVAL if an argument is NULL.
@@ -371,7 +372,7 @@ struct auxcap_ipt_parallel_opts {
  *
  * The stream is cut at PSBs (auxcap_ipt_split()); each piece is decoded from its PSB on by
  * one of threads - 1 workers, each with its own clone of @image (auxcap_ipt_image_clone(),
- * sharing the section cache), or by the calling thread: the head piece when no worker has
+ * with section objects of its own), or by the calling thread: the head piece when no worker has
  * taken it (its items then go to @fn as they come), later ones while it waits for a worker.
  * A piece stops where the next one starts: at the status updates of the next piece's PSB+,
  * which the next piece reports when it starts there.  Decoding stays at most threads + 1

@@ -33,4 +33,11 @@ struct pt_image *auxcap_ipt_image_pt(struct auxcap_ipt_image *image);
 int auxcap_ipt_image_read(struct auxcap_ipt_image *image, int isid, uint64_t vaddr, uint8_t *buf,
 			  size_t len);
 
+/*
+ * Start @dec over at the PSB at @start (> 0), as a new decoder with opts.start = @start would,
+ * keeping what it has cached (libipt's decoder, the bytes at block ends).  Returns 0, or
+ * -EINVAL if @start is 0 or not inside the trace.
+ */
+int auxcap_ipt_decoder_restart(struct auxcap_ipt_decoder *dec, uint64_t start);
+
 #endif

@@ -106,29 +106,144 @@ ssize_t auxcap_ipt_split(const uint8_t *buf, size_t len, size_t chunk, uint64_t 
 
 /* ---- pieces ------------------------------------------------------------------------------- */
 
-struct piece {
-	uint64_t start;			/* PSB it starts at (0 for the first piece) */
-	uint64_t stop;			/* the next piece's start, 0 for the last */
-	struct auxcap_ipt_item *items;	/* owned */
-	size_t nr, cap;
-	int err;   /* a failure that ended the piece (not a GAP: those are items) */
-	bool done; /* decoded (under the lock) */
+/*
+ * A block as a piece keeps it: a third of struct auxcap_ipt_item.  A trace byte makes about
+ * one and a half blocks, so a piece of 64 KiB made 11 MB of whole items, written on one core
+ * and read on another: that traffic, not the decoding, was what two threads spent their time
+ * on.  Other items (events, gaps, instructions) are kept whole in a side array, as are the
+ * bytes of blocks that end in a conditional jump; both are read back in order.
+ */
+struct cblock {
+	uint64_t ip, end_ip, tsc;
+	uint32_t offset; /* trace offset - the piece's start */
+	uint32_t ninsn;
+	uint32_t flags;
+	uint8_t iclass, mode;
+	uint8_t size; /* bytes in the next entry of the side array of bytes */
+	uint8_t whole; /* not a block: the item is the next one of the side array of items */
 };
 
-/* Room for one more item at the end of @pc's buffer. */
-static struct auxcap_ipt_item *piece_slot(struct piece *pc)
-{
-	if (pc->nr == pc->cap) {
-		/* a piece of n trace bytes holds about n / 2 items (blocks of a tight loop) */
-		size_t cap = pc->cap ? pc->cap * 2 : 8192;
-		struct auxcap_ipt_item *p = realloc(pc->items, cap * sizeof(*p));
+/*
+ * The buffers of a piece being decoded or handed out.  There are window + 1 of them, used in
+ * turn: piece k takes buffer k % (window + 1), which piece k - window - 1 has left, since no
+ * piece is decoded window or more pieces ahead of the one being handed out.
+ */
+struct pbuf {
+	struct cblock *v;
+	size_t nr, cap;
+	uint8_t (*raw)[15];
+	size_t nr_raw, cap_raw;
+	struct auxcap_ipt_item *whole;
+	size_t nr_whole, cap_whole;
+};
 
-		if (!p)
-			return NULL;
-		pc->items = p;
-		pc->cap = cap;
+struct piece {
+	uint64_t start; /* PSB it starts at (0 for the first piece) */
+	uint64_t stop;	/* the next piece's start, 0 for the last */
+	int err;	/* a failure that ended the piece (not a GAP: those are items) */
+	bool done;	/* decoded (under the lock) */
+};
+
+static void *grow(void *p, size_t *cap, size_t size)
+{
+	/* a piece of n trace bytes holds about 1.5 n blocks */
+	size_t n = *cap ? *cap * 2 : 16384;
+	void *q = realloc(p, n * size);
+
+	if (q)
+		*cap = n;
+	return q;
+}
+
+/* Keep @it in @b (of the piece starting at @start). */
+static int pbuf_add(struct pbuf *b, uint64_t start, const struct auxcap_ipt_item *it)
+{
+	struct cblock *c;
+	bool whole = it->kind != AUXCAP_IPT_ITEM_BLOCK || it->offset - start > UINT32_MAX ||
+		     it->err || it->native || it->event || it->at || it->payload || it->payload2;
+
+	if (b->nr == b->cap) {
+		struct cblock *v = grow(b->v, &b->cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
 	}
-	return &pc->items[pc->nr];
+	c = &b->v[b->nr];
+	if (whole) {
+		if (b->nr_whole == b->cap_whole) {
+			struct auxcap_ipt_item *v = grow(b->whole, &b->cap_whole, sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			b->whole = v;
+		}
+		b->whole[b->nr_whole++] = *it;
+		c->whole = 1;
+		b->nr++;
+		return 0;
+	}
+	if (it->size) {
+		if (b->nr_raw == b->cap_raw) {
+			uint8_t(*v)[15] = grow(b->raw, &b->cap_raw, sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			b->raw = v;
+		}
+		memcpy(b->raw[b->nr_raw++], it->raw, sizeof(it->raw));
+	}
+	c->ip = it->ip;
+	c->end_ip = it->end_ip;
+	c->tsc = it->tsc;
+	c->offset = (uint32_t)(it->offset - start);
+	c->ninsn = it->ninsn;
+	c->flags = it->flags;
+	c->iclass = (uint8_t)it->iclass;
+	c->mode = (uint8_t)it->mode;
+	c->size = it->size;
+	c->whole = 0;
+	b->nr++;
+	return 0;
+}
+
+/* Hand the items of @b (of the piece starting at @start) to @fn(@ctx) in order. */
+static int pbuf_hand_out(const struct pbuf *b, uint64_t start, auxcap_ipt_item_fn fn, void *ctx)
+{
+	size_t iraw = 0, iwhole = 0;
+	struct auxcap_ipt_item it;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < b->nr; i++) {
+		const struct cblock *c = &b->v[i];
+
+		if (c->whole) {
+			r = fn(ctx, &b->whole[iwhole++]);
+			continue;
+		}
+		memset(&it, 0, sizeof(it));
+		it.kind = AUXCAP_IPT_ITEM_BLOCK;
+		it.flags = c->flags;
+		it.offset = start + c->offset;
+		it.tsc = c->tsc;
+		it.ip = c->ip;
+		it.end_ip = c->end_ip;
+		it.ninsn = c->ninsn;
+		it.iclass = (enum auxcap_ipt_iclass)c->iclass;
+		it.mode = (enum auxcap_ipt_exec_mode)c->mode;
+		it.size = c->size;
+		if (c->size)
+			memcpy(it.raw, b->raw[iraw++], sizeof(it.raw));
+		r = fn(ctx, &it);
+	}
+	return r;
+}
+
+static void pbuf_free(struct pbuf *b)
+{
+	free(b->v);
+	free(b->raw);
+	free(b->whole);
 }
 
 /* Is @it the first status update of the next piece's PSB+: where @pc stops? */
@@ -139,46 +254,46 @@ static bool piece_ends_at(const struct piece *pc, const struct auxcap_ipt_item *
 }
 
 /*
- * Decode @pc from its PSB up to the status updates of the next piece's PSB+: into its buffer
- * (@fn NULL; the decoder writes each item in place), or to @fn(@ctx) as they come.
+ * Decode @pc from its PSB up to the status updates of the next piece's PSB+: into @b (@fn
+ * NULL), or to @fn(@ctx) as they come.  *@dec is the thread's decoder over @image, made on
+ * first use and started over at each piece after that (its caches stay warm).
  */
-static int piece_decode(struct piece *pc, const uint8_t *buf, size_t len,
-			struct auxcap_ipt_image *image, const struct auxcap_ipt_params *params,
-			const struct auxcap_ipt_decoder_opts *dopts, auxcap_ipt_item_fn fn,
-			void *ctx)
+static int piece_decode(struct piece *pc, struct auxcap_ipt_decoder **dec, const uint8_t *buf,
+			size_t len, struct auxcap_ipt_image *image,
+			const struct auxcap_ipt_params *params,
+			const struct auxcap_ipt_decoder_opts *dopts, struct pbuf *b,
+			auxcap_ipt_item_fn fn, void *ctx)
 {
-	struct auxcap_ipt_decoder_opts o = *dopts;
-	struct auxcap_ipt_decoder *dec = NULL;
-	struct auxcap_ipt_item one, *it;
+	struct auxcap_ipt_item it;
 	int r;
 
-	o.sz = sizeof(o);
-	o.start = pc->start;
-	r = auxcap_ipt_decoder_new(buf, len, image, params, &o, &dec);
+	if (b)
+		b->nr = b->nr_raw = b->nr_whole = 0;
+	if (*dec && pc->start) {
+		r = auxcap_ipt_decoder_restart(*dec, pc->start);
+	} else {
+		struct auxcap_ipt_decoder_opts o = *dopts;
+
+		auxcap_ipt_decoder_free(*dec);
+		*dec = NULL;
+		o.sz = sizeof(o);
+		o.start = pc->start;
+		r = auxcap_ipt_decoder_new(buf, len, image, params, &o, dec);
+	}
 	if (r < 0)
 		return r;
 	for (;;) {
-		it = fn ? &one : piece_slot(pc);
-		if (!it) {
-			r = -ENOMEM;
-			break;
-		}
-		r = auxcap_ipt_decoder_next(dec, it);
+		r = auxcap_ipt_decoder_next(*dec, &it);
 		if (r <= 0)
 			break;
-		if (piece_ends_at(pc, it)) {
+		if (piece_ends_at(pc, &it)) {
 			r = 0;
 			break;
 		}
-		if (fn) {
-			r = fn(ctx, it);
-			if (r < 0)
-				break;
-		} else {
-			pc->nr++;
-		}
+		r = fn ? fn(ctx, &it) : pbuf_add(b, pc->start, &it);
+		if (r < 0)
+			break;
 	}
-	auxcap_ipt_decoder_free(dec);
 	return r;
 }
 
@@ -194,16 +309,23 @@ struct par {
 	struct auxcap_ipt_decoder_opts dopts;
 	struct piece *pieces;
 	size_t nr;
-	size_t next;	  /* next piece a worker takes */
-	size_t consumed;  /* pieces handed out */
-	size_t window;	  /* pieces decoded ahead of the hand-out, at most */
-	bool stop;	  /* the caller stopped, or a worker failed to start */
+	struct pbuf *bufs; /* window + 1 */
+	size_t next;	   /* next piece a worker takes */
+	size_t consumed;   /* pieces handed out */
+	size_t window;	   /* pieces decoded ahead of the hand-out, at most */
+	bool stop;	   /* the caller stopped, or a worker failed to start */
 };
+
+static struct pbuf *piece_buf(struct par *p, size_t k)
+{
+	return &p->bufs[k % (p->window + 1)];
+}
 
 static void *worker(void *arg)
 {
 	struct par *p = arg;
 	struct auxcap_ipt_image *mine = NULL;
+	struct auxcap_ipt_decoder *dec = NULL;
 	int r = auxcap_ipt_image_clone(p->image, &mine);
 
 	for (;;) {
@@ -222,8 +344,8 @@ static void *worker(void *arg)
 
 		pc = &p->pieces[k];
 		if (r == 0)
-			pc->err = piece_decode(pc, p->buf, p->len, mine, p->params, &p->dopts,
-					       NULL, NULL);
+			pc->err = piece_decode(pc, &dec, p->buf, p->len, mine, p->params, &p->dopts,
+					       piece_buf(p, k), NULL, NULL);
 		else
 			pc->err = r; /* no image of our own: the piece fails, the caller says so */
 
@@ -232,6 +354,7 @@ static void *worker(void *arg)
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 	}
+	auxcap_ipt_decoder_free(dec);
 	auxcap_ipt_image_free(mine);
 	return NULL;
 }
@@ -271,6 +394,7 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 {
 	struct par p;
 	pthread_t th[MAX_THREADS];
+	struct auxcap_ipt_decoder *dec = NULL; /* the calling thread's */
 	unsigned int nth, started = 0;
 	uint64_t *starts = NULL;
 	size_t chunk, max;
@@ -301,9 +425,14 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 		free(starts);
 		return (int)n;
 	}
+	/* the calling thread decodes too: nth - 1 workers, pieces at most nth + 1 ahead */
+	p.window = nth + 1;
 	p.pieces = calloc((size_t)n, sizeof(*p.pieces));
-	if (!p.pieces) {
+	p.bufs = calloc(p.window + 1, sizeof(*p.bufs));
+	if (!p.pieces || !p.bufs) {
 		free(starts);
+		free(p.pieces);
+		free(p.bufs);
 		return -ENOMEM;
 	}
 	for (ssize_t k = 0; k < n; k++) {
@@ -316,8 +445,6 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	p.len = len;
 	p.image = image;
 	p.params = params;
-	/* the calling thread decodes too: nth - 1 workers, pieces at most nth + 1 ahead */
-	p.window = nth + 1;
 	nth = nth - 1 < p.nr ? nth - 1 : (unsigned int)p.nr;
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
@@ -328,7 +455,7 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	/*
 	 * Hand the pieces out in order.  The piece at the head that no worker has taken yet is
 	 * decoded here, its items going straight to @fn; the others are handed out of their
-	 * buffers as they complete, and their memory goes right after.
+	 * buffers as they complete.
 	 */
 	for (size_t k = 0; r == 0 && k < p.nr; k++) {
 		struct piece *pc = &p.pieces[k];
@@ -342,11 +469,12 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 		while (!mine && !pc->done) {
 			/* A worker has it: rather than wait, decode a later piece like a worker. */
 			if (p.next < p.nr && p.next < k + p.window) {
-				struct piece *ahead = &p.pieces[p.next++];
+				size_t a = p.next++;
+				struct piece *ahead = &p.pieces[a];
 
 				pthread_mutex_unlock(&p.lock);
-				ahead->err = piece_decode(ahead, buf, len, image, params, &p.dopts,
-							  NULL, NULL);
+				ahead->err = piece_decode(ahead, &dec, buf, len, image, params,
+							  &p.dopts, piece_buf(&p, a), NULL, NULL);
 				pthread_mutex_lock(&p.lock);
 				ahead->done = true;
 				continue;
@@ -355,15 +483,12 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 		}
 		pthread_mutex_unlock(&p.lock);
 		if (mine) {
-			r = piece_decode(pc, buf, len, image, params, &p.dopts, fn, ctx);
+			r = piece_decode(pc, &dec, buf, len, image, params, &p.dopts, NULL, fn, ctx);
 		} else {
-			for (size_t i = 0; r == 0 && i < pc->nr; i++)
-				r = fn(ctx, &pc->items[i]);
+			r = pbuf_hand_out(piece_buf(&p, k), pc->start, fn, ctx);
 			if (r == 0 && pc->err < 0)
 				r = pc->err;
 		}
-		free(pc->items);
-		pc->items = NULL;
 		pthread_mutex_lock(&p.lock);
 		p.consumed = k + 1;
 		pthread_cond_broadcast(&p.cond);
@@ -376,8 +501,10 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 	pthread_mutex_unlock(&p.lock);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	for (size_t k = 0; k < p.nr; k++)
-		free(p.pieces[k].items);
+	auxcap_ipt_decoder_free(dec);
+	for (size_t i = 0; i <= p.window; i++)
+		pbuf_free(&p.bufs[i]);
+	free(p.bufs);
 	free(p.pieces);
 	pthread_cond_destroy(&p.cond);
 	pthread_mutex_destroy(&p.lock);

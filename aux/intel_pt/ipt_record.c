@@ -382,7 +382,16 @@ int auxcap_ipt_info_fill(const struct auxcap_record_ctx *ctx, const struct auxca
 	words[AUXCAP_IPT_INFO_HAVE_SCHED_SWITCH] = !ctx->have_sched_switch ? 0
 						   : ctx->cpu_wide	    ? 3
 									    : 2;
-	words[AUXCAP_IPT_INFO_SNAPSHOT_MODE] = ctx->snapshot;
+	/*
+	 * perf reads SNAPSHOT_MODE to look for the overlap of each snapshot with the previous
+	 * one (intel_pt_find_overlap, by the TSCs of their PSBs) and, finding none, decodes the
+	 * snapshot on its own from its first PSB: the trace between the cut and that PSB is
+	 * lost.  auxcap's capture session already writes each snapshot from where the previous
+	 * one ended (core/session.c), so the chunks are one stream and perf must join them as it
+	 * joins a full trace's buffers: auxcap's files say 0 (snapshot mode shows in the AUX
+	 * records' OVERWRITE flag).  tests/aux/intel_pt/test_ipt_snapshot_seams.c.
+	 */
+	words[AUXCAP_IPT_INFO_SNAPSHOT_MODE] = 0;
 	words[AUXCAP_IPT_INFO_PER_CPU_MMAPS] = ctx->per_cpu;
 	words[AUXCAP_IPT_INFO_MTC_BIT] = term_bit(pmu, "mtc");
 	words[AUXCAP_IPT_INFO_MTC_FREQ_BITS] = term_mask(pmu, "mtc_period");

@@ -34,6 +34,7 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 
+#include "auxcap/proc.h"
 #include "tracer_int.h"
 
 #define DCACHE_SIZE 4096u /* decoded-instruction cache entries (power of two) */
@@ -57,7 +58,7 @@ struct auxcap_tracer {
 	struct auxcap_tracer_disasm *dis;	     /* owned */
 	struct dcache_entry *dcache;		     /* DCACHE_SIZE entries, owned */
 	struct auxcap_tracer_stats stats;
-	struct auxcap_tracer_map *maps; /* known executable mappings, owned */
+	struct auxcap_proc_map *maps; /* known executable mappings, owned */
 	size_t nmaps;			/* entries used in @maps */
 	size_t maps_cap;		/* entries allocated in @maps */
 	size_t map_hint;		/* index of the mapping last hit */
@@ -300,7 +301,7 @@ static int emit_comm(struct auxcap_tracer *tr, bool exec)
 	return emit_sideband(tr, &sb);
 }
 
-static bool map_same(const struct auxcap_tracer_map *a, const struct auxcap_tracer_map *b)
+static bool map_same(const struct auxcap_proc_map *a, const struct auxcap_proc_map *b)
 {
 	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
 	       a->ino == b->ino && a->prot == b->prot && strcmp(a->path, b->path) == 0;
@@ -312,9 +313,9 @@ static bool map_same(const struct auxcap_tracer_map *a, const struct auxcap_trac
  */
 static int scan_maps(struct auxcap_tracer *tr)
 {
-	struct auxcap_tracer_map *cur = NULL, m;
+	struct auxcap_proc_map *cur = NULL, m;
 	size_t ncur = 0, cap = 0;
-	char path[64], line[512];
+	char path[64], line[4096 + 128];
 	FILE *f;
 	int r = 0;
 
@@ -324,11 +325,13 @@ static int scan_maps(struct auxcap_tracer *tr)
 		return -errno;
 	tr->stats.map_scans++;
 	while (fgets(line, sizeof(line), f)) {
-		if (auxcap_tracer_map_parse(line, &m) < 0 || !(m.prot & PROT_EXEC))
+		if (auxcap_proc_map_parse(line, &m) < 0 || !(m.prot & PROT_EXEC))
 			continue;
+		if (!m.path[0])
+			strcpy(m.path, "//anon"); /* perf's name for anonymous executable memory */
 		if (ncur == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
-			struct auxcap_tracer_map *n = realloc(cur, ncap * sizeof(*n));
+			struct auxcap_proc_map *n = realloc(cur, ncap * sizeof(*n));
 
 			if (!n) {
 				r = -ENOMEM;

@@ -117,24 +117,5 @@ extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_bts;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_spe;
 
-/** Parsed line of /proc/PID/maps. */
-struct auxcap_tracer_map {
-	uint64_t start; /* bytes */
-	uint64_t end;	/* bytes, exclusive */
-	uint64_t pgoff; /* bytes */
-	uint32_t prot;	/* PROT_* */
-	uint32_t flags; /* MAP_PRIVATE or MAP_SHARED */
-	uint32_t maj;	/* device major */
-	uint32_t min;	/* device minor */
-	uint64_t ino;	/* inode */
-	char path[256]; /* path or pseudo name ("[vdso]"); "//anon" if none */
-};
-
-/**
- * Parse one /proc/PID/maps @line into @ret.
- *
- * Returns 0 on success, -EBADMSG if the line is malformed, -EINVAL on NULL.
- */
-int auxcap_tracer_map_parse(const char *line, struct auxcap_tracer_map *ret);
 
 #endif /* AUXCAP_EMU_TRACER_INT_H */

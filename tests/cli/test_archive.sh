@@ -14,6 +14,7 @@ bad() { echo "not ok - $*"; fails=$((fails + 1)); }
 check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
 
 cp "$E" prog
+chmod 0700 prog # a binary only its owner may read stays so in the archive
 if ! $A record --emulate -e intel_pt//u -o c.data -- ./prog 40 >/dev/null 2>rec.err; then
 	if grep -qi 'ptrace\|not permitted' rec.err; then
 		echo "SKIP: the live tracer cannot trace a child here: $(cat rec.err)"
@@ -51,6 +52,7 @@ $A archive c.data >arch.out 2>arch.err; st=$?
 check '[ $st -eq 0 ]' "archive exits 0"
 copy="c.data.archive/.build-id/${want:0:2}/${want:2}"
 check '[ -f "$copy" ] && cmp -s "$copy" prog' "the archive holds prog under its build-id"
+check '[ "$(stat -c %a "$copy")" = 700 ]' "the copy keeps the binary's mode 0700 (got $(stat -c %a "$copy"))"
 check 'grep -q "archived [0-9]* binaries" arch.out' "archive reports what it copied: $(cat arch.out)"
 mv prog prog.away
 $A decode --itrace=c c.data >arch.txt 2>arch-dec.err
@@ -58,6 +60,17 @@ check 'cmp -s full.txt arch.txt' "decode from the archive equals the original de
 check '! grep -q "missing" arch-dec.err' "no missing-binary warning with the archive"
 $A archive c.data >again.out 2>&1
 check 'grep -q "archived 0 binaries.*already there" again.out' "archiving twice copies nothing"
+
+# As root, a directory that belongs to another user is refused (its owner could swap entries).
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir other && cp c.data other/ && chown nobody other
+	$A archive other/c.data >other.out 2>other.err; st=$?
+	check '[ $st -eq 1 ] && grep -q "another user" other.err && [ ! -e other/c.data.archive ]' \
+		"root: a directory of another user is refused: $(cat other.err)"
+	mkdir -p mine/c.data.archive && cp c.data mine/ && chown nobody mine/c.data.archive
+	$A archive mine/c.data >mine.out 2>mine.err; st=$?
+	check '[ $st -eq 1 ] && grep -q "another user" mine.err && [ -z "$(ls mine/c.data.archive)" ]' "root: an archive directory of another user is refused: $(grep error mine.err)"
+fi
 
 # Bad input: clear one-line error, exit 1.
 echo junk >junk.data

@@ -60,10 +60,12 @@ $A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on "trigger_point@$P" -o c
 h=$(hits c.err); s=$(snaps c.err); c=$(coal c.err)
 check '[ $st -eq 0 ] && [ "$h" = 7 ] && [ $((s + c)) -eq 7 ]' "children of the command trigger too: $h hits, $s snapshots, $c coalesced"
 
-# 3. A burst: 200 calls back to back; what is not taken is counted as coalesced.
+# 3. A burst: 200 calls back to back; what is not taken is counted as coalesced.  (Whether
+# any is coalesced depends on the scheduler: a loop that keeps up takes all 200, which is not
+# a failure; the accounting must hold either way.)
 $A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on trigger_point -o b.data -- "$P" 200 0 >/dev/null 2>b.err; st=$?
 h=$(hits b.err); s=$(snaps b.err); c=$(coal b.err)
-check '[ $st -eq 0 ] && [ "$h" = 200 ] && [ $((s + c)) -eq 200 ] && [ "$c" -gt 0 ]' "burst of 200: $s snapshots + $c coalesced = $h hits"
+check '[ $st -eq 0 ] && [ "$h" = 200 ] && [ -n "$s" ] && [ "$s" -ge 1 ] && [ $((s + c)) -eq 200 ]' "burst of 200: $s snapshots + $c coalesced = $h hits"
 sum=$($A info b.data | sed -n 's/.*frozen after [0-9.]* us, \([0-9]*\) coalesced.*/\1/p' | awk '{t+=$1} END {print t+0}')
 n=$($A info b.data | sed -n 's/^  auxcap_snapshots \([0-9]*\):.*/\1/p')
 check '[ "$n" = "$s" ] && { [ "$s" -gt 64 ] || [ "$sum" -eq "$c" ]; }' "the file's table has the $n snapshots and their coalesced counts ($sum)"

@@ -189,6 +189,29 @@ void cb_lost(struct cb *b, uint64_t lost, uint64_t time, uint32_t cpu)
 		  cpu);
 }
 
+void cb_lost_samples(struct cb *b, uint64_t lost, uint64_t time, uint32_t cpu)
+{
+	write_rec(b, PERF_RECORD_LOST_SAMPLES, 0, &lost, sizeof(lost), (uint32_t)-1,
+		  (uint32_t)-1, time, cpu);
+}
+
+void cb_auxtrace_error(struct cb *b, uint32_t code, uint64_t ip, const char *msg, uint32_t pid,
+		       uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	struct auxcap_perf_auxtrace_error e = { 0 };
+
+	e.type = 1;
+	e.code = code;
+	e.cpu = cpu;
+	e.pid = pid;
+	e.tid = tid;
+	e.fmt = 1;
+	e.ip = ip;
+	e.time = time;
+	strncpy(e.msg, msg, sizeof(e.msg) - 1);
+	put(b, auxcap_perf_writer_write_auxtrace_error(b->w, &e));
+}
+
 void cb_auxtrace(struct cb *b, const void *data, size_t len, uint64_t offset, uint32_t idx,
 		 uint32_t tid, uint32_t cpu)
 {

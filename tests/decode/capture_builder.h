@@ -40,6 +40,10 @@ void cb_sample(struct cb *b, int evsel, uint64_t ip, uint32_t pid, uint32_t tid,
 void cb_aux(struct cb *b, uint64_t offset, uint64_t size, uint64_t flags, uint32_t pid,
 	    uint32_t tid, uint64_t time, uint32_t cpu);
 void cb_lost(struct cb *b, uint64_t lost, uint64_t time, uint32_t cpu);
+void cb_lost_samples(struct cb *b, uint64_t lost, uint64_t time, uint32_t cpu);
+/* PERF_RECORD_AUXTRACE_ERROR (type 1, fmt 1) with @msg (at most 63 bytes kept). */
+void cb_auxtrace_error(struct cb *b, uint32_t code, uint64_t ip, const char *msg, uint32_t pid,
+		       uint32_t tid, uint64_t time, uint32_t cpu);
 void cb_auxtrace(struct cb *b, const void *data, size_t len, uint64_t offset, uint32_t idx,
 		 uint32_t tid, uint32_t cpu);
 void cb_auxtrace_info(struct cb *b, uint32_t type, const uint64_t *words, size_t nr);

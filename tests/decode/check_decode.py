@@ -112,6 +112,10 @@ class Schema:
                         return e
                 elif s.get("additionalProperties") is False:
                     return "%s: unexpected %s" % (path, k)
+                elif isinstance(s.get("additionalProperties"), dict):
+                    e = self.errors(sub, s["additionalProperties"], path + "." + k)
+                    if e:
+                        return e
         if isinstance(v, list):
             if "minItems" in s and len(v) < s["minItems"]:
                 return "%s: fewer than %d items" % (path, s["minItems"])

@@ -33,89 +33,7 @@
 #include "auxcap/decode_out.h"
 #include "auxcap/timeconv.h"
 #include "capture_builder.h"
-
-/* ---- the toy backend ------------------------------------------------------------------- */
-
-#define TOY_TYPE (AUXCAP_AUXTRACE_PRIVATE + 1)
-
-struct toy_rec {
-	uint8_t kind;	/* enum auxcap_trace_kind */
-	uint8_t branch; /* enum auxcap_branch_type */
-	uint16_t has_tsc;
-	uint32_t ninsn;
-	uint64_t tsc;
-	uint64_t ip;
-	uint64_t to;
-};
-
-struct toy_dec {
-	const struct toy_rec *recs;
-	size_t n, i;
-	uint64_t base;
-};
-
-static int toy_probe(const char *name, const struct auxcap_pmu *pmu)
-{
-	(void)pmu;
-	return !strcmp(name, "toy_trace");
-}
-
-static int toy_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
-		   void **ret)
-{
-	struct toy_dec *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return -ENOMEM;
-	d->recs = (const struct toy_rec *)buf;
-	d->n = len / sizeof(struct toy_rec);
-	d->base = ctx->stream_offset;
-	*ret = d;
-	return 0;
-}
-
-static int toy_next(void *p, struct auxcap_trace_event *ev)
-{
-	struct toy_dec *d = p;
-	struct toy_rec r;
-
-	if (d->i == d->n)
-		return 0;
-	memcpy(&r, &d->recs[d->i], sizeof(r));
-	memset(ev, 0, sizeof(*ev));
-	ev->kind = r.kind;
-	ev->branch = r.branch;
-	ev->ninsn = r.ninsn;
-	ev->ip = r.ip;
-	ev->to = r.to;
-	ev->offset = d->base + d->i * sizeof(r);
-	if (r.has_tsc) {
-		ev->tsc = r.tsc;
-		ev->flags |= AUXCAP_TRACE_F_HAS_TSC;
-	}
-	if (r.kind == AUXCAP_TRACE_GAP) {
-		ev->err = -EBADMSG;
-		ev->what = "toy gap";
-	}
-	d->i++;
-	return 1;
-}
-
-static void toy_free(void *p)
-{
-	free(p);
-}
-
-static const struct auxcap_backend_ops toy_ops = {
-	.abi = AUXCAP_BACKEND_ABI,
-	.name = "toy_trace",
-	.description = "test backend",
-	.auxtrace_type = TOY_TYPE,
-	.probe = toy_probe,
-	.decoder_new = toy_new,
-	.decoder_next = toy_next,
-	.decoder_free = toy_free,
-};
+#include "toy_backend.h"
 
 /* ---- helpers --------------------------------------------------------------------------- */
 
@@ -124,14 +42,6 @@ static char g_dir[256];
 static void path_of(char *buf, size_t n, const char *name)
 {
 	snprintf(buf, n, "%s/%s", g_dir, name);
-}
-
-static struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind,
-			  enum auxcap_branch_type branch, uint64_t ip, uint64_t to, uint32_t ninsn)
-{
-	struct toy_rec r = { (uint8_t)kind, (uint8_t)branch, 1, ninsn, tsc, ip, to };
-
-	return r;
 }
 
 /* TIME_CONV with perf time = tsc (shift 0, mult 1). */
@@ -151,7 +61,7 @@ static struct cb *start(const char *name, char *path, size_t n, bool with_tc)
 	struct cb *b;
 
 	path_of(path, n, name);
-	b = cb_open(path, "toy_trace//", 0x7000);
+	b = cb_open(path, "toy_trace//", TOY_ATTR_TYPE);
 	assert_non_null(b);
 	if (with_tc)
 		identity_tc(b);
@@ -626,7 +536,7 @@ static int setup(void **state)
 	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-decode-XXXXXX");
 	if (!mkdtemp(g_dir))
 		return -1;
-	return auxcap_backend_register(&toy_ops);
+	return auxcap_backend_register(&toy_backend_ops);
 }
 
 static int teardown(void **state)

@@ -16,6 +16,10 @@
 
 #include "elf_file.h"
 
+#ifndef AUXCAP_TEST_LIBC
+#define AUXCAP_TEST_LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#endif
+
 /* A function with a known name and a size, to be found by address. */
 __attribute__((noinline)) int auxcap_test_elf_marker(int x);
 __attribute__((noinline)) int auxcap_test_elf_marker(int x)
@@ -125,12 +129,141 @@ static void test_elf_symbol_lookup_gives_file_offset(void **state)
 	auxcap_elf_free(elf);
 }
 
+/*
+ * PLT entries are named SYMBOL@plt like objdump names them (an independent reader of the
+ * same relocations): every "<NAME@plt>:" label objdump prints for .plt/.plt.sec of this test
+ * binary and of libc is what auxcap_elf_symbolize() gives at that address, at offset 0.
+ */
+static void check_plt_against_objdump(const char *path, const char *what)
+{
+	struct auxcap_elf *elf = NULL;
+	char cmd[4200], line[1024];
+	size_t n = 0;
+	FILE *f;
+
+	assert_int_equal(auxcap_elf_open(path, &elf), 0);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char label[512];
+		const char *name = NULL;
+		uint64_t off = 1;
+
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2)
+			continue;
+		if (!strstr(label, "@plt") || strstr(label, "@plt-") || strstr(label, "@plt+"))
+			continue; /* the PLT header, labelled relative to its first entry */
+		if (auxcap_elf_symbolize(elf, addr, &name, &off) != 1 || strcmp(name, label) ||
+		    off)
+			fail_msg("%s: 0x%llx is %s in objdump, %s+0x%llx here", what, addr, label,
+				 name ? name : "(nothing)", (unsigned long long)off);
+		n++;
+	}
+	assert_int_equal(pclose(f), 0);
+	printf("# %s: %zu PLT entries named as objdump names them\n", what, n);
+	assert_true(n > 0);
+	auxcap_elf_free(elf);
+}
+
+static void test_elf_plt_entries_named_like_objdump(void **state)
+{
+	(void)state;
+
+	if (system("objdump --version >/dev/null 2>&1") != 0)
+		skip(); /* binutils absent: nothing independent to compare with */
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(len > 0);
+	self[len] = '\0'; /* objdump's own /proc/self/exe is objdump */
+	check_plt_against_objdump(self, "this test");
+	check_plt_against_objdump(AUXCAP_TEST_LIBC, "libc");
+}
+
+/*
+ * A stripped binary gets its function names from its separate debug file, found by build-id
+ * (DIR/.build-id/xx/rest.debug) or by .gnu_debuglink, as gdb and perf find it; the files are
+ * made from this test binary with objcopy and strip.
+ */
+static void test_elf_stripped_uses_debug_file(void **state)
+{
+	char self[1024], dir[] = "/tmp/auxcap-test-dbg-XXXXXX", bid[64];
+	char cmd[4096], prog[1100], dbg[1100], aside[1100], bdir[1200], bfile[1300], env[1200];
+	struct auxcap_elf *elf = NULL;
+	const uint8_t *id;
+	const char *name = NULL;
+	uint64_t link_addr, off = 0;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	size_t idlen;
+	Dl_info info;
+
+	(void)state;
+	if (system("objcopy --version >/dev/null 2>&1 && strip --version >/dev/null 2>&1") != 0)
+		skip(); /* binutils absent */
+	assert_true(len > 0);
+	self[len] = '\0';
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(auxcap_elf_open(self, &elf), 0);
+	idlen = auxcap_elf_build_id(elf, &id);
+	assert_true(idlen > 1 && idlen <= 20);
+	for (size_t i = 0; i < idlen; i++)
+		snprintf(bid + 2 * i, 3, "%02x", id[i]);
+	auxcap_elf_free(elf);
+	assert_true(dladdr((void *)auxcap_test_elf_marker, &info) != 0);
+	link_addr = (uint64_t)(uintptr_t)auxcap_test_elf_marker;
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(dbg, sizeof(dbg), "%s/prog.debug", dir);
+	snprintf(aside, sizeof(aside), "%s/aside", dir);
+	snprintf(bdir, sizeof(bdir), "%s/d/.build-id/%.2s", dir, bid);
+	snprintf(bfile, sizeof(bfile), "%s/%s.debug", bdir, bid + 2);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && objcopy --only-keep-debug '%s' prog.debug && strip -o prog '%s' && "
+		 "objcopy --add-gnu-debuglink=prog.debug prog && mkdir -p %s",
+		 dir, self, self, bdir);
+	assert_int_equal(system(cmd), 0);
+
+	/* The stripped copy alone does not know the marker (not exported). */
+	setenv("AUXCAP_DEBUG_DIRS", "/nonexistent", 1);
+	assert_int_equal(rename(dbg, aside), 0);
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	if (auxcap_elf_is_dyn(elf))
+		link_addr -= (uint64_t)(uintptr_t)info.dli_fbase;
+	assert_true(auxcap_elf_symbolize(elf, link_addr, &name, &off) == 0 ||
+		    strcmp(name, "auxcap_test_elf_marker") != 0);
+	auxcap_elf_free(elf);
+
+	/* By .gnu_debuglink, next to the binary. */
+	assert_int_equal(rename(aside, dbg), 0);
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	assert_int_equal(auxcap_elf_symbolize(elf, link_addr, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_elf_marker");
+	assert_int_equal(off, 0);
+	auxcap_elf_free(elf);
+
+	/* By build-id, in a debug directory of $AUXCAP_DEBUG_DIRS (the link finds nothing). */
+	assert_int_equal(rename(dbg, bfile), 0);
+	snprintf(env, sizeof(env), "/nonexistent:%s/d", dir);
+	setenv("AUXCAP_DEBUG_DIRS", env, 1);
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	assert_int_equal(auxcap_elf_symbolize(elf, link_addr + 1, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_elf_marker");
+	assert_int_equal(off, 1);
+	auxcap_elf_free(elf);
+	unsetenv("AUXCAP_DEBUG_DIRS");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_open_errors),
 		cmocka_unit_test(test_elf_symbol_lookup_gives_file_offset),
+		cmocka_unit_test(test_elf_plt_entries_named_like_objdump),
+		cmocka_unit_test(test_elf_stripped_uses_debug_file),
 	};
 
 	return cmocka_run_group_tests_name("decode/elf_file", tests, NULL, NULL);

@@ -64,40 +64,6 @@ static void test_tracer_new_rejects_bad_options(void **state)
 	assert_null(auxcap_tracer_format_name(AUXCAP_TRACER_FORMAT_MAX));
 }
 
-static void test_map_parse_file_anon_and_malformed(void **state)
-{
-	struct auxcap_tracer_map m;
-
-	(void)state;
-	assert_int_equal(
-		auxcap_tracer_map_parse("7f12a000-7f12c000 r-xp 00026000 fe:01 332835    "
-					"             /usr/lib/x86_64-linux-gnu/libc.so.6\n",
-					&m),
-		0);
-	assert_int_equal(m.start, 0x7f12a000);
-	assert_int_equal(m.end, 0x7f12c000);
-	assert_int_equal(m.pgoff, 0x26000);
-	assert_int_equal(m.prot, PROT_READ | PROT_EXEC);
-	assert_int_equal(m.flags, MAP_PRIVATE);
-	assert_int_equal(m.maj, 0xfe);
-	assert_int_equal(m.min, 1);
-	assert_int_equal(m.ino, 332835);
-	assert_string_equal(m.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-
-	assert_int_equal(auxcap_tracer_map_parse("1000-3000 rw-s 00000000 00:00 0 \n", &m), 0);
-	assert_int_equal(m.prot, PROT_READ | PROT_WRITE);
-	assert_int_equal(m.flags, MAP_SHARED);
-	assert_string_equal(m.path, "//anon");
-
-	assert_int_equal(
-		auxcap_tracer_map_parse("7ffd000-7ffe000 r-xp 00000000 00:00 0 [vdso]", &m), 0);
-	assert_string_equal(m.path, "[vdso]");
-
-	assert_int_equal(auxcap_tracer_map_parse("garbage\n", &m), -EBADMSG);
-	assert_int_equal(auxcap_tracer_map_parse("3000-1000 r-xp 0 00:00 0 x\n", &m), -EBADMSG);
-	assert_int_equal(auxcap_tracer_map_parse(NULL, &m), -EINVAL);
-}
-
 struct disasm_case {
 	const char *what; /* assembly, for failure messages */
 	uint8_t code[16]; /* bytes */
@@ -414,7 +380,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracer_new_rejects_bad_options),
-		cmocka_unit_test(test_map_parse_file_anon_and_malformed),
 		cmocka_unit_test(test_disasm_classifies_and_computes_addresses),
 		cmocka_unit_test(test_pt_encoder_ip_compression_and_tnt),
 		cmocka_unit_test(test_pt_encoder_syscall_disables_and_reenables),

@@ -534,7 +534,8 @@ struct auxcap_perf_event {
 
 /** File-level facts. */
 struct auxcap_perf_file_info {
-	bool pipe;	    /* pipe-mode stream */
+	bool pipe;	    /* pipe-mode format (a stream, or such a stream saved to a file) */
+	bool streaming;	    /* read from a pipe record by record: no rewind, no AUXTRACE index */
 	uint64_t file_size; /* bytes (file mode) */
 	uint64_t attr_size; /* header.attr_size */
 	uint64_t attrs_offset, attrs_size;

@@ -72,6 +72,24 @@ struct auxcap_decode_code {
 			   * its link-time address */
 };
 
+/** What a session is busy with, for a progress display (auxcap_decode_opts.progress). */
+enum auxcap_decode_phase {
+	AUXCAP_DECODE_PHASE_READ = 1, /* auxcap_decode_open(): the first pass over the records;
+				       * bytes of the data section */
+	AUXCAP_DECODE_PHASE_DECODE,   /* auxcap_decode_next(): decoding the trace; trace bytes
+				       * of all AUX queues */
+};
+
+/**
+ * Progress of a session: @done of @total bytes of @phase.  Called at the start (@done 0) and
+ * the end (@done == @total) of each phase and in between every few thousand records or trace
+ * events (and at each AUX buffer), on the thread calling the session; @done never goes back
+ * within a phase.  It must be cheap (it runs inside the decode loop: throttle any drawing)
+ * and must not call the session.
+ */
+typedef void (*auxcap_decode_progress_fn)(void *arg, enum auxcap_decode_phase phase,
+					  uint64_t done, uint64_t total);
+
 /** Options of a decode session; caller-owned, copied in.  Zero-fill, then set @sz. */
 struct auxcap_decode_opts {
 	size_t sz; /* sizeof(struct auxcap_decode_opts) */
@@ -88,6 +106,10 @@ struct auxcap_decode_opts {
 	const char *backend_options; /* passed to the backend (auxcap_decode_ctx.options); copied */
 	char *errbuf;		     /* caller-owned: open() writes a one-line reason here */
 	size_t errlen;		     /* bytes at @errbuf */
+	auxcap_decode_progress_fn progress; /* NULL: none */
+	void *progress_arg;		    /* passed to @progress (borrowed) */
+	/** What messages call the input ("-" for standard input saved aside); NULL: the path. */
+	const char *name;
 };
 
 /** What a merged event is. */
@@ -261,6 +283,15 @@ const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *
  */
 int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_name, uint64_t *ret_off, const char **ret_dso);
+
+/**
+ * The capture's header features (host, command line, CPUs, the auxcap snapshot table, ...),
+ * borrowed from its reader until close; NULL in raw mode.
+ */
+const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d);
+
+/** The AUX event of the capture (borrowed until close), NULL if not known or in raw mode. */
+const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d);
 
 /** The command name of thread @tid, NULL if not known (borrowed until close). */
 const char *auxcap_decode_comm(const struct auxcap_decode *d, int32_t tid);

@@ -346,7 +346,9 @@ static void test_info_layout_is_perfs(void **state)
 	ctx.time_conv = NULL;
 	assert_int_equal(auxcap_ipt_info_fill(&ctx, &a, w, nr), 0);
 	assert_int_equal(w[7], 3);
-	assert_int_equal(w[8], 1);
+	/* SNAPSHOT_MODE 0 even so: the session writes snapshots without their overlap, and
+	 * perf would trim it again (test_ipt_snapshot_seams.c) */
+	assert_int_equal(w[8], 0);
 	assert_int_equal(w[1] | w[2] | w[3] | w[4], 0);
 	ctx.have_sched_switch = false;
 	assert_int_equal(auxcap_ipt_info_fill(&ctx, &a, w, nr), 0);

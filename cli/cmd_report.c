@@ -1,0 +1,1070 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap report FILE: the summary a user reads first.  The decode stage (auxcap/decode.h)
+ * gives the merged stream, the report's aggregation (auxcap/decode_report.h) counts it; this
+ * file parses options and prints: text (default) or one JSON object (docs/report-json.md).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auxcap/decode.h"
+#include "auxcap/decode_report.h"
+#include "auxcap/perf_data.h"
+#include "auxcap/session.h"
+#include "cli.h"
+#include "progress.h"
+
+#define TOP_DEFAULT 20
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: auxcap report FILE [options]\n"
+		"\n"
+		"Summarize a capture: what was recorded, time span, CPUs and threads, the functions\n"
+		"that took the trace's time (self and total, from the call stacks the trace gives),\n"
+		"the functions of the counter samples, and every loss and decode gap.\n"
+		"\n"
+		"  --format FMT           text (default) or json (one object, docs/report-json.md)\n"
+		"  -o, --output OUT       write there instead of standard output\n"
+		"  --top N                functions per table (default %d; 0: all)\n"
+		"  --sort KEY             order of the trace table: self (self trace time; the\n"
+		"                         default when the trace has time), total, insns (the\n"
+		"                         default without time), branches, calls\n"
+		"  --per-thread           the tables per thread\n"
+		"  --progress, --no-progress\n"
+		"                         a progress bar on standard error: always, never (default:\n"
+		"                         when standard error is a terminal)\n"
+		"  -h, --help             this text\n",
+		TOP_DEFAULT);
+}
+
+struct report_args {
+	const char *file;
+	const char *output;
+	bool json;
+	bool per_thread;
+	size_t top;
+	enum auxcap_report_sort_key sort;
+	enum cli_progress_mode progress;
+};
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (!strcmp(argv[*i], name))
+		return *i + 1 < argc ? argv[++*i] : NULL;
+	return NULL;
+}
+
+static bool is_opt(const char *arg, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
+}
+
+static const struct {
+	const char *name;
+	enum auxcap_report_sort_key key;
+} sort_keys[] = {
+	{ "self", AUXCAP_REPORT_SORT_SELF },	     { "total", AUXCAP_REPORT_SORT_TOTAL },
+	{ "insns", AUXCAP_REPORT_SORT_INSNS },	     { "branches", AUXCAP_REPORT_SORT_BRANCHES },
+	{ "calls", AUXCAP_REPORT_SORT_CALLS },
+};
+
+static const char *sort_name(enum auxcap_report_sort_key key)
+{
+	for (size_t i = 0; i < sizeof(sort_keys) / sizeof(sort_keys[0]); i++)
+		if (sort_keys[i].key == key)
+			return sort_keys[i].name;
+	return "self";
+}
+
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	a->top = TOP_DEFAULT;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *v;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			usage(stdout);
+			exit(CLI_OK);
+		} else if (is_opt(arg, "--format")) {
+			v = opt_value(argc, argv, &i, "--format");
+			if (v && !strcmp(v, "text")) {
+				a->json = false;
+			} else if (v && !strcmp(v, "json")) {
+				a->json = true;
+			} else {
+				cli_err("bad --format '%s': use text or json", v ? v : "");
+				return -EINVAL;
+			}
+		} else if (!strcmp(arg, "-o") || is_opt(arg, "--output")) {
+			v = !strcmp(arg, "-o") ? (i + 1 < argc ? argv[++i] : NULL)
+					       : opt_value(argc, argv, &i, "--output");
+			if (!v || !*v) {
+				cli_err("%s needs a file name", arg);
+				return -EINVAL;
+			}
+			a->output = v;
+		} else if (is_opt(arg, "--top")) {
+			char *end;
+			unsigned long long n;
+
+			v = opt_value(argc, argv, &i, "--top");
+			errno = 0;
+			n = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
+			if (!v || !*v || *v == '-' || errno || *end || n > 1000000) {
+				cli_err("bad --top '%s': expected a number of functions (0: all)",
+					v ? v : "");
+				return -EINVAL;
+			}
+			a->top = (size_t)n;
+		} else if (is_opt(arg, "--sort")) {
+			size_t k, nk = sizeof(sort_keys) / sizeof(sort_keys[0]);
+
+			v = opt_value(argc, argv, &i, "--sort");
+			for (k = 0; v && k < nk && strcmp(v, sort_keys[k].name); k++)
+				;
+			if (!v || k == nk) {
+				cli_err("bad --sort '%s': use self, total, insns, branches or calls",
+					v ? v : "");
+				return -EINVAL;
+			}
+			a->sort = sort_keys[k].key;
+		} else if (!strcmp(arg, "--per-thread")) {
+			a->per_thread = true;
+		} else if (!strcmp(arg, "--progress")) {
+			a->progress = CLI_PROGRESS_ON;
+		} else if (!strcmp(arg, "--no-progress")) {
+			a->progress = CLI_PROGRESS_OFF;
+		} else if (arg[0] == '-' && arg[1]) {
+			cli_err("unknown option '%s'; run 'auxcap report --help'", arg);
+			return -EINVAL;
+		} else if (!a->file) {
+			a->file = arg;
+		} else {
+			cli_err("more than one file ('%s' and '%s'); report one capture at a time",
+				a->file, arg);
+			return -EINVAL;
+		}
+	}
+	if (!a->file) {
+		cli_err("no file given: auxcap report FILE (a perf.data capture with AUX trace)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- formatting ---------------------------------------------------------------------- */
+
+struct ctx {
+	const struct report_args *a;
+	struct auxcap_decode *d;
+	struct auxcap_report *r;
+	const struct auxcap_report_summary *s;
+	FILE *f;
+	enum auxcap_report_sort_key key; /* the trace table's order (resolved) */
+};
+
+/* "1.553 s", "12.35 ms", "456.0 us", "789 ns" */
+static const char *dur(char *buf, size_t n, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+	return buf;
+}
+
+static const char *stamp(char *buf, size_t n, uint64_t ns)
+{
+	snprintf(buf, n, "%" PRIu64 ".%09" PRIu64, ns / UINT64_C(1000000000), ns % UINT64_C(1000000000));
+	return buf;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* "name", "[unknown] 0x4011d6" or "[kernel]", then "  [dso]". */
+static void print_func(FILE *f, const struct auxcap_report_func *fn)
+{
+	if (fn->name)
+		fputs(fn->name, f);
+	else if (fn->kernel)
+		fputs("[kernel]", f);
+	else
+		fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
+	if (fn->dso)
+		fprintf(f, "  [%s]", base_name(fn->dso));
+	fputc('\n', f);
+}
+
+static bool func_in(const struct auxcap_report_func *fn, const struct auxcap_report_thread *t)
+{
+	return !t || fn->tid == t->tid;
+}
+
+/* The trace counted something in it (else it is a function of samples only). */
+static bool has_trace(const struct auxcap_report_func *fn)
+{
+	return fn->self_ns || fn->total_ns || fn->total_insns || fn->total_branches || fn->calls;
+}
+
+static const char *slot_name(const struct auxcap_report_slot *sl, size_t i, size_t nr)
+{
+	static char buf[32];
+
+	if (i + 1 == nr) {
+		snprintf(buf, sizeof(buf), "%s trace", sl->name ? sl->name : "AUX");
+		return buf;
+	}
+	if (sl->name)
+		return sl->name;
+	snprintf(buf, sizeof(buf), "event %zu", i);
+	return buf;
+}
+
+/* The capture's snapshot table: count, sources, trigger-to-frozen latencies. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct snap_stats {
+	size_t n;
+	uint64_t by_source[AUXCAP_TRIGGER_SOURCE_MAX];
+	bool has_lat;
+	uint64_t lat_min, lat_med, lat_max;
+};
+
+static void snap_stats(const struct auxcap_perf_features *ft, struct snap_stats *st)
+{
+	uint64_t *lat;
+
+	memset(st, 0, sizeof(*st));
+	if (!ft || !ft->nr_snapshots)
+		return;
+	st->n = ft->nr_snapshots;
+	for (size_t i = 0; i < st->n; i++)
+		st->by_source[ft->snapshots[i].source < AUXCAP_TRIGGER_SOURCE_MAX
+				      ? ft->snapshots[i].source
+				      : 0]++;
+	lat = calloc(st->n, sizeof(*lat));
+	if (!lat)
+		return;
+	for (size_t i = 0; i < st->n; i++)
+		lat[i] = ft->snapshots[i].frozen_ns > ft->snapshots[i].trigger_ns
+				 ? ft->snapshots[i].frozen_ns - ft->snapshots[i].trigger_ns
+				 : 0;
+	qsort(lat, st->n, sizeof(*lat), cmp_u64);
+	st->has_lat = true;
+	st->lat_min = lat[0];
+	st->lat_med = lat[st->n / 2];
+	st->lat_max = lat[st->n - 1];
+	free(lat);
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+static void text_header(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	const struct auxcap_perf_features *ft = auxcap_decode_features(c->d);
+	const struct auxcap_perf_evsel *aux = auxcap_decode_aux_evsel(c->d);
+	const struct auxcap_decode_info *info = auxcap_decode_get_info(c->d);
+	FILE *f = c->f;
+	char b1[32], b2[32], b3[32];
+	struct snap_stats st;
+	const char *sep = "";
+
+	fprintf(f, "# auxcap report of %s\n# captured:  ", c->a->file);
+	for (size_t i = 0; i < auxcap_decode_nr_evsels(c->d); i++) {
+		const struct auxcap_perf_evsel *es = auxcap_decode_evsel(c->d, i);
+
+		fprintf(f, "%s%s", sep, es->name ? es->name : "(unnamed event)");
+		if (es == aux)
+			fprintf(f, " (AUX trace, %s)", info->backend);
+		sep = ", ";
+	}
+	fputc('\n', f);
+	if (ft && ft->nr_cmdline) {
+		/* auxcap record stores its arguments from the subcommand on */
+		fputs(!strcmp(ft->cmdline[0], "record") ? "# command:   auxcap" : "# command:  ", f);
+		for (size_t i = 0; i < ft->nr_cmdline; i++)
+			fprintf(f, " %s", ft->cmdline[i]);
+		fputc('\n', f);
+	}
+	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
+		fprintf(f, "# host:      %s, Linux %s, %s", ft->hostname ? ft->hostname : "?",
+			ft->osrelease ? ft->osrelease : "?", ft->arch ? ft->arch : "?");
+		if (ft->nr_cpus_online)
+			fprintf(f, ", %u CPUs online", ft->nr_cpus_online);
+		fputc('\n', f);
+	}
+	if (s->has_span)
+		fprintf(f, "# time:      %s .. %s (%s)\n", stamp(b1, sizeof(b1), s->first_time),
+			stamp(b2, sizeof(b2), s->last_time),
+			dur(b3, sizeof(b3), s->last_time - s->first_time));
+	else
+		fputs("# time:      no timed event\n", f);
+	if (s->nr_cpus)
+		fprintf(f, "# CPUs:      %zu seen", s->nr_cpus);
+	else
+		fputs("# CPUs:      not recorded (per-thread trace, records without a CPU)", f);
+	for (size_t i = 0; i < s->nr_cpus && i < 32; i++)
+		fprintf(f, "%s%d", i ? "," : ": ", s->cpus[i]);
+	fprintf(f, "%s\n# threads:   %zu\n", s->nr_cpus > 32 ? ",..." : "", s->nr_threads);
+	fprintf(f, "# trace:     %" PRIu64 " bytes in %zu AUX %s%s; %" PRIu64 " events",
+		s->aux_bytes, s->nr_queues,
+		info->snapshot ? (s->nr_queues == 1 ? "snapshot" : "snapshots")
+			       : (s->nr_queues == 1 ? "queue" : "queues"),
+		info->timeless ? " (no time conversion)" : "", s->trace_events);
+	if (s->trace_timed)
+		fprintf(f, ", %s traced", dur(b1, sizeof(b1), s->trace_ns));
+	fprintf(f, ", %" PRIu64 " instructions, %" PRIu64 " branches\n", s->insns, s->branches);
+	for (size_t i = 0; i < s->nr_slots; i++) {
+		const struct auxcap_report_slot *sl = &s->slots[i];
+
+		if (!sl->samples)
+			continue;
+		fprintf(f, "# samples:   %s: %" PRIu64, slot_name(sl, i, s->nr_slots), sl->samples);
+		if (i + 1 < s->nr_slots)
+			fprintf(f, " (%" PRIu64 " on traced threads, %" PRIu64
+				   " found in the trace near their time)",
+				sl->traced, sl->aligned);
+		else
+			fputs(" (samples the trace itself holds)", f);
+		fputc('\n', f);
+	}
+	if (!s->samples)
+		fputs("# samples:   no counter samples\n", f);
+	snap_stats(ft, &st);
+	if (st.n) {
+		sep = "";
+		fprintf(f, "# snapshots: %zu:", st.n);
+		for (unsigned int k = 0; k < AUXCAP_TRIGGER_SOURCE_MAX; k++) {
+			if (!st.by_source[k])
+				continue;
+			fprintf(f, "%s %" PRIu64 " %s", sep, st.by_source[k],
+				auxcap_trigger_source_name(k));
+			sep = ",";
+		}
+		if (st.has_lat)
+			fprintf(f, "; trigger to frozen: min %.1f us, median %.1f us, max %.1f us",
+				(double)st.lat_min / 1e3, (double)st.lat_med / 1e3,
+				(double)st.lat_max / 1e3);
+		fputc('\n', f);
+	} else if (info->snapshot) {
+		fputs("# snapshots: snapshot mode, no snapshot table in the file\n", f);
+	} else {
+		fputs("# snapshots: none (full trace)\n", f);
+	}
+}
+
+static void text_threads(struct ctx *c)
+{
+	size_t n = auxcap_report_nr_threads(c->r), top = c->a->top ? c->a->top : n;
+	FILE *f = c->f;
+	char b[32];
+
+	if (!n)
+		return;
+	fprintf(f, "\nThreads (%zu%s, by trace time):\n", n < top ? n : top,
+		n > top ? " shown" : "");
+	fprintf(f, "  %8s %8s  %-16s %12s %12s %10s %8s %5s\n", "TID", "PID", "COMM",
+		"trace time", "insns", "branches", "samples", "gaps");
+	for (size_t i = 0; i < n && i < top; i++) {
+		const struct auxcap_report_thread *t = auxcap_report_get_thread(c->r, i);
+		char tid[24];
+
+		if (t->tid >= 0)
+			snprintf(tid, sizeof(tid), "%d", t->tid);
+		else
+			snprintf(tid, sizeof(tid), "q%d", -1 - t->tid);
+		fprintf(f, "  %8s %8d  %-16s %12s %12" PRIu64 " %10" PRIu64 " %8" PRIu64
+			   " %5" PRIu64 "\n",
+			tid, t->pid, t->comm ? t->comm : t->tid < 0 ? "(unknown thread)" : "-",
+			c->s->trace_timed ? dur(b, sizeof(b), t->trace_ns) : "-", t->insns,
+			t->branches, t->samples, t->gaps);
+	}
+}
+
+static const char *key_title(enum auxcap_report_sort_key key)
+{
+	switch (key) {
+	case AUXCAP_REPORT_SORT_TOTAL:
+		return "total trace time";
+	case AUXCAP_REPORT_SORT_INSNS:
+		return "self instructions";
+	case AUXCAP_REPORT_SORT_BRANCHES:
+		return "self branches";
+	case AUXCAP_REPORT_SORT_CALLS:
+		return "calls";
+	default:
+		return "self trace time";
+	}
+}
+
+/* The trace table: functions in the current order (the thread's, with @t). */
+static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_funcs(c->r), top = c->a->top, shown = 0, count = 0;
+	uint64_t ns = t ? t->trace_ns : s->trace_ns, insns = t ? t->insns : s->insns;
+	uint64_t branches = t ? t->branches : s->branches;
+	bool timed = s->trace_timed;
+	FILE *f = c->f;
+	char b1[32], b2[32];
+
+	for (size_t i = 0; i < n; i++)
+		count += func_in(auxcap_report_get_func(c->r, i), t) &&
+			 has_trace(auxcap_report_get_func(c->r, i));
+	if (!s->trace_events)
+		return;
+	if (!count) {
+		fputs("\nFunctions by trace: none (the trace has no branches or calls to attribute "
+		      "time to)\n",
+		      f);
+		return;
+	}
+	fprintf(f, "\nFunctions by %s (%s%zu of %zu", key_title(c->key), top ? "top " : "",
+		top && top < count ? top : count, count);
+	if (timed)
+		fprintf(f, "; %s traced", dur(b1, sizeof(b1), ns));
+	if (timed || insns)
+		fprintf(f, "; %" PRIu64 " instructions):\n", insns);
+	else
+		fprintf(f, "; %" PRIu64 " branches, no instruction counts):\n", branches);
+	if (timed)
+		fprintf(f, "  %7s %11s %7s %11s ", "self%", "self", "total%", "total");
+	else
+		fprintf(f, "  %7s %7s ", "self%", "total%");
+	fprintf(f, "%12s %12s %10s %8s  %s\n", "self insns", "total insns", "branches", "calls",
+		"function");
+	for (size_t i = 0; i < n && (!top || shown < top); i++) {
+		const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+
+		if (!func_in(fn, t) || !has_trace(fn))
+			continue;
+		shown++;
+		if (timed)
+			fprintf(f, "  %6.2f%% %11s %6.2f%% %11s ", pct(fn->self_ns, ns),
+				dur(b1, sizeof(b1), fn->self_ns), pct(fn->total_ns, ns),
+				dur(b2, sizeof(b2), fn->total_ns));
+		else if (insns)
+			fprintf(f, "  %6.2f%% %6.2f%% ", pct(fn->self_insns, insns),
+				pct(fn->total_insns, insns));
+		else
+			fprintf(f, "  %6.2f%% %6.2f%% ", pct(fn->self_branches, branches),
+				pct(fn->total_branches, branches));
+		fprintf(f, "%12" PRIu64 " %12" PRIu64 " %10" PRIu64 " %8" PRIu64 "  ",
+			fn->self_insns, fn->total_insns, fn->self_branches, fn->calls);
+		print_func(f, fn);
+	}
+}
+
+/* The samples tables, one per slot with samples (the thread's, with @t). */
+static int text_sample_tables(struct ctx *c, const struct auxcap_report_thread *t)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_funcs(c->r), top = c->a->top;
+	FILE *f = c->f;
+	int r;
+
+	for (size_t k = 0; k < s->nr_slots; k++) {
+		uint64_t total = 0;
+		size_t shown = 0, count = 0;
+
+		if (!s->slots[k].samples)
+			continue;
+		r = auxcap_report_sort(c->r, AUXCAP_REPORT_SORT_SAMPLES, k);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < n; i++) {
+			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+
+			if (func_in(fn, t) && fn->samples && fn->samples[k]) {
+				total += fn->samples[k];
+				count++;
+			}
+		}
+		if (!total)
+			continue;
+		fprintf(f, "\nFunctions by %s samples (%s%zu of %zu; %" PRIu64 " samples):\n",
+			slot_name(&s->slots[k], k, s->nr_slots), top ? "top " : "",
+			top && top < count ? top : count, count, total);
+		fprintf(f, "  %7s %9s %7s %9s  %s\n", "self%", "samples", "total%", "total",
+			"function");
+		for (size_t i = 0; i < n && (!top || shown < top); i++) {
+			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+
+			if (!func_in(fn, t) || !fn->samples || !fn->samples[k])
+				continue;
+			shown++;
+			fprintf(f, "  %6.2f%% %9" PRIu64 " %6.2f%% %9" PRIu64 "  ",
+				pct(fn->samples[k], total), fn->samples[k],
+				pct(fn->samples_total[k], total), fn->samples_total[k]);
+			print_func(f, fn);
+		}
+	}
+	return auxcap_report_sort(c->r, c->key, 0);
+}
+
+static void text_losses(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	FILE *f = c->f;
+	char b1[32], b2[32];
+
+	fputs("\nLosses and gaps:\n", f);
+	if (s->no_loss)
+		fputs("  no data lost: no LOST or LOST_SAMPLES record, no AUX record flagged "
+		      "TRUNCATED, PARTIAL or COLLISION, no AUXTRACE_ERROR, no hole between AUX "
+		      "buffers, no decode gap\n",
+		      f);
+	if (s->lost_records)
+		fprintf(f, "  LOST:            %" PRIu64 " records, %" PRIu64
+			   " events lost (the data ring was full: raise -m DATA)\n",
+			s->lost_records, s->lost);
+	if (s->lost_samples_records)
+		fprintf(f, "  LOST_SAMPLES:    %" PRIu64 " records, %" PRIu64 " samples lost\n",
+			s->lost_samples_records, s->lost_samples);
+	if (s->aux_truncated)
+		fprintf(f, "  AUX TRUNCATED:   %" PRIu64 " records (the AUX buffer was full and the "
+			   "trace stopped until it was drained: raise -m ,AUX)\n",
+			s->aux_truncated);
+	if (s->aux_partial)
+		fprintf(f, "  AUX PARTIAL:     %" PRIu64 " records (the hardware lost part of a "
+			   "record)\n",
+			s->aux_partial);
+	if (s->aux_collision)
+		fprintf(f, "  AUX COLLISION:   %" PRIu64 " records (samples collided in the "
+			   "hardware)\n",
+			s->aux_collision);
+	if (s->aux_truncated || s->aux_partial || s->aux_collision)
+		fprintf(f, "                   (%" PRIu64 " AUX bytes in those records)\n",
+			s->aux_flagged_bytes);
+	if (s->discontinuities)
+		fprintf(f, "  AUX holes:       %" PRIu64 " AUX buffers do not follow the one "
+			   "before (trace between them lost)\n",
+			s->discontinuities);
+	if (s->auxtrace_errors) {
+		fprintf(f, "  AUXTRACE_ERROR:  %" PRIu64 "\n", s->auxtrace_errors);
+		for (size_t i = 0; i < s->nr_error_notes; i++) {
+			const struct auxcap_report_note *n = &s->error_notes[i];
+
+			fprintf(f, "    at %s cpu %d tid %d: code %d ip 0x%" PRIx64 ": %s\n",
+				stamp(b1, sizeof(b1), n->time), n->cpu, n->tid, n->err, n->ip,
+				n->what);
+		}
+		if (s->auxtrace_errors > s->nr_error_notes)
+			fprintf(f, "    ... %" PRIu64 " more\n",
+				s->auxtrace_errors - s->nr_error_notes);
+	}
+	if (s->gaps) {
+		fprintf(f, "  decode gaps:     %" PRIu64, s->gaps);
+		if (s->trace_timed)
+			fprintf(f, ", %s of trace time lost in them", dur(b2, sizeof(b2), s->gap_ns));
+		fputc('\n', f);
+		for (size_t i = 0; i < s->nr_gap_notes; i++) {
+			const struct auxcap_report_note *n = &s->gap_notes[i];
+
+			fprintf(f, "    at %s queue %d offset 0x%" PRIx64 ": %s", stamp(b1, sizeof(b1), n->time),
+				n->queue, n->offset, n->what);
+			if (n->ip)
+				fprintf(f, " (ip 0x%" PRIx64 ")", n->ip);
+			fputc('\n', f);
+		}
+		if (s->gaps > s->nr_gap_notes)
+			fprintf(f, "    ... %" PRIu64 " more (auxcap decode shows them all as '!! gap' "
+				   "lines)\n",
+				s->gaps - s->nr_gap_notes);
+	}
+	if (s->missing_binaries)
+		fprintf(f, "  not decoded:     %" PRIu64 " mappings whose binary could not be read "
+			   "(see the warnings; auxcap archive keeps them with the capture)\n",
+			s->missing_binaries);
+	for (size_t i = 0; i + 1 < s->nr_slots; i++) {
+		const struct auxcap_report_slot *sl = &s->slots[i];
+
+		if (sl->traced > sl->aligned)
+			fprintf(f, "  %s: %" PRIu64 " of %" PRIu64 " samples on traced threads were "
+				   "not found in the trace near their time\n",
+				slot_name(sl, i, s->nr_slots), sl->traced - sl->aligned,
+				sl->traced);
+	}
+}
+
+static int write_text(struct ctx *c)
+{
+	int r;
+
+	text_header(c);
+	text_threads(c);
+	if (!c->a->per_thread) {
+		text_trace_table(c, NULL);
+		r = text_sample_tables(c, NULL);
+		if (r < 0)
+			return r;
+	} else {
+		size_t n = auxcap_report_nr_threads(c->r), top = c->a->top ? c->a->top : n;
+
+		for (size_t i = 0; i < n && i < top; i++) {
+			const struct auxcap_report_thread *t = auxcap_report_get_thread(c->r, i);
+
+			if (t->tid >= 0)
+				fprintf(c->f, "\n== thread %d (%s)\n", t->tid,
+					t->comm ? t->comm : "-");
+			else
+				fprintf(c->f, "\n== trace of an unknown thread, AUX queue %d\n",
+					-1 - t->tid);
+			text_trace_table(c, t);
+			r = text_sample_tables(c, t);
+			if (r < 0)
+				return r;
+		}
+	}
+	text_losses(c);
+	return 0;
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void jstr(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	putc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else if (*p < 0x80)
+			putc(*p, f);
+		else {
+			/* Valid UTF-8 sequences pass, stray bytes (a path's Latin-1) are escaped. */
+			int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
+							  : (*p & 0xf8) == 0xf0 ? 4 : 0;
+			int k;
+
+			for (k = 1; k < len && (p[k] & 0xc0) == 0x80; k++)
+				;
+			if (len && k == len) {
+				fwrite(p, 1, (size_t)len, f);
+				p += len - 1;
+			} else {
+				fprintf(f, "\\u%04x", *p);
+			}
+		}
+	}
+	putc('"', f);
+}
+
+static void json_func_id(FILE *f, const struct auxcap_report_func *fn, bool per_thread)
+{
+	fputs("\"name\":", f);
+	jstr(f, fn->name);
+	fputs(",\"dso\":", f);
+	jstr(f, fn->dso);
+	if (fn->kernel)
+		fputs(",\"addr\":null", f);
+	else
+		fprintf(f, ",\"addr\":\"0x%" PRIx64 "\"", fn->addr);
+	fprintf(f, ",\"kernel\":%s", fn->kernel ? "true" : "false");
+	if (per_thread && fn->tid >= 0)
+		fprintf(f, ",\"tid\":%d,\"queue\":null", fn->tid);
+	else if (per_thread)
+		fprintf(f, ",\"tid\":null,\"queue\":%d", -1 - fn->tid);
+}
+
+static void json_note(FILE *f, const struct auxcap_report_note *n, bool gap)
+{
+	fprintf(f, "{\"time\":%" PRIu64 ",\"cpu\":", n->time);
+	if (n->cpu >= 0)
+		fprintf(f, "%d", n->cpu);
+	else
+		fputs("null", f);
+	fputs(",\"tid\":", f);
+	if (n->tid >= 0)
+		fprintf(f, "%d", n->tid);
+	else
+		fputs("null", f);
+	if (gap)
+		fprintf(f, ",\"queue\":%d,\"offset\":%" PRIu64 ",\"errno\":%d", n->queue, n->offset,
+			-n->err);
+	else
+		fprintf(f, ",\"code\":%d", n->err);
+	if (n->ip)
+		fprintf(f, ",\"ip\":\"0x%" PRIx64 "\"", n->ip);
+	else
+		fputs(",\"ip\":null", f);
+	fputs(gap ? ",\"reason\":" : ",\"message\":", f);
+	jstr(f, n->what);
+	putc('}', f);
+}
+
+static void json_header(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	const struct auxcap_perf_features *ft = auxcap_decode_features(c->d);
+	const struct auxcap_perf_evsel *aux = auxcap_decode_aux_evsel(c->d);
+	const struct auxcap_decode_info *info = auxcap_decode_get_info(c->d);
+	FILE *f = c->f;
+	struct snap_stats st;
+
+	fputs("{\"file\":", f);
+	jstr(f, c->a->file);
+	fputs(",\"backend\":", f);
+	jstr(f, info->backend);
+	fputs(",\"events\":[", f);
+	for (size_t i = 0; i < auxcap_decode_nr_evsels(c->d); i++) {
+		const struct auxcap_perf_evsel *es = auxcap_decode_evsel(c->d, i);
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, es->name);
+		fprintf(f, ",\"type\":%u,\"config\":%" PRIu64 ",\"aux\":%s,\"samples\":%" PRIu64
+			   "}",
+			es->attr->type, (uint64_t)es->attr->config, es == aux ? "true" : "false",
+			s->slots[i].samples);
+	}
+	fputs("],\"cmdline\":", f);
+	if (ft && ft->nr_cmdline) {
+		putc('[', f);
+		for (size_t i = 0; i < ft->nr_cmdline; i++) {
+			if (i)
+				putc(',', f);
+			jstr(f, ft->cmdline[i]);
+		}
+		putc(']', f);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\"host\":", f);
+	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
+		fputs("{\"hostname\":", f);
+		jstr(f, ft->hostname);
+		fputs(",\"osrelease\":", f);
+		jstr(f, ft->osrelease);
+		fputs(",\"arch\":", f);
+		jstr(f, ft->arch);
+		if (ft->nr_cpus_online)
+			fprintf(f, ",\"cpus_online\":%u}", ft->nr_cpus_online);
+		else
+			fputs(",\"cpus_online\":null}", f);
+	} else {
+		fputs("null", f);
+	}
+	if (s->has_span)
+		fprintf(f, ",\"time\":{\"first\":%" PRIu64 ",\"last\":%" PRIu64
+			   ",\"duration_ns\":%" PRIu64 "}",
+			s->first_time, s->last_time, s->last_time - s->first_time);
+	else
+		fputs(",\"time\":null", f);
+	fputs(",\"cpus\":[", f);
+	for (size_t i = 0; i < s->nr_cpus; i++)
+		fprintf(f, "%s%d", i ? "," : "", s->cpus[i]);
+	fprintf(f, "],\"trace\":{\"queues\":%zu,\"bytes\":%" PRIu64 ",\"snapshot\":%s,"
+		   "\"time_conversion\":%s,\"events\":%" PRIu64 ",\"timed\":%s,\"ns\":%" PRIu64
+		   ",\"instructions\":%" PRIu64 ",\"branches\":%" PRIu64,
+		s->nr_queues, s->aux_bytes, info->snapshot ? "true" : "false",
+		info->has_time_conv ? "true" : "false", s->trace_events,
+		s->trace_timed ? "true" : "false", s->trace_ns, s->insns, s->branches);
+	if (s->trace_has_span)
+		fprintf(f, ",\"first\":%" PRIu64 ",\"last\":%" PRIu64 "}", s->trace_first,
+			s->trace_last);
+	else
+		fputs(",\"first\":null,\"last\":null}", f);
+	snap_stats(ft, &st);
+	fputs(",\"snapshots\":", f);
+	if (st.n) {
+		const char *sep = "";
+
+		fprintf(f, "{\"count\":%zu,\"by_source\":{", st.n);
+		for (unsigned int k = 0; k < AUXCAP_TRIGGER_SOURCE_MAX; k++) {
+			if (!st.by_source[k])
+				continue;
+			fprintf(f, "%s", sep);
+			jstr(f, auxcap_trigger_source_name(k));
+			fprintf(f, ":%" PRIu64, st.by_source[k]);
+			sep = ",";
+		}
+		fprintf(f, "},\"latency_ns\":{\"min\":%" PRIu64 ",\"median\":%" PRIu64
+			   ",\"max\":%" PRIu64 "}}",
+			st.lat_min, st.lat_med, st.lat_max);
+	} else {
+		fputs("null", f);
+	}
+}
+
+static void json_threads(struct ctx *c)
+{
+	FILE *f = c->f;
+
+	fputs(",\"threads\":[", f);
+	for (size_t i = 0; i < auxcap_report_nr_threads(c->r); i++) {
+		const struct auxcap_report_thread *t = auxcap_report_get_thread(c->r, i);
+
+		fprintf(f, "%s{\"tid\":", i ? "," : "");
+		if (t->tid >= 0)
+			fprintf(f, "%d,\"queue\":null", t->tid);
+		else
+			fprintf(f, "null,\"queue\":%d", -1 - t->tid);
+		fputs(",\"pid\":", f);
+		if (t->pid >= 0)
+			fprintf(f, "%d", t->pid);
+		else
+			fputs("null", f);
+		fputs(",\"comm\":", f);
+		jstr(f, t->comm);
+		fprintf(f, ",\"trace_ns\":%" PRIu64 ",\"instructions\":%" PRIu64
+			   ",\"branches\":%" PRIu64 ",\"trace_events\":%" PRIu64 ",\"gaps\":%" PRIu64
+			   ",\"gap_ns\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"first\":%" PRIu64
+			   ",\"last\":%" PRIu64 "}",
+			t->trace_ns, t->insns, t->branches, t->trace_events, t->gaps, t->gap_ns,
+			t->samples, t->first_time, t->last_time);
+	}
+	putc(']', f);
+}
+
+static void json_functions(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_funcs(c->r), top = c->a->top, shown = 0;
+	FILE *f = c->f;
+
+	fprintf(f, ",\"sort\":\"%s\",\"functions_total\":%zu,\"functions\":[", sort_name(c->key),
+		n);
+	for (size_t i = 0; i < n && (!top || shown < top); i++) {
+		const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+		bool first = true;
+
+		fputs(shown++ ? ",{" : "{", f);
+		json_func_id(f, fn, c->a->per_thread);
+		fprintf(f, ",\"self_ns\":%" PRIu64 ",\"total_ns\":%" PRIu64
+			   ",\"self_insns\":%" PRIu64 ",\"total_insns\":%" PRIu64
+			   ",\"self_branches\":%" PRIu64 ",\"total_branches\":%" PRIu64
+			   ",\"calls\":%" PRIu64 ",\"samples\":{",
+			fn->self_ns, fn->total_ns, fn->self_insns, fn->total_insns,
+			fn->self_branches, fn->total_branches, fn->calls);
+		for (size_t k = 0; fn->samples && k < s->nr_slots; k++) {
+			if (!fn->samples_total[k])
+				continue;
+			if (!first)
+				putc(',', f);
+			first = false;
+			jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+			fprintf(f, ":{\"self\":%" PRIu64 ",\"total\":%" PRIu64 "}", fn->samples[k],
+				fn->samples_total[k]);
+		}
+		fputs("}}", f);
+	}
+	putc(']', f);
+}
+
+static int json_samples(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_funcs(c->r), top = c->a->top;
+	FILE *f = c->f;
+	bool first = true;
+	int r;
+
+	fputs(",\"samples\":[", f);
+	for (size_t k = 0; k < s->nr_slots; k++) {
+		size_t shown = 0;
+
+		if (!s->slots[k].samples)
+			continue;
+		r = auxcap_report_sort(c->r, AUXCAP_REPORT_SORT_SAMPLES, k);
+		if (r < 0)
+			return r;
+		fputs(first ? "{\"event\":" : ",{\"event\":", f);
+		first = false;
+		jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+		fprintf(f, ",\"trace_samples\":%s,\"samples\":%" PRIu64 ",\"traced\":%" PRIu64
+			   ",\"aligned\":%" PRIu64 ",\"functions\":[",
+			k + 1 == s->nr_slots ? "true" : "false", s->slots[k].samples,
+			s->slots[k].traced, s->slots[k].aligned);
+		for (size_t i = 0; i < n && (!top || shown < top); i++) {
+			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+
+			if (!fn->samples || !fn->samples[k])
+				continue;
+			fputs(shown++ ? ",{" : "{", f);
+			json_func_id(f, fn, c->a->per_thread);
+			fprintf(f, ",\"self\":%" PRIu64 ",\"total\":%" PRIu64 "}", fn->samples[k],
+				fn->samples_total[k]);
+		}
+		fputs("]}", f);
+	}
+	putc(']', f);
+	return auxcap_report_sort(c->r, c->key, 0);
+}
+
+static void json_losses(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	FILE *f = c->f;
+	uint64_t unaligned = 0;
+
+	for (size_t i = 0; i + 1 < s->nr_slots; i++)
+		unaligned += s->slots[i].traced - s->slots[i].aligned;
+	fprintf(f, ",\"losses\":{\"no_loss\":%s,\"lost\":{\"records\":%" PRIu64
+		   ",\"events\":%" PRIu64 "},\"lost_samples\":{\"records\":%" PRIu64
+		   ",\"samples\":%" PRIu64 "},\"aux_truncated\":%" PRIu64 ",\"aux_partial\":%" PRIu64
+		   ",\"aux_collision\":%" PRIu64 ",\"aux_flagged_bytes\":%" PRIu64
+		   ",\"aux_holes\":%" PRIu64 ",\"auxtrace_errors\":{\"count\":%" PRIu64
+		   ",\"first\":[",
+		s->no_loss ? "true" : "false", s->lost_records, s->lost, s->lost_samples_records,
+		s->lost_samples, s->aux_truncated, s->aux_partial, s->aux_collision,
+		s->aux_flagged_bytes, s->discontinuities, s->auxtrace_errors);
+	for (size_t i = 0; i < s->nr_error_notes; i++) {
+		if (i)
+			putc(',', f);
+		json_note(f, &s->error_notes[i], false);
+	}
+	fprintf(f, "]},\"gaps\":{\"count\":%" PRIu64 ",\"lost_ns\":%" PRIu64 ",\"first\":[",
+		s->gaps, s->gap_ns);
+	for (size_t i = 0; i < s->nr_gap_notes; i++) {
+		if (i)
+			putc(',', f);
+		json_note(f, &s->gap_notes[i], true);
+	}
+	fprintf(f, "]},\"missing_binaries\":%" PRIu64 ",\"samples_not_found\":%" PRIu64 "}}\n",
+		s->missing_binaries, unaligned);
+}
+
+static int write_json(struct ctx *c)
+{
+	int r;
+
+	json_header(c);
+	json_threads(c);
+	json_functions(c);
+	r = json_samples(c);
+	if (r < 0)
+		return r;
+	json_losses(c);
+	return 0;
+}
+
+/* ---- the command ----------------------------------------------------------------------- */
+
+static int cmd_report_run(int argc, char **argv)
+{
+	struct report_args a;
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_report_opts ro = { .sz = sizeof(ro) };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d = NULL;
+	struct auxcap_report *rep = NULL;
+	struct ctx c;
+	char errbuf[512] = "", inpath[4096];
+	FILE *out = stdout;
+	int r, ret = CLI_ERR;
+
+	memset(&a, 0, sizeof(a));
+	if (parse_args(argc, argv, &a) < 0)
+		return CLI_ERR;
+	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
+	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
+		return CLI_ERR;
+	o.errbuf = errbuf;
+	o.errlen = sizeof(errbuf);
+	/* The report is printed once decoding is over: the bar never cuts into it. */
+	if (cli_progress_begin(a.progress, false))
+		o.progress = cli_progress_update;
+	o.name = a.file; /* "-" rather than the saved copy's /proc path */
+	r = auxcap_decode_open(inpath, &o, &d);
+	if (r < 0) {
+		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+		goto out;
+	}
+	if (!auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
+		cli_err("the %s backend only prints its trace (no decoder ops): auxcap report "
+			"needs decoded events; use auxcap decode",
+			auxcap_decode_get_info(d)->backend);
+		goto out;
+	}
+	ro.per_thread = a.per_thread;
+	r = auxcap_report_new(d, &ro, &rep);
+	while (r == 0 && (r = auxcap_decode_next(d, &ev)) == 1)
+		r = auxcap_report_event(rep, ev);
+	if (r == 0)
+		r = auxcap_report_finish(rep);
+	cli_progress_end();
+	if (r < 0) {
+		cli_err("decoding '%s' stopped: %s", a.file,
+			*auxcap_decode_error(d) ? auxcap_decode_error(d) : strerror(-r));
+		goto out;
+	}
+	c = (struct ctx){ &a, d, rep, auxcap_report_get_summary(rep), NULL,
+			  a.sort ? a.sort : auxcap_report_auto_key(rep) };
+	if (a.sort && auxcap_report_sort(rep, a.sort, 0) < 0) {
+		cli_err("cannot sort the functions: %s", strerror(ENOMEM));
+		goto out;
+	}
+	if (a.output) {
+		FILE *f = cli_output_open(a.output);
+
+		if (!f)
+			goto out;
+		out = f;
+	}
+	c.f = out;
+	r = a.json ? write_json(&c) : write_text(&c);
+	if (r < 0) {
+		cli_err("cannot write the report: %s", strerror(-r));
+		goto out;
+	}
+	if (fflush(out) == EOF || ferror(out)) {
+		cli_err("writing %s failed: %s", a.output ? a.output : "the report",
+			strerror(errno));
+		goto out;
+	}
+	ret = CLI_OK;
+out:
+	cli_progress_end();
+	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
+		cli_err("writing '%s' failed: %s", a.output, strerror(errno));
+		ret = CLI_ERR;
+	}
+	auxcap_report_free(rep);
+	auxcap_decode_close(d);
+	return ret;
+}
+
+const struct cli_cmd cli_cmd_report = {
+	.name = "report",
+	.summary = "summarize a capture: span, threads, hot functions (trace and samples), losses",
+	.run = cmd_report_run,
+};

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap/decode_report.h: the summary of a capture (`auxcap report`), aggregated from a
+ * decode session's merged stream (auxcap/decode.h).
+ *
+ *	auxcap_report_new(d, &opts, &r);
+ *	while (auxcap_decode_next(d, &ev) == 1)
+ *		auxcap_report_event(r, ev);
+ *	auxcap_report_finish(r);
+ *	auxcap_report_sort(r, AUXCAP_REPORT_SORT_AUTO, 0);
+ *	... auxcap_report_get_summary(r), auxcap_report_get_func(r, i), ...
+ *	auxcap_report_free(r);
+ *
+ * What is aggregated, from the events alone (no second decoder):
+ *   - per thread (the event's tid; trace of an unknown thread per queue): trace time, the
+ *     instructions and branches the trace says ran, trace events, gaps, samples;
+ *   - per function: from the call stack the decode stage reconstructs from the trace (each
+ *     trace event's stack change, mirrored), as `decode --func-time` and the folded writer
+ *     count it:
+ *       self   trace time between two trace events of a thread goes to the function of its
+ *              innermost frame; the instructions of a BRANCH or trace-stop event (its
+ *              ninsn) and the branch itself go to the frame the thread was in before it;
+ *       total  the same for every function on the stack (a recursive function once);
+ *       calls  frames it began (calls into it);
+ *     time with tracing stopped (after a trace stop, until the next event) counts nowhere;
+ *     time lost in a decode gap (from the gap to the thread's next event) counts as gap time;
+ *   - per function and sample event: counter samples whose IP is in the function (self: the
+ *     IP decode looks up, i.e. the user-mode IP of a sample taken in the kernel with
+ *     REGS_USER; an IP without a symbol, found in the trace, counts for the function of its
+ *     innermost frame, which the trace delimits even without symbols), and samples that have
+ *     the function anywhere on their reconstructed stack (total); trace samples (Arm SPE
+ *     records) count by their IP in a slot of their own;
+ *   - functions are symbols (name and file, as auxcap_decode_symbolize() gives them: two
+ *     symbols of one name in one file, static functions, stay two); an address without a
+ *     symbol is an entry of its own ("[unknown]" at that address), except kernel addresses,
+ *     which are one entry ("[kernel]");
+ *   - the time span, the CPUs seen, every loss and gap (with the first few gaps and
+ *     AUXTRACE_ERRORs in detail).
+ * Memory grows with the functions and threads seen, not with the length of the trace.
+ *
+ * Ownership: the report borrows @d (it must outlive the report); strings it returns are
+ * borrowed from @d (symbols, command names) or from the report, valid until both are freed.
+ */
+#ifndef AUXCAP_DECODE_REPORT_H
+#define AUXCAP_DECODE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auxcap/decode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Gaps and AUXTRACE_ERRORs kept in detail by default. */
+#define AUXCAP_REPORT_NOTES_DEFAULT 5
+
+/** Options of a report; caller-owned, copied.  Zero-fill, then set @sz. */
+struct auxcap_report_opts {
+	size_t sz;	  /* sizeof(struct auxcap_report_opts) */
+	bool per_thread;  /* functions per thread (auxcap_report_func.tid), else merged */
+	size_t max_notes; /* gaps and errors kept in detail each; 0: AUXCAP_REPORT_NOTES_DEFAULT */
+};
+
+/** How auxcap_report_sort() orders the functions (most first). */
+enum auxcap_report_sort_key {
+	AUXCAP_REPORT_SORT_AUTO = 0, /* self time if the trace has time, else self instructions,
+				      * else self branches */
+	AUXCAP_REPORT_SORT_SELF,     /* self trace time */
+	AUXCAP_REPORT_SORT_TOTAL,    /* total (inclusive) trace time */
+	AUXCAP_REPORT_SORT_INSNS,    /* self instructions */
+	AUXCAP_REPORT_SORT_BRANCHES, /* self branches */
+	AUXCAP_REPORT_SORT_CALLS,    /* calls into it */
+	AUXCAP_REPORT_SORT_SAMPLES,  /* self samples of one sample slot */
+};
+
+/** A function (or an address without a symbol) and what was counted in it. */
+struct auxcap_report_func {
+	const char *name; /* symbol name, NULL if no symbol covers it (see @addr, @kernel) */
+	const char *dso;  /* file of the mapping, NULL if not known */
+	uint64_t addr;	  /* no symbol: the address (a frame's function entry, or a sample's IP),
+			   * which is what tells it apart; with a symbol: its start where it was
+			   * first met (run-time address; two symbols of one name differ by it);
+			   * kernel: 0 */
+	bool kernel;	  /* no symbol, kernel address: all such addresses are this one entry */
+	int32_t tid;	  /* per_thread only: the thread (negative: trace of an unknown thread,
+			   * queue -1 - tid); -1 without per_thread */
+	uint64_t self_ns, total_ns;		/* trace time, ns */
+	uint64_t self_insns, total_insns;	/* instructions the trace says ran */
+	uint64_t self_branches, total_branches; /* taken branches */
+	uint64_t calls;				/* frames it began */
+	/* Per sample slot (auxcap_report_summary.sample_slots, NULL when the function has no
+	 * sample): samples whose IP is in it, and samples with it on their stack or at their IP. */
+	const uint64_t *samples;
+	const uint64_t *samples_total;
+};
+
+/** A thread seen in the trace or in samples. */
+struct auxcap_report_thread {
+	int32_t tid;	  /* negative: trace of an unknown thread, of queue -1 - tid */
+	int32_t pid;	  /* -1 if not known */
+	const char *comm; /* its last command name, NULL if not known */
+	uint64_t trace_ns, insns, branches, trace_events;
+	uint64_t gaps, gap_ns;	/* decode gaps in its trace, and the trace time they lost */
+	uint64_t samples;	/* counter samples of any event */
+	uint64_t first_time, last_time; /* perf time of its first and last event, ns */
+};
+
+/** A sample slot: one event of the capture, or (the last slot) the trace's own samples. */
+struct auxcap_report_slot {
+	const struct auxcap_perf_evsel *evsel; /* NULL for the trace-samples slot */
+	const char *name;		       /* event name; NULL if the file has none */
+	uint64_t samples;		       /* samples of this slot */
+	uint64_t traced;  /* counter samples on a thread with trace (a context) */
+	uint64_t aligned; /* ... whose IP was found in the trace near their time */
+};
+
+/** A gap or an AUXTRACE_ERROR, in detail. */
+struct auxcap_report_note {
+	uint64_t time;	/* perf time, ns */
+	int32_t cpu;	/* -1 if not known */
+	int32_t tid;	/* -1 if not known */
+	int32_t queue;	/* gaps: the AUX queue; errors: -1 */
+	uint64_t offset; /* gaps: the byte offset in the queue's AUX stream */
+	uint64_t ip;	 /* gaps: the decoder's IP if known; errors: the record's ip; else 0 */
+	int err;	 /* gaps: negative errno; errors: the record's code */
+	char what[80];	 /* gaps: the reason; errors: the record's message */
+};
+
+/** The capture as a whole. */
+struct auxcap_report_summary {
+	uint64_t events;	       /* events of the merged stream */
+	bool has_span;		       /* @first_time/@last_time are set */
+	uint64_t first_time, last_time; /* first and last timed event (not time 0), ns */
+	bool trace_has_span;
+	uint64_t trace_first, trace_last; /* first and last trace event, ns */
+	bool trace_timed;	/* trace time was counted (the trace has hardware timestamps) */
+	size_t nr_cpus;		/* CPUs seen (events with a CPU) */
+	const int32_t *cpus;	/* ascending */
+	size_t nr_threads;	/* as auxcap_report_nr_threads() */
+	/* Trace */
+	size_t nr_queues;	  /* AUX queues */
+	uint64_t aux_bytes;	  /* trace bytes in them */
+	uint64_t discontinuities; /* AUX buffers not contiguous with the one before */
+	uint64_t trace_events, trace_ns, insns, branches;
+	/* Samples */
+	size_t nr_slots;	/* auxcap_decode_nr_evsels() + 1 (the last: trace samples) */
+	const struct auxcap_report_slot *slots;
+	uint64_t samples;	/* counter samples, every event */
+	/* Losses and gaps */
+	uint64_t lost_records, lost;		     /* PERF_RECORD_LOST, and the events they lost */
+	uint64_t lost_samples_records, lost_samples; /* PERF_RECORD_LOST_SAMPLES, and samples */
+	uint64_t aux_truncated, aux_partial, aux_collision; /* AUX records with that flag */
+	uint64_t aux_flagged_bytes; /* AUX bytes of those records (the data they cover) */
+	uint64_t auxtrace_errors;   /* PERF_RECORD_AUXTRACE_ERROR */
+	uint64_t gaps, gap_ns;	    /* decode gaps, and the trace time they lost */
+	uint64_t missing_binaries;  /* mappings whose file could not be read (code not decoded) */
+	size_t nr_gap_notes, nr_error_notes; /* the first few, in detail */
+	const struct auxcap_report_note *gap_notes;
+	const struct auxcap_report_note *error_notes;
+	bool no_loss; /* nothing of the above: no record, sample, AUX byte or trace lost */
+};
+
+struct auxcap_report;
+
+/**
+ * A report over @d's merged stream (@d borrowed: it must outlive the report).  @opts may be
+ * NULL (defaults), else it is copied.
+ * Returns 0 and sets *@ret (owned by the caller, free with auxcap_report_free()).
+ * Returns -EINVAL if @d or @ret is NULL or @opts is too small, -ENOMEM.
+ */
+int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *opts,
+		      struct auxcap_report **ret);
+
+/**
+ * Count @ev (borrowed for the call), the events of @d's stream in order.
+ * Returns 0, -EINVAL for a NULL argument or after auxcap_report_finish(), -ENOMEM.
+ */
+int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_event *ev);
+
+/**
+ * The stream has ended: close the frames still open, fill the summary, sort with
+ * AUXCAP_REPORT_SORT_AUTO.  Call once, after the last event.
+ * Returns 0, -EINVAL if already finished, -ENOMEM.
+ */
+int auxcap_report_finish(struct auxcap_report *r);
+
+/**
+ * Decode the rest of @d's stream into a new report and finish it: auxcap_report_new(), every
+ * event, auxcap_report_finish().  On success *@ret is owned by the caller.
+ * Returns 0, the errors of auxcap_report_new(), or the first negative errno of
+ * auxcap_decode_next() (a decoding failure; the reason in auxcap_decode_error()).
+ */
+int auxcap_report_run(struct auxcap_decode *d, const struct auxcap_report_opts *opts,
+		      struct auxcap_report **ret);
+
+/**
+ * Order the functions by @key, most first (ties: by name, then address, then thread); @slot
+ * is the sample slot for AUXCAP_REPORT_SORT_SAMPLES.
+ * Returns 0, -EINVAL if @key or @slot is out of range or the report is not finished.
+ */
+int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key, size_t slot);
+
+/** The key AUXCAP_REPORT_SORT_AUTO stands for in this report (after finish). */
+enum auxcap_report_sort_key auxcap_report_auto_key(const struct auxcap_report *r);
+
+/** The summary (borrowed, valid until free; complete after finish). */
+const struct auxcap_report_summary *auxcap_report_get_summary(const struct auxcap_report *r);
+
+/** Number of functions, and function @i in the current order (borrowed; NULL past the end). */
+size_t auxcap_report_nr_funcs(const struct auxcap_report *r);
+const struct auxcap_report_func *auxcap_report_get_func(const struct auxcap_report *r, size_t i);
+
+/**
+ * Number of threads, and thread @i (borrowed; NULL past the end): after finish, by trace time,
+ * then samples, most first, then by tid.
+ */
+size_t auxcap_report_nr_threads(const struct auxcap_report *r);
+const struct auxcap_report_thread *auxcap_report_get_thread(const struct auxcap_report *r,
+							    size_t i);
+
+/** Free @r (NULL is a no-op); @d is not touched. */
+void auxcap_report_free(struct auxcap_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUXCAP_DECODE_REPORT_H */

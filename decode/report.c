@@ -1,0 +1,907 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The report's aggregation (auxcap/decode_report.h): a consumer of the merged stream.
+ *
+ * Per thread it mirrors the call stack the decode stage reconstructs, from each trace event's
+ * stack change (frames the stage knew before the first event of the thread, the frames a
+ * return ended, a rebased outermost frame, a pushed call), the way the folded writer does.
+ * Each mirrored frame holds its function (an index into the function table) and the thread's
+ * running counters (trace time, instructions, branches) when it began; when it ends, the
+ * differences are the frame's inclusive counts, added to its function's total unless the
+ * function is further out on the same stack too (recursion counts once: a per-thread count
+ * of frames per function says so).  Self counts go to the innermost frame as events pass.
+ *
+ * Functions are keyed by what the symbols say: (symbol name, file) pointers, which the
+ * decode session's symbol tables keep stable until it is closed; an address without a
+ * symbol keys by itself; kernel addresses without a symbol share one entry.  A small
+ * direct-mapped cache in front of the look-up keeps calls and returns of hot code cheap.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "auxcap/decode_report.h"
+
+#define FCACHE_SIZE 4096 /* (pid, addr, thread) -> function, power of two */
+#define NO_FUNC UINT32_MAX
+#define MAX_CPUS 4096	 /* CPUs counted by number; others are ignored */
+#define STACK_MAX 8192	 /* deepest mirrored stack (the stage keeps at most 4096) */
+
+#define AUX_FLAG_TRUNCATED 0x01
+#define AUX_FLAG_PARTIAL 0x04
+#define AUX_FLAG_COLLISION 0x08
+
+struct rfunc {
+	struct auxcap_report_func pub;
+	uint64_t kaddr;	  /* the address in its key: 0 for a named function or the kernel */
+	uint64_t *counts; /* 2 * nr_slots: self samples, then total samples; NULL until one */
+	uint64_t stamp;	  /* the last sample that counted it in its total */
+};
+
+struct rframe {
+	uint32_t func;	/* index in funcs, NO_FUNC if it could not be made */
+	bool first;	/* the outermost frame of its function on this stack */
+	uint64_t ns, insns, branches; /* the thread's counters when it began */
+};
+
+struct onstack {
+	uint32_t func; /* NO_FUNC: empty slot */
+	uint32_t count;
+};
+
+struct rthread {
+	struct auxcap_report_thread pub;
+	bool used;
+	struct rframe *stack; /* outermost first (owned) */
+	uint32_t n, cap;
+	struct onstack *on; /* frames per function (owned), open addressing */
+	uint32_t on_cap, on_n;
+	uint64_t last;	 /* time of its last trace event */
+	bool have_last;	 /* @last is set */
+	bool last_timed; /* ... and was the event's own time */
+	bool paused;	 /* tracing stopped or a gap: the time until the next event is not
+			  * the innermost frame's */
+	bool gap;	 /* paused by a gap: that time is gap time */
+};
+
+struct fcache {
+	uint64_t addr;
+	int32_t pid, tid;
+	uint32_t func;
+	bool valid;
+};
+
+struct auxcap_report {
+	struct auxcap_decode *d; /* borrowed */
+	struct auxcap_report_opts opts;
+	bool finished;
+
+	struct rfunc *funcs;
+	size_t nr_funcs, cap_funcs;
+	uint32_t *index; /* open addressing over funcs, by key; NO_FUNC = empty */
+	size_t icap;
+	struct rfunc **order; /* funcs in the sorted order (after finish) */
+	struct fcache *fcache;
+	uint64_t sample_seq;
+
+	struct rthread *threads; /* open addressing by tid */
+	size_t tcap, tn;
+	struct rthread *last_thread;
+	struct auxcap_report_thread **torder; /* after finish */
+
+	size_t nr_slots;
+	struct auxcap_report_slot *slots;
+	const struct auxcap_perf_evsel *last_evsel;
+	size_t last_slot;
+
+	uint8_t cpu_seen[MAX_CPUS / 8];
+	int32_t *cpus;
+	struct auxcap_report_note *gap_notes, *error_notes;
+	struct auxcap_report_summary sum;
+};
+
+/* ---- functions --------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ull;
+	return x ^ (x >> 29);
+}
+
+static size_t key_hash(const char *name, const char *dso, uint64_t addr, bool kernel,
+		       int32_t tid)
+{
+	return (size_t)mix((uint64_t)(uintptr_t)name ^ mix((uint64_t)(uintptr_t)dso) ^
+			   mix(addr + (kernel ? 1 : 0)) ^ ((uint64_t)(uint32_t)tid << 17));
+}
+
+static bool key_eq(const struct rfunc *rf, const char *name, const char *dso, uint64_t addr,
+		   bool kernel, int32_t tid)
+{
+	const struct auxcap_report_func *f = &rf->pub;
+
+	return f->name == name && f->dso == dso && rf->kaddr == addr && f->kernel == kernel &&
+	       f->tid == tid;
+}
+
+static int index_grow(struct auxcap_report *r)
+{
+	size_t cap = r->icap ? 2 * r->icap : 1024;
+	uint32_t *ni = malloc(cap * sizeof(*ni));
+
+	if (!ni)
+		return -ENOMEM;
+	memset(ni, 0xff, cap * sizeof(*ni));
+	for (size_t k = 0; k < r->nr_funcs; k++) {
+		const struct auxcap_report_func *f = &r->funcs[k].pub;
+		size_t i = key_hash(f->name, f->dso, r->funcs[k].kaddr, f->kernel, f->tid) &
+			   (cap - 1);
+
+		while (ni[i] != NO_FUNC)
+			i = (i + 1) & (cap - 1);
+		ni[i] = (uint32_t)k;
+	}
+	free(r->index);
+	r->index = ni;
+	r->icap = cap;
+	return 0;
+}
+
+/*
+ * The function of key (@name, @dso, @addr, @kernel, @tid), made if new (its shown address
+ * @start); NO_FUNC on ENOMEM.
+ */
+static uint32_t func_get(struct auxcap_report *r, const char *name, const char *dso,
+			 uint64_t addr, bool kernel, int32_t tid, uint64_t start)
+{
+	size_t i;
+
+	if ((r->nr_funcs + 1) * 2 > r->icap && index_grow(r) < 0)
+		return NO_FUNC;
+	for (i = key_hash(name, dso, addr, kernel, tid) & (r->icap - 1); r->index[i] != NO_FUNC;
+	     i = (i + 1) & (r->icap - 1))
+		if (key_eq(&r->funcs[r->index[i]], name, dso, addr, kernel, tid))
+			return r->index[i];
+	if (r->nr_funcs == r->cap_funcs) {
+		size_t cap = r->cap_funcs ? 2 * r->cap_funcs : 256;
+		struct rfunc *nf;
+
+		if (cap >= NO_FUNC)
+			return NO_FUNC;
+		nf = realloc(r->funcs, cap * sizeof(*nf));
+		if (!nf)
+			return NO_FUNC;
+		r->funcs = nf;
+		r->cap_funcs = cap;
+	}
+	memset(&r->funcs[r->nr_funcs], 0, sizeof(r->funcs[0]));
+	r->funcs[r->nr_funcs].pub.name = name;
+	r->funcs[r->nr_funcs].pub.dso = dso;
+	r->funcs[r->nr_funcs].pub.addr = start;
+	r->funcs[r->nr_funcs].kaddr = addr;
+	r->funcs[r->nr_funcs].pub.kernel = kernel;
+	r->funcs[r->nr_funcs].pub.tid = tid;
+	r->index[i] = (uint32_t)r->nr_funcs;
+	return (uint32_t)r->nr_funcs++;
+}
+
+/* The function holding @addr of process @pid, for thread key @tkey. */
+static uint32_t func_of(struct auxcap_report *r, int32_t pid, uint64_t addr, int32_t tkey)
+{
+	int32_t tid = r->opts.per_thread ? tkey : -1;
+	size_t slot = (size_t)(mix(addr ^ ((uint64_t)(uint32_t)pid << 40) ^
+				   ((uint64_t)(uint32_t)tid << 20)) &
+			       (FCACHE_SIZE - 1));
+	struct fcache *c = &r->fcache[slot];
+	const char *name = NULL, *dso = NULL;
+	uint64_t off = 0;
+	uint32_t f;
+	int s;
+
+	if (c->valid && c->addr == addr && c->pid == pid && c->tid == tid)
+		return c->func;
+	s = auxcap_decode_symbolize(r->d, pid, addr, &name, &off, &dso);
+	if (s == 1)
+		f = func_get(r, name, dso, 0, false, tid, addr - off);
+	else if (addr >> 63) /* the upper half: the kernel's, on x86-64 and arm64 */
+		f = func_get(r, NULL, NULL, 0, true, tid, 0);
+	else
+		f = func_get(r, NULL, s == 2 ? dso : NULL, addr, false, tid, addr);
+	if (f != NO_FUNC)
+		*c = (struct fcache){ addr, pid, tid, f, true };
+	return f;
+}
+
+/* The sample counters of function @f (allocated on first use); NULL on ENOMEM. */
+static uint64_t *func_counts(struct auxcap_report *r, uint32_t f)
+{
+	struct rfunc *fn = &r->funcs[f];
+
+	if (!fn->counts) {
+		fn->counts = calloc(2 * r->nr_slots, sizeof(*fn->counts));
+		if (!fn->counts)
+			return NULL;
+	}
+	return fn->counts;
+}
+
+/* ---- threads ---------------------------------------------------------------------------- */
+
+static void thread_fini(struct rthread *t)
+{
+	free(t->stack);
+	free(t->on);
+}
+
+/* The thread of key @tid (a tid, or -1 - queue for trace of an unknown thread). */
+static struct rthread *thread_get(struct auxcap_report *r, int32_t tid)
+{
+	size_t i, mask;
+
+	if (r->last_thread && r->last_thread->pub.tid == tid)
+		return r->last_thread;
+	if ((r->tn + 1) * 2 > r->tcap) {
+		size_t cap = r->tcap ? 2 * r->tcap : 64;
+		struct rthread *nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t k = 0; k < r->tcap; k++) {
+			if (!r->threads[k].used)
+				continue;
+			for (i = (size_t)mix((uint64_t)(uint32_t)r->threads[k].pub.tid) & (cap - 1);
+			     nt[i].used; i = (i + 1) & (cap - 1))
+				;
+			nt[i] = r->threads[k];
+		}
+		free(r->threads);
+		r->threads = nt;
+		r->tcap = cap;
+		r->last_thread = NULL;
+	}
+	mask = r->tcap - 1;
+	for (i = (size_t)mix((uint64_t)(uint32_t)tid) & mask; r->threads[i].used; i = (i + 1) & mask)
+		if (r->threads[i].pub.tid == tid)
+			return r->last_thread = &r->threads[i];
+	memset(&r->threads[i], 0, sizeof(r->threads[i]));
+	r->threads[i].used = true;
+	r->threads[i].pub.tid = tid;
+	r->threads[i].pub.pid = -1;
+	r->tn++;
+	return r->last_thread = &r->threads[i];
+}
+
+/* The count of frames of function @f on @t's stack (a slot, made if new); NULL on ENOMEM. */
+static struct onstack *onstack_get(struct rthread *t, uint32_t f)
+{
+	uint32_t i, mask;
+
+	if ((t->on_n + 1) * 2 > t->on_cap) {
+		uint32_t cap = t->on_cap ? 2 * t->on_cap : 32;
+		struct onstack *no = malloc(cap * sizeof(*no));
+
+		if (!no)
+			return NULL;
+		for (uint32_t k = 0; k < cap; k++)
+			no[k].func = NO_FUNC;
+		for (uint32_t k = 0; k < t->on_cap; k++) {
+			if (t->on[k].func == NO_FUNC)
+				continue;
+			for (i = (uint32_t)mix(t->on[k].func) & (cap - 1); no[i].func != NO_FUNC;
+			     i = (i + 1) & (cap - 1))
+				;
+			no[i] = t->on[k];
+		}
+		free(t->on);
+		t->on = no;
+		t->on_cap = cap;
+	}
+	mask = t->on_cap - 1;
+	for (i = (uint32_t)mix(f) & mask; t->on[i].func != NO_FUNC; i = (i + 1) & mask)
+		if (t->on[i].func == f)
+			return &t->on[i];
+	t->on[i].func = f;
+	t->on[i].count = 0;
+	t->on_n++;
+	return &t->on[i];
+}
+
+static int frame_push(struct rthread *t, uint32_t f)
+{
+	struct rframe *fr;
+	struct onstack *o = NULL;
+
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 32;
+		struct rframe *ns;
+
+		if (t->cap >= STACK_MAX)
+			return 0; /* runaway: the frame is not mirrored (nor counted) */
+		ns = realloc(t->stack, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		t->stack = ns;
+		t->cap = cap;
+	}
+	if (f != NO_FUNC) {
+		o = onstack_get(t, f);
+		if (!o)
+			return -ENOMEM;
+	}
+	fr = &t->stack[t->n++];
+	fr->func = f;
+	fr->first = o && o->count++ == 0;
+	fr->ns = t->pub.trace_ns;
+	fr->insns = t->pub.insns;
+	fr->branches = t->pub.branches;
+	return 0;
+}
+
+static void frame_pop(struct auxcap_report *r, struct rthread *t)
+{
+	struct rframe *fr = &t->stack[--t->n];
+	struct auxcap_report_func *f;
+
+	if (fr->func == NO_FUNC)
+		return;
+	if (fr->first) {
+		f = &r->funcs[fr->func].pub;
+		f->total_ns += t->pub.trace_ns - fr->ns;
+		f->total_insns += t->pub.insns - fr->insns;
+		f->total_branches += t->pub.branches - fr->branches;
+	}
+	for (uint32_t i = (uint32_t)mix(fr->func) & (t->on_cap - 1); t->on[i].func != NO_FUNC;
+	     i = (i + 1) & (t->on_cap - 1))
+		if (t->on[i].func == fr->func) {
+			if (t->on[i].count)
+				t->on[i].count--;
+			break;
+		}
+}
+
+static struct auxcap_report_func *top(struct auxcap_report *r, const struct rthread *t)
+{
+	if (!t->n || t->stack[t->n - 1].func == NO_FUNC)
+		return NULL;
+	return &r->funcs[t->stack[t->n - 1].func].pub;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+static void add_note(struct auxcap_report_note *notes, size_t *n, size_t max,
+		     const struct auxcap_report_note *note)
+{
+	if (*n < max)
+		notes[(*n)++] = *note;
+}
+
+static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_trace_event *te = ev->trace;
+	const struct auxcap_decode_stack_change *sc = &ev->stack;
+	int32_t key = ev->tid >= 0 ? ev->tid : -1 - ev->queue;
+	struct auxcap_report_func *f;
+	struct rthread *t;
+	uint32_t before;
+	int rc = 0;
+
+	t = thread_get(r, key);
+	if (!t)
+		return -ENOMEM;
+	if (ev->pid >= 0)
+		t->pub.pid = ev->pid;
+	if (!t->pub.trace_events && !t->pub.samples)
+		t->pub.first_time = ev->time;
+	t->pub.last_time = ev->time;
+	t->pub.trace_events++;
+	r->sum.trace_events++;
+	if (!r->sum.trace_has_span || ev->time < r->sum.trace_first)
+		r->sum.trace_first = ev->time;
+	if (!r->sum.trace_has_span || ev->time > r->sum.trace_last)
+		r->sum.trace_last = ev->time;
+	r->sum.trace_has_span = true;
+
+	/* The time since the thread's previous trace event: its innermost frame's. */
+	if (t->have_last && t->last_timed && ev->has_time && ev->time > t->last) {
+		uint64_t dt = ev->time - t->last;
+
+		if (!t->paused) {
+			t->pub.trace_ns += dt;
+			r->sum.trace_ns += dt;
+			r->sum.trace_timed = true;
+			f = top(r, t);
+			if (f)
+				f->self_ns += dt;
+		} else if (t->gap) {
+			t->pub.gap_ns += dt;
+			r->sum.gap_ns += dt;
+		}
+	}
+	t->last = ev->time;
+	t->have_last = true;
+	t->last_timed = ev->has_time;
+	t->paused = false;
+
+	/* Frames the stage had before this event that the mirror lacks (the first frame). */
+	before = sc->depth + sc->popped - (sc->pushed ? 1 : 0) - (sc->rebased ? 1 : 0);
+	while (t->n < before && rc == 0 && t->n < STACK_MAX)
+		rc = frame_push(t, func_of(r, ev->pid, te->ip, key));
+	while (t->n > before)
+		frame_pop(r, t);
+
+	/* What ran up to this event ran in the frame the thread was in. */
+	f = top(r, t);
+	if (te->kind == AUXCAP_TRACE_BRANCH || te->kind == AUXCAP_TRACE_DISABLE) {
+		t->pub.insns += te->ninsn;
+		r->sum.insns += te->ninsn;
+		if (f)
+			f->self_insns += te->ninsn;
+	}
+	if (te->kind == AUXCAP_TRACE_BRANCH) {
+		t->pub.branches++;
+		r->sum.branches++;
+		if (f)
+			f->self_branches++;
+	}
+
+	/* The event's own change to the stack. */
+	for (uint32_t k = 0; k < sc->popped && t->n; k++)
+		frame_pop(r, t);
+	if (sc->rebased && rc == 0)
+		rc = frame_push(t, func_of(r, ev->pid, te->to, key));
+	if (sc->pushed && rc == 0) {
+		uint32_t callee = func_of(r, ev->pid, te->to, key);
+
+		rc = frame_push(t, callee);
+		if (callee != NO_FUNC)
+			r->funcs[callee].pub.calls++;
+	}
+
+	switch (te->kind) {
+	case AUXCAP_TRACE_DISABLE:
+		t->paused = true;
+		t->gap = false;
+		break;
+	case AUXCAP_TRACE_GAP: {
+		struct auxcap_report_note n = { ev->time, ev->cpu, ev->tid, ev->queue, te->offset,
+						te->ip, te->err, "" };
+
+		t->paused = true;
+		t->gap = true;
+		t->pub.gaps++;
+		r->sum.gaps++;
+		snprintf(n.what, sizeof(n.what), "%s", te->what ? te->what : "undecodable trace");
+		add_note(r->gap_notes, &r->sum.nr_gap_notes, r->opts.max_notes, &n);
+		break;
+	}
+	case AUXCAP_TRACE_SAMPLE: {
+		uint32_t fs = func_of(r, ev->pid, te->ip, key);
+		size_t slot = r->nr_slots - 1;
+		uint64_t *c = fs != NO_FUNC ? func_counts(r, fs) : NULL;
+
+		r->slots[slot].samples++;
+		if (fs != NO_FUNC && !c)
+			return -ENOMEM;
+		if (c) {
+			c[slot]++;
+			c[r->nr_slots + slot]++;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return rc;
+}
+
+/* The slot of @es (an event of the capture); the last slot if it is not one of them. */
+static size_t slot_of(struct auxcap_report *r, const struct auxcap_perf_evsel *es)
+{
+	if (es && es == r->last_evsel)
+		return r->last_slot;
+	for (size_t i = 0; i + 1 < r->nr_slots; i++)
+		if (r->slots[i].evsel == es) {
+			r->last_evsel = es;
+			r->last_slot = i;
+			return i;
+		}
+	return r->nr_slots - 1;
+}
+
+static int sample_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_decode_sample_ctx *x = ev->ctx;
+	size_t slot = slot_of(r, ev->evsel);
+	int32_t key = ev->tid;
+	uint64_t ip, seq = ++r->sample_seq, *c;
+	uint32_t f;
+
+	r->sum.samples++;
+	r->slots[slot].samples++;
+	if (x) {
+		r->slots[slot].traced++;
+		if (x->aligned)
+			r->slots[slot].aligned++;
+	}
+	if (ev->tid >= 0) {
+		struct rthread *t = thread_get(r, ev->tid);
+
+		if (!t)
+			return -ENOMEM;
+		if (ev->pid >= 0)
+			t->pub.pid = ev->pid;
+		if (!t->pub.trace_events && !t->pub.samples)
+			t->pub.first_time = ev->time;
+		t->pub.last_time = ev->time;
+		t->pub.samples++;
+	}
+	ip = x ? x->ip : ev->rec ? ev->rec->u.sample.ip : 0;
+	f = func_of(r, ev->pid, ip, key);
+	/* No symbol at the IP: the function the trace says it is in (its innermost frame). */
+	if (f != NO_FUNC && !r->funcs[f].pub.name && !r->funcs[f].pub.kernel && x &&
+	    x->aligned && x->nr_stack)
+		f = func_of(r, ev->pid, x->stack[0].func, key);
+	if (f == NO_FUNC || !(c = func_counts(r, f)))
+		return -ENOMEM;
+	c[slot]++;
+	c[r->nr_slots + slot]++;
+	r->funcs[f].stamp = seq;
+	for (size_t i = 0; x && i < x->nr_stack; i++) {
+		uint32_t g = func_of(r, ev->pid, x->stack[i].func, key);
+
+		if (g == NO_FUNC || !(c = func_counts(r, g)))
+			return -ENOMEM;
+		if (r->funcs[g].stamp == seq)
+			continue;
+		r->funcs[g].stamp = seq;
+		c[r->nr_slots + slot]++;
+	}
+	return 0;
+}
+
+static void loss_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_record *rec = ev->rec;
+
+	if (ev->auxtrace_error) {
+		const struct auxcap_perf_auxtrace_error *e = ev->auxtrace_error;
+		struct auxcap_report_note n = { ev->time, ev->cpu, ev->tid, -1, 0, e->ip,
+						(int)e->code, "" };
+
+		r->sum.auxtrace_errors++;
+		snprintf(n.what, sizeof(n.what), "%.63s", e->msg);
+		add_note(r->error_notes, &r->sum.nr_error_notes, r->opts.max_notes, &n);
+		return;
+	}
+	if (!rec)
+		return;
+	switch (rec->type) {
+	case PERF_RECORD_LOST:
+		r->sum.lost_records++;
+		r->sum.lost += ev->lost;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		r->sum.lost_samples_records++;
+		r->sum.lost_samples += ev->lost;
+		break;
+	case PERF_RECORD_AUX:
+		r->sum.aux_truncated += (rec->u.aux.flags & AUX_FLAG_TRUNCATED) != 0;
+		r->sum.aux_partial += (rec->u.aux.flags & AUX_FLAG_PARTIAL) != 0;
+		r->sum.aux_collision += (rec->u.aux.flags & AUX_FLAG_COLLISION) != 0;
+		r->sum.aux_flagged_bytes += rec->u.aux.aux_size;
+		break;
+	default:
+		break;
+	}
+}
+
+int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
+{
+	if (!r || !ev || r->finished)
+		return -EINVAL;
+	r->sum.events++;
+	if (ev->has_time && ev->time) {
+		if (!r->sum.has_span || ev->time < r->sum.first_time)
+			r->sum.first_time = ev->time;
+		if (!r->sum.has_span || ev->time > r->sum.last_time)
+			r->sum.last_time = ev->time;
+		r->sum.has_span = true;
+	}
+	if (ev->cpu >= 0 && ev->cpu < MAX_CPUS)
+		r->cpu_seen[ev->cpu / 8] |= (uint8_t)(1u << (ev->cpu % 8));
+	switch (ev->kind) {
+	case AUXCAP_DECODE_TRACE:
+		return trace_event(r, ev);
+	case AUXCAP_DECODE_SAMPLE:
+		return sample_event(r, ev);
+	case AUXCAP_DECODE_LOSS:
+		loss_event(r, ev);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- the end, sorting ----------------------------------------------------------------- */
+
+struct sort_item {
+	uint64_t v;
+	struct rfunc *f;
+};
+
+static int name_cmp(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a ? -1 : b ? 1 : 0; /* named functions first */
+	return strcmp(a, b);
+}
+
+static int cmp_sort_item(const void *pa, const void *pb)
+{
+	const struct sort_item *a = pa, *b = pb;
+	const struct auxcap_report_func *x = &a->f->pub, *y = &b->f->pub;
+	int c;
+
+	if (a->v != b->v)
+		return a->v < b->v ? 1 : -1;
+	c = name_cmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->kernel != y->kernel)
+		return x->kernel ? 1 : -1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	c = name_cmp(x->dso, y->dso);
+	if (c)
+		return c;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+enum auxcap_report_sort_key auxcap_report_auto_key(const struct auxcap_report *r)
+{
+	if (r && r->sum.trace_timed)
+		return AUXCAP_REPORT_SORT_SELF;
+	if (r && r->sum.insns)
+		return AUXCAP_REPORT_SORT_INSNS;
+	return AUXCAP_REPORT_SORT_BRANCHES;
+}
+
+int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key, size_t slot)
+{
+	struct sort_item *items;
+
+	if (!r || !r->finished || key > AUXCAP_REPORT_SORT_SAMPLES ||
+	    (key == AUXCAP_REPORT_SORT_SAMPLES && slot >= r->nr_slots))
+		return -EINVAL;
+	if (key == AUXCAP_REPORT_SORT_AUTO)
+		key = auxcap_report_auto_key(r);
+	items = malloc((r->nr_funcs ? r->nr_funcs : 1) * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_funcs; i++) {
+		const struct auxcap_report_func *f = &r->funcs[i].pub;
+		uint64_t v = 0;
+
+		switch (key) {
+		case AUXCAP_REPORT_SORT_TOTAL:
+			v = f->total_ns;
+			break;
+		case AUXCAP_REPORT_SORT_INSNS:
+			v = f->self_insns;
+			break;
+		case AUXCAP_REPORT_SORT_BRANCHES:
+			v = f->self_branches;
+			break;
+		case AUXCAP_REPORT_SORT_CALLS:
+			v = f->calls;
+			break;
+		case AUXCAP_REPORT_SORT_SAMPLES:
+			v = f->samples ? f->samples[slot] : 0;
+			break;
+		default:
+			v = f->self_ns;
+			break;
+		}
+		items[i] = (struct sort_item){ v, &r->funcs[i] };
+	}
+	qsort(items, r->nr_funcs, sizeof(*items), cmp_sort_item);
+	for (size_t i = 0; i < r->nr_funcs; i++)
+		r->order[i] = items[i].f;
+	free(items);
+	return 0;
+}
+
+static int cmp_thread(const void *pa, const void *pb)
+{
+	const struct auxcap_report_thread *a = *(const struct auxcap_report_thread *const *)pa;
+	const struct auxcap_report_thread *b = *(const struct auxcap_report_thread *const *)pb;
+
+	if (a->trace_ns != b->trace_ns)
+		return a->trace_ns < b->trace_ns ? 1 : -1;
+	if (a->insns != b->insns)
+		return a->insns < b->insns ? 1 : -1;
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+int auxcap_report_finish(struct auxcap_report *r)
+{
+	const struct auxcap_decode_info *info;
+	size_t n = 0;
+
+	if (!r || r->finished)
+		return -EINVAL;
+	/* Frames still open end with the trace. */
+	for (size_t i = 0; i < r->tcap; i++) {
+		struct rthread *t = &r->threads[i];
+
+		if (!t->used)
+			continue;
+		while (t->n)
+			frame_pop(r, t);
+		t->pub.comm = t->pub.tid >= 0 ? auxcap_decode_comm(r->d, t->pub.tid) : NULL;
+	}
+	r->torder = malloc((r->tn ? r->tn : 1) * sizeof(*r->torder));
+	r->order = malloc((r->nr_funcs ? r->nr_funcs : 1) * sizeof(*r->order));
+	if (!r->torder || !r->order)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->tcap; i++)
+		if (r->threads[i].used)
+			r->torder[n++] = &r->threads[i].pub;
+	qsort(r->torder, n, sizeof(*r->torder), cmp_thread);
+	r->sum.nr_threads = n;
+	for (size_t i = 0; i < r->nr_funcs; i++) {
+		r->funcs[i].pub.samples = r->funcs[i].counts;
+		r->funcs[i].pub.samples_total =
+			r->funcs[i].counts ? r->funcs[i].counts + r->nr_slots : NULL;
+	}
+
+	n = 0;
+	for (int c = 0; c < MAX_CPUS; c++)
+		n += (r->cpu_seen[c / 8] >> (c % 8)) & 1;
+	r->cpus = calloc(n ? n : 1, sizeof(*r->cpus));
+	if (!r->cpus)
+		return -ENOMEM;
+	n = 0;
+	for (int c = 0; c < MAX_CPUS; c++)
+		if ((r->cpu_seen[c / 8] >> (c % 8)) & 1)
+			r->cpus[n++] = c;
+	r->sum.cpus = r->cpus;
+	r->sum.nr_cpus = n;
+
+	info = auxcap_decode_get_info(r->d);
+	r->sum.nr_queues = info->nr_queues;
+	for (size_t i = 0; auxcap_decode_get_queue(r->d, i); i++) {
+		r->sum.aux_bytes += auxcap_decode_get_queue(r->d, i)->bytes;
+		r->sum.discontinuities += auxcap_decode_get_queue(r->d, i)->discontinuities;
+	}
+	r->sum.missing_binaries = info->missing_binaries;
+	r->sum.no_loss = !r->sum.lost_records && !r->sum.lost_samples_records &&
+			 !r->sum.aux_truncated && !r->sum.aux_partial && !r->sum.aux_collision &&
+			 !r->sum.auxtrace_errors && !r->sum.gaps && !r->sum.discontinuities;
+	r->finished = true;
+	return auxcap_report_sort(r, AUXCAP_REPORT_SORT_AUTO, 0);
+}
+
+/* ---- life and accessors ---------------------------------------------------------------- */
+
+int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *opts,
+		      struct auxcap_report **ret)
+{
+	struct auxcap_report *r;
+
+	if (!d || !ret || (opts && opts->sz < sizeof(*opts)))
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->d = d;
+	r->opts.sz = sizeof(r->opts);
+	if (opts)
+		r->opts = *opts;
+	if (!r->opts.max_notes)
+		r->opts.max_notes = AUXCAP_REPORT_NOTES_DEFAULT;
+	r->nr_slots = auxcap_decode_nr_evsels(d) + 1;
+	r->slots = calloc(r->nr_slots, sizeof(*r->slots));
+	r->fcache = calloc(FCACHE_SIZE, sizeof(*r->fcache));
+	r->gap_notes = calloc(r->opts.max_notes, sizeof(*r->gap_notes));
+	r->error_notes = calloc(r->opts.max_notes, sizeof(*r->error_notes));
+	if (!r->slots || !r->fcache || !r->gap_notes || !r->error_notes) {
+		auxcap_report_free(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i + 1 < r->nr_slots; i++) {
+		r->slots[i].evsel = auxcap_decode_evsel(d, i);
+		r->slots[i].name = r->slots[i].evsel ? r->slots[i].evsel->name : NULL;
+	}
+	r->slots[r->nr_slots - 1].name = auxcap_decode_get_info(d)->backend;
+	r->last_slot = r->nr_slots - 1;
+	r->sum.nr_slots = r->nr_slots;
+	r->sum.slots = r->slots;
+	r->sum.gap_notes = r->gap_notes;
+	r->sum.error_notes = r->error_notes;
+	*ret = r;
+	return 0;
+}
+
+int auxcap_report_run(struct auxcap_decode *d, const struct auxcap_report_opts *opts,
+		      struct auxcap_report **ret)
+{
+	const struct auxcap_decode_event *ev;
+	struct auxcap_report *r;
+	int rc;
+
+	if (!ret)
+		return -EINVAL;
+	rc = auxcap_report_new(d, opts, &r);
+	if (rc < 0)
+		return rc;
+	while ((rc = auxcap_decode_next(d, &ev)) == 1) {
+		rc = auxcap_report_event(r, ev);
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0)
+		rc = auxcap_report_finish(r);
+	if (rc < 0) {
+		auxcap_report_free(r);
+		return rc;
+	}
+	*ret = r;
+	return 0;
+}
+
+void auxcap_report_free(struct auxcap_report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nr_funcs; i++)
+		free(r->funcs[i].counts);
+	free(r->funcs);
+	free(r->index);
+	free(r->order);
+	free(r->fcache);
+	for (size_t i = 0; i < r->tcap; i++)
+		if (r->threads[i].used)
+			thread_fini(&r->threads[i]);
+	free(r->threads);
+	free(r->torder);
+	free(r->slots);
+	free(r->cpus);
+	free(r->gap_notes);
+	free(r->error_notes);
+	free(r);
+}
+
+const struct auxcap_report_summary *auxcap_report_get_summary(const struct auxcap_report *r)
+{
+	return r ? &r->sum : NULL;
+}
+
+size_t auxcap_report_nr_funcs(const struct auxcap_report *r)
+{
+	return r && r->finished ? r->nr_funcs : 0;
+}
+
+const struct auxcap_report_func *auxcap_report_get_func(const struct auxcap_report *r, size_t i)
+{
+	return r && r->finished && i < r->nr_funcs ? &r->order[i]->pub : NULL;
+}
+
+size_t auxcap_report_nr_threads(const struct auxcap_report *r)
+{
+	return r && r->finished ? r->sum.nr_threads : 0;
+}
+
+const struct auxcap_report_thread *auxcap_report_get_thread(const struct auxcap_report *r,
+							    size_t i)
+{
+	return r && r->finished && i < r->sum.nr_threads ? r->torder[i] : NULL;
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# auxcap report end to end on real captures of examples/auxcap-example-loop, each checked by
+# check_report.py against figures computed from outside the report (the decode stream
+# aggregated in Python, nm/objdump, the program's known structure, auxcap info):
+#   - a capture synthesized under the live tracer with cpu-clock-like samples (whole trace);
+#   - auxcap record --emulate with the kernel's cpu-clock beside it (whole trace);
+#   - auxcap record --emulate with an 8 KiB AUX buffer: TRUNCATED records and decode gaps;
+#   - auxcap record --emulate --snapshot=e: the snapshot table;
+#   - Intel BTS (no time, no instruction counts) and Arm SPE (samples in the trace);
+# then bad input (one line, status 1), -o, and the progress bar on a pseudo-terminal.
+# Usage: test_report.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY PTY_PY
+set -u
+AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5 PTY=$6
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+if ! "$SYNTH" "$TMP/s.data" --sample-every 300 -- "$EXAMPLE" 3000 >"$TMP/synth.out" \
+	2>"$TMP/synth.err"; then
+	if grep -q "Operation not permitted" "$TMP/synth.err"; then
+		echo "SKIP: ptrace is not permitted here: $(cat "$TMP/synth.err")"
+		exit 77
+	fi
+	echo "FAIL synthesizing the capture: $(cat "$TMP/synth.err")"
+	exit 1
+fi
+echo "# synthesized: $(cat "$TMP/synth.out")"
+python3 "$CHECK" "$AUXCAP" "$TMP/s.data" "$EXAMPLE" "$SCHEMA" --iterations 3000 \
+	--expect-samples --expect-no-loss || fails=$((fails + 1))
+
+record() { # NAME ITERATIONS ARGS... : auxcap record --emulate ARGS -o NAME.data -- EXAMPLE N
+	name=$1 n=$2
+	shift 2
+	if ! "$AUXCAP" record --emulate "$@" -o "$TMP/$name.data" -- "$EXAMPLE" "$n" >/dev/null \
+		2>"$TMP/$name.err"; then
+		bad "auxcap record --emulate $*: $(cat "$TMP/$name.err")"
+		return 1
+	fi
+	echo "# recorded $name: $(grep -o 'wrote .*' "$TMP/$name.err")"
+}
+if record clock 3000 -e intel_pt//u -e cpu-clock; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/clock.data" "$EXAMPLE" "$SCHEMA" --iterations 3000 \
+		--expect-samples --expect-no-loss || fails=$((fails + 1))
+fi
+if record trunc 3000 -m 16,2; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/trunc.data" "$EXAMPLE" "$SCHEMA" --expect-loss ||
+		fails=$((fails + 1))
+fi
+if record snap 3000 --snapshot=e -m ,4; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/snap.data" "$EXAMPLE" "$SCHEMA" --expect-snapshots ||
+		fails=$((fails + 1))
+fi
+# Intel BTS (branches, no time, no instruction counts) and Arm SPE (the trace's own samples).
+if record bts 300 -e intel_bts//u; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/bts.data" "$EXAMPLE" "$SCHEMA" --iterations 300 \
+		--untimed --expect-no-loss || fails=$((fails + 1))
+fi
+if record spe 300 -e arm_spe_0/period=64/; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/spe.data" "$EXAMPLE" "$SCHEMA" --expect-no-loss ||
+		fails=$((fails + 1))
+fi
+
+# Bad input: one line on standard error, status 1, nothing on standard output.
+one_line() { # WHAT PATTERN ARGS...
+	what=$1 pat=$2
+	shift 2
+	"$AUXCAP" report "$@" >"$TMP/o" 2>"$TMP/e"
+	st=$?
+	if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e")" -eq 1 ] && grep -q "$pat" "$TMP/e" &&
+		[ ! -s "$TMP/o" ]; then
+		ok "$what: $(cat "$TMP/e")"
+	else
+		bad "$what: status $st, stderr: $(cat "$TMP/e")"
+	fi
+}
+one_line "no file" "no file given"
+one_line "missing file" "nosuch.data" "$TMP/nosuch.data"
+one_line "bad --format" "bad --format" "$TMP/s.data" --format xml
+one_line "bad --sort" "bad --sort" "$TMP/s.data" --sort fastest
+one_line "bad --top" "bad --top" "$TMP/s.data" --top -1
+one_line "unknown option" "unknown option" "$TMP/s.data" --frobnicate
+one_line "two files" "one capture at a time" "$TMP/s.data" "$TMP/s.data"
+one_line "unwritable -o" "cannot" "$TMP/s.data" -o "$TMP/nodir/r.txt"
+printf 'not a capture\n' >"$TMP/junk.data"
+one_line "not a perf.data file" "junk.data" "$TMP/junk.data"
+if "$AUXCAP" record -e cpu-clock -o "$TMP/noaux.data" -- true >/dev/null 2>&1; then
+	one_line "a capture without AUX trace" "no AUX trace" "$TMP/noaux.data"
+else
+	bad "auxcap record -e cpu-clock -- true failed"
+fi
+
+# -o writes what standard output gets.
+"$AUXCAP" report "$TMP/s.data" >"$TMP/stdout.txt" 2>/dev/null
+"$AUXCAP" report "$TMP/s.data" -o "$TMP/out.txt" >"$TMP/o" 2>"$TMP/e"; st=$?
+if [ $st -eq 0 ] && [ ! -s "$TMP/o" ] && [ ! -s "$TMP/e" ] && cmp -s "$TMP/stdout.txt" "$TMP/out.txt"
+then
+	ok "-o FILE holds the report, standard output and error stay empty"
+else
+	bad "-o FILE (status $st)"
+fi
+
+# JSON stays valid UTF-8 with a file name that is not (a Latin-1 byte).
+cp "$TMP/s.data" "$TMP/caf$(printf '\351').data"
+"$AUXCAP" report "$TMP/caf$(printf '\351').data" --format json >"$TMP/l1.json" 2>"$TMP/e"; st=$?
+if [ $st -eq 0 ] && python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+assert r["file"].endswith("caf\u00e9.data"), r["file"]' "$TMP/l1.json"; then
+	ok "JSON with a non-UTF-8 file name: valid UTF-8, the byte escaped"
+else
+	bad "JSON with a non-UTF-8 file name (status $st)"
+fi
+
+# The progress bar on a terminal.
+python3 "$PTY" "$AUXCAP" "$TMP/s.data" "$TMP" || fails=$((fails + 1))
+
+echo "# $fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The report's aggregation (decode/report.c, auxcap/decode_report.h) on synthesized captures
+ * of the toy backend: every trace event, sample and loss is written by the test, so each
+ * expected figure follows by hand from the timeline below and the rules of
+ * auxcap/decode_report.h (no symbols: functions are their entry addresses).
+ *
+ *   self/total time     calls and returns through main, run, work, leaf and a recursive
+ *                       function; a trace stop; a gap (its time is gap time)
+ *   instructions        the same flow with instruction counts: self to the frame the
+ *                       thread was in, total over the stack, recursion once
+ *   samples             self by IP (an IP without symbol: the trace's function), total over
+ *                       the sample's stack; kernel IPs as one entry; threads without trace
+ *   losses              LOST, LOST_SAMPLES, AUX flags, AUXTRACE_ERROR with notes, holes,
+ *                       gaps; a clean capture says no loss
+ *   per thread          the same function apart per thread, trace of an unknown thread
+ *   progress            the session's callback: both phases, 0 to total, never back
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "auxcap/backend.h"
+#include "auxcap/decode.h"
+#include "auxcap/decode_report.h"
+#include "capture_builder.h"
+#include "toy_backend.h"
+
+static char g_dir[256];
+
+#define MAIN 0x1000
+#define RUN 0x2000
+#define WORK 0x3000
+#define LEAF 0x4000
+#define REC 0x5000
+
+/* TIME_CONV with perf time = tsc. */
+static struct cb *start(const char *name, char *path, size_t n)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	struct cb *b;
+
+	snprintf(path, n, "%s/%s", g_dir, name);
+	b = cb_open(path, "toy_trace//", TOY_ATTR_TYPE);
+	assert_non_null(b);
+	tc.time_mult = 1;
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+	cb_auxtrace_info(b, TOY_TYPE, NULL, 0);
+	return b;
+}
+
+static struct auxcap_decode *open_capture(const char *path, auxcap_decode_progress_fn fn,
+					  void *arg)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_decode *d = NULL;
+	char err[256] = "";
+
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	o.progress = fn;
+	o.progress_arg = arg;
+	if (auxcap_decode_open(path, &o, &d) < 0)
+		fail_msg("auxcap_decode_open(%s): %s", path, err);
+	return d;
+}
+
+static struct auxcap_report *report_of(struct auxcap_decode *d, bool per_thread,
+				       size_t max_notes)
+{
+	struct auxcap_report_opts o = { .sz = sizeof(o) };
+	struct auxcap_report *r = NULL;
+
+	o.per_thread = per_thread;
+	o.max_notes = max_notes;
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	return r;
+}
+
+/* The function of entry @addr (no symbols here), of thread @tid with per_thread. */
+static const struct auxcap_report_func *func(const struct auxcap_report *r, uint64_t addr,
+					     int32_t tid)
+{
+	for (size_t i = 0; i < auxcap_report_nr_funcs(r); i++) {
+		const struct auxcap_report_func *f = auxcap_report_get_func(r, i);
+
+		if (!f->name && !f->kernel && f->addr == addr && f->tid == tid)
+			return f;
+	}
+	fail_msg("no function at 0x%" PRIx64 " (tid %d)", addr, tid);
+	return NULL;
+}
+
+static const struct auxcap_report_thread *thread(const struct auxcap_report *r, int32_t tid)
+{
+	for (size_t i = 0; i < auxcap_report_nr_threads(r); i++)
+		if (auxcap_report_get_thread(r, i)->tid == tid)
+			return auxcap_report_get_thread(r, i);
+	fail_msg("no thread %d", tid);
+	return NULL;
+}
+
+/*
+ * Thread 9 (one per-task queue), one event per timestamp:
+ *
+ *   1000  ENABLE at main                       stack: main
+ *   2000  call main -> run                            main run
+ *   3000  call run -> work                            main run work
+ *   4000  call work -> leaf                           main run work leaf
+ *   4500  return leaf -> work
+ *   5000  jcc in work
+ *   6000  return work -> run
+ *   7000  call run -> rec                             main run rec
+ *   8000  call rec -> rec (recursion)                 main run rec rec
+ *   9000  return rec -> rec
+ *  10000  return rec -> run
+ *  11000  DISABLE in run (tracing stops)
+ *  15000  ENABLE in run
+ *  16000  GAP
+ *  20000  jmp in run
+ *  21000  return run -> main
+ *
+ * @insns: the instruction counts of the events (ninsn), else 0 (events at their timestamps).
+ */
+static void write_flow(struct cb *b, bool insns)
+{
+	const uint32_t n[16] = { 0, 5, 3, 2, 4, 1, 2, 1, 2, 3, 1, 2, 0, 0, 4, 1 };
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x10, RUN, 0),
+		rec(3000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, RUN + 0x20, WORK, 0),
+		rec(4000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, WORK + 0x30, LEAF, 0),
+		rec(4500, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, LEAF + 0x10, WORK + 0x35, 0),
+		rec(5000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, WORK + 0x38, WORK + 0x40, 0),
+		rec(6000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, WORK + 0x48, RUN + 0x25, 0),
+		rec(7000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, RUN + 0x30, REC, 0),
+		rec(8000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, REC + 0x10, REC, 0),
+		rec(9000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, REC + 0x20, REC + 0x15, 0),
+		rec(10000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, REC + 0x20, RUN + 0x35, 0),
+		rec(11000, AUXCAP_TRACE_DISABLE, 0, RUN + 0x40, 0, 0),
+		rec(15000, AUXCAP_TRACE_ENABLE, 0, RUN + 0x42, 0, 0),
+		rec(16000, AUXCAP_TRACE_GAP, 0, 0, 0, 0),
+		rec(20000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, RUN + 0x50, RUN + 0x60, 0),
+		rec(21000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, RUN + 0x70, MAIN + 0x15, 0),
+	};
+
+	for (size_t i = 0; insns && i < 16; i++)
+		t[i].ninsn = n[i];
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+}
+
+static void test_trace_time(void **state)
+{
+	const struct auxcap_report_summary *s;
+	const struct auxcap_report_thread *t;
+	struct auxcap_report *r;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("time.data", path, sizeof(path));
+
+	(void)state;
+	cb_comm(b, 9, 9, "flow", false, 500, 0);
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, false);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 0);
+	s = auxcap_report_get_summary(r);
+	/* Self: what ran between two events went to the innermost frame. */
+	assert_int_equal(func(r, MAIN, -1)->self_ns, 1000);
+	assert_int_equal(func(r, RUN, -1)->self_ns, 5000); /* 2-3, 7-8, 10-11, 15-16, 20-21 us */
+	assert_int_equal(func(r, WORK, -1)->self_ns, 2500);
+	assert_int_equal(func(r, LEAF, -1)->self_ns, 500);
+	assert_int_equal(func(r, REC, -1)->self_ns, 3000);
+	/* Total: while on the stack (11-15 us stopped, 16-20 us lost: neither counts). */
+	assert_int_equal(func(r, MAIN, -1)->total_ns, 12000);
+	assert_int_equal(func(r, RUN, -1)->total_ns, 11000);
+	assert_int_equal(func(r, WORK, -1)->total_ns, 3000);
+	assert_int_equal(func(r, LEAF, -1)->total_ns, 500);
+	assert_int_equal(func(r, REC, -1)->total_ns, 3000); /* 7-10 us, the recursion once */
+	assert_int_equal(func(r, MAIN, -1)->calls, 0);
+	assert_int_equal(func(r, RUN, -1)->calls, 1);
+	assert_int_equal(func(r, REC, -1)->calls, 2);
+	/* Branches: each to the function it left from. */
+	assert_int_equal(func(r, MAIN, -1)->self_branches, 1);
+	assert_int_equal(func(r, RUN, -1)->self_branches, 4);
+	assert_int_equal(func(r, WORK, -1)->self_branches, 3);
+	assert_int_equal(func(r, LEAF, -1)->self_branches, 1);
+	assert_int_equal(func(r, REC, -1)->self_branches, 3);
+	assert_int_equal(func(r, MAIN, -1)->total_branches, 12);
+	assert_int_equal(func(r, RUN, -1)->total_branches, 11);
+	assert_int_equal(func(r, WORK, -1)->total_branches, 4);
+	assert_int_equal(auxcap_report_nr_funcs(r), 5);
+
+	assert_int_equal(s->trace_ns, 12000);
+	assert_true(s->trace_timed);
+	assert_int_equal(s->trace_events, 16);
+	assert_int_equal(s->branches, 12);
+	assert_int_equal(s->gaps, 1);
+	assert_int_equal(s->gap_ns, 4000);
+	assert_int_equal(s->nr_gap_notes, 1);
+	assert_int_equal(s->gap_notes[0].time, 16000);
+	assert_int_equal(s->gap_notes[0].offset, 13 * sizeof(struct toy_rec));
+	assert_string_equal(s->gap_notes[0].what, "toy gap");
+	assert_int_equal(s->trace_first, 1000);
+	assert_int_equal(s->trace_last, 21000);
+	assert_int_equal(s->first_time, 500); /* the COMM record */
+	assert_int_equal(s->last_time, 21000);
+	assert_int_equal(s->nr_cpus, 1);
+	assert_int_equal(s->cpus[0], 0);
+	assert_false(s->no_loss); /* the gap */
+	assert_int_equal(s->nr_queues, 1);
+	assert_int_equal(s->aux_bytes, 16 * sizeof(struct toy_rec));
+
+	assert_int_equal(s->nr_threads, 1);
+	t = thread(r, 9);
+	assert_int_equal(t->pid, 9);
+	assert_string_equal(t->comm, "flow");
+	assert_int_equal(t->trace_ns, 12000);
+	assert_int_equal(t->trace_events, 16);
+	assert_int_equal(t->gaps, 1);
+	assert_int_equal(t->gap_ns, 4000);
+
+	/* Orders. */
+	assert_int_equal(auxcap_report_auto_key(r), AUXCAP_REPORT_SORT_SELF);
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, RUN);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, REC);
+	assert_int_equal(auxcap_report_get_func(r, 4)->addr, LEAF);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_TOTAL, 0), 0);
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, MAIN);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, RUN);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_CALLS, 0), 0);
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, REC);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES, s->nr_slots), -EINVAL);
+	assert_null(auxcap_report_get_func(r, 5));
+
+	/* Finished: no more events, no second finish. */
+	assert_int_equal(auxcap_report_finish(r), -EINVAL);
+	assert_int_equal(auxcap_report_event(r, NULL), -EINVAL);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+static void test_trace_insns(void **state)
+{
+	const struct auxcap_report_summary *s;
+	struct auxcap_report *r;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("insns.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, true);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 0);
+	s = auxcap_report_get_summary(r);
+	/* An event's instructions ran in the frame the thread was in before it. */
+	assert_int_equal(func(r, MAIN, -1)->self_insns, 5);
+	assert_int_equal(func(r, RUN, -1)->self_insns, 3 + 1 + 2 + 4 + 1);
+	assert_int_equal(func(r, WORK, -1)->self_insns, 2 + 1 + 2);
+	assert_int_equal(func(r, LEAF, -1)->self_insns, 4);
+	assert_int_equal(func(r, REC, -1)->self_insns, 2 + 3 + 1);
+	assert_int_equal(func(r, MAIN, -1)->total_insns, 31);
+	assert_int_equal(func(r, RUN, -1)->total_insns, 26);
+	assert_int_equal(func(r, WORK, -1)->total_insns, 2 + 4 + 1 + 2);
+	assert_int_equal(func(r, LEAF, -1)->total_insns, 4);
+	assert_int_equal(func(r, REC, -1)->total_insns, 6);
+	assert_int_equal(s->insns, 31);
+	assert_int_equal(thread(r, 9)->insns, 31);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_INSNS, 0), 0);
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, RUN);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, REC);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+static void test_samples(void **state)
+{
+	const struct auxcap_report_summary *s;
+	const struct auxcap_report_func *f;
+	struct auxcap_report *r;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("samples.data", path, sizeof(path));
+	size_t clk = 1; /* cpu-clock, evsel 1 */
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_sample(b, 1, RUN + 0x10, 9, 9, 2500, 0, 1);	 /* in run: run, main */
+	cb_sample(b, 1, LEAF + 0x4, 9, 9, 4200, 0, 1);	 /* in leaf: leaf, work, run, main */
+	cb_sample(b, 1, REC + 0x18, 9, 9, 9500, 0, 1);	 /* in rec: rec (twice), run, main */
+	cb_sample(b, 1, 0x9999, 9, 9, 30000, 0, 1);	 /* never ran: not found; main */
+	cb_sample(b, 1, 0xffffffff81000000ull, 9, 9, 30500, 0, 1); /* the kernel; main */
+	cb_sample(b, 1, 0x1234, 77, 77, 31000, 1, 1);	 /* a thread without trace */
+	write_flow(b, false);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 0);
+	s = auxcap_report_get_summary(r);
+	assert_int_equal(s->nr_slots, 3);
+	assert_int_equal(s->samples, 6);
+	assert_int_equal(s->slots[clk].samples, 6);
+	assert_string_equal(s->slots[clk].name, "cpu-clock");
+	assert_int_equal(s->slots[clk].traced, 5);
+	assert_int_equal(s->slots[clk].aligned, 3);
+	assert_int_equal(s->slots[0].samples, 0);
+	assert_int_equal(s->slots[2].samples, 0);
+
+	/* IPs without symbols that the trace found: their function's entry. */
+	assert_int_equal(func(r, RUN, -1)->samples[clk], 1);
+	assert_int_equal(func(r, RUN, -1)->samples_total[clk], 3);
+	assert_int_equal(func(r, LEAF, -1)->samples[clk], 1);
+	assert_int_equal(func(r, LEAF, -1)->samples_total[clk], 1);
+	assert_int_equal(func(r, REC, -1)->samples[clk], 1);
+	assert_int_equal(func(r, REC, -1)->samples_total[clk], 1); /* recursion once */
+	assert_int_equal(func(r, WORK, -1)->samples[clk], 0);
+	assert_int_equal(func(r, WORK, -1)->samples_total[clk], 1);
+	assert_int_equal(func(r, MAIN, -1)->samples[clk], 0);
+	assert_int_equal(func(r, MAIN, -1)->samples_total[clk], 5);
+	/* Not found: the IP itself; no trace: the IP; the kernel: one entry. */
+	assert_int_equal(func(r, 0x9999, -1)->samples[clk], 1);
+	assert_int_equal(func(r, 0x1234, -1)->samples[clk], 1);
+	assert_int_equal(func(r, 0x1234, -1)->samples_total[clk], 1);
+	f = NULL;
+	for (size_t i = 0; i < auxcap_report_nr_funcs(r); i++)
+		if (auxcap_report_get_func(r, i)->kernel)
+			f = auxcap_report_get_func(r, i);
+	assert_non_null(f);
+	assert_null(f->name);
+	assert_int_equal(f->samples[clk], 1);
+
+	assert_int_equal(thread(r, 9)->samples, 5);
+	assert_int_equal(thread(r, 77)->samples, 1);
+	assert_int_equal(thread(r, 77)->trace_events, 0);
+	assert_int_equal(s->nr_threads, 2);
+	assert_int_equal(auxcap_report_get_thread(r, 0)->tid, 9); /* trace time first */
+	assert_int_equal(s->nr_cpus, 2);
+
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES, clk), 0);
+	/* 1 sample each: by name (none), kernel last, then by address */
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, 0x1234);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, RUN);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+static void test_losses(void **state)
+{
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, MAIN + 4, MAIN + 8, 0),
+		rec(3000, AUXCAP_TRACE_GAP, 0, 0, 0, 0),
+		rec(5000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, MAIN + 4, MAIN + 8, 0),
+		rec(6000, AUXCAP_TRACE_GAP, 0, 0, 0, 0),
+		rec(6500, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, MAIN + 4, MAIN + 8, 0),
+	};
+	const struct auxcap_report_summary *s;
+	struct auxcap_report *r;
+	struct auxcap_decode *d;
+	char path[300], msg[32];
+	struct cb *b = start("loss.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 5, 5, 500, 0);
+	cb_lost(b, 17, 2500, 0);
+	cb_lost(b, 3, 2600, 0);
+	cb_lost_samples(b, 11, 2700, 0);
+	cb_aux(b, 0, 4096, 0x1 /* TRUNCATED */, 5, 5, 4000, 0);
+	cb_aux(b, 4096, 100, 0x4 | 0x8 /* PARTIAL, COLLISION */, 5, 5, 4100, 0);
+	cb_aux(b, 4196, 64, 0, 5, 5, 4200, 0); /* no loss */
+	for (int i = 0; i < 7; i++) {
+		snprintf(msg, sizeof(msg), "error %d", i);
+		cb_auxtrace_error(b, 40 + (uint32_t)i, 0x400000 + (uint64_t)i, msg, 5, 5,
+				  4300 + (uint64_t)i, 0);
+	}
+	/* Two buffers with a hole between them. */
+	cb_auxtrace(b, t, 3 * sizeof(t[0]), 0, 0, 5, (uint32_t)-1);
+	cb_auxtrace(b, t + 3, 3 * sizeof(t[0]), 10 * sizeof(t[0]), 0, 5, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 3);
+	s = auxcap_report_get_summary(r);
+	assert_false(s->no_loss);
+	assert_int_equal(s->lost_records, 2);
+	assert_int_equal(s->lost, 20);
+	assert_int_equal(s->lost_samples_records, 1);
+	assert_int_equal(s->lost_samples, 11);
+	assert_int_equal(s->aux_truncated, 1);
+	assert_int_equal(s->aux_partial, 1);
+	assert_int_equal(s->aux_collision, 1);
+	assert_int_equal(s->aux_flagged_bytes, 4196);
+	assert_int_equal(s->auxtrace_errors, 7);
+	assert_int_equal(s->nr_error_notes, 3); /* max_notes */
+	assert_string_equal(s->error_notes[0].what, "error 0");
+	assert_int_equal(s->error_notes[2].err, 42);
+	assert_int_equal(s->error_notes[2].ip, 0x400002);
+	assert_int_equal(s->error_notes[2].time, 4302);
+	assert_int_equal(s->discontinuities, 1);
+	assert_int_equal(s->gaps, 2);
+	assert_int_equal(s->gap_ns, 2000 + 500); /* 3000-5000, 6000-6500 */
+	assert_int_equal(s->nr_gap_notes, 2);
+	assert_int_equal(s->gap_notes[1].offset, 10 * sizeof(t[0]) + 1 * sizeof(t[0]));
+	assert_int_equal(s->trace_ns, 3000); /* 1000-3000 (up to the gap), 5000-6000 */
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	/* Nothing lost. */
+	b = start("clean.data", path, sizeof(path));
+	cb_itrace_start(b, 5, 5, 500, 0);
+	cb_aux(b, 0, 2 * sizeof(t[0]), 0, 5, 5, 4200, 0);
+	cb_auxtrace(b, t, 2 * sizeof(t[0]), 0, 0, 5, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 0);
+	s = auxcap_report_get_summary(r);
+	assert_true(s->no_loss);
+	assert_int_equal(s->trace_ns, 1000);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+/*
+ * Two tasks (per-task queues) run main then call run or work; a CPU's queue without any
+ * switch record is trace of an unknown thread.
+ */
+static void test_per_thread(void **state)
+{
+	struct toy_rec a[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0),
+		rec(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x10, RUN, 0),
+		rec(5000, AUXCAP_TRACE_DISABLE, 0, RUN + 4, 0, 0),
+	};
+	struct toy_rec bb[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0),
+		rec(4000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x10, WORK, 0),
+		rec(4500, AUXCAP_TRACE_DISABLE, 0, WORK + 4, 0, 0),
+	};
+	struct toy_rec c[] = {
+		rec(1000, AUXCAP_TRACE_ENABLE, 0, LEAF, 0, 0),
+		rec(1700, AUXCAP_TRACE_DISABLE, 0, LEAF + 4, 0, 0),
+	};
+	struct auxcap_report *r;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("threads.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 100, 100, 500, 0);
+	cb_itrace_start(b, 100, 200, 510, 1);
+	cb_auxtrace(b, a, sizeof(a), 0, 0, 100, (uint32_t)-1);
+	cb_auxtrace(b, bb, sizeof(bb), 0, 1, 200, (uint32_t)-1);
+	cb_auxtrace(b, c, sizeof(c), 0, 2, (uint32_t)-1, 3);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, true, 0);
+	assert_int_equal(func(r, MAIN, 100)->self_ns, 1000);
+	assert_int_equal(func(r, MAIN, 100)->total_ns, 4000);
+	assert_int_equal(func(r, RUN, 100)->self_ns, 3000);
+	assert_int_equal(func(r, MAIN, 200)->self_ns, 3000);
+	assert_int_equal(func(r, WORK, 200)->self_ns, 500);
+	assert_int_equal(func(r, LEAF, -1 - 2)->self_ns, 700); /* queue 2 */
+	assert_int_equal(thread(r, 100)->trace_ns, 4000);
+	assert_int_equal(thread(r, 200)->trace_ns, 3500);
+	assert_int_equal(thread(r, 200)->pid, 100);
+	assert_int_equal(thread(r, -3)->trace_ns, 700);
+	assert_int_equal(auxcap_report_get_thread(r, 0)->tid, 100);
+	assert_int_equal(auxcap_report_nr_funcs(r), 5);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	/* Merged: main of both threads is one function. */
+	d = open_capture(path, NULL, NULL);
+	r = report_of(d, false, 0);
+	assert_int_equal(func(r, MAIN, -1)->self_ns, 4000);
+	assert_int_equal(func(r, MAIN, -1)->total_ns, 7500);
+	assert_int_equal(auxcap_report_nr_funcs(r), 4);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+struct progress_log {
+	enum auxcap_decode_phase phase[4096];
+	uint64_t done[4096], total[4096];
+	size_t n;
+};
+
+static void on_progress(void *arg, enum auxcap_decode_phase phase, uint64_t done, uint64_t total)
+{
+	struct progress_log *p = arg;
+
+	if (p->n < 4096) {
+		p->phase[p->n] = phase;
+		p->done[p->n] = done;
+		p->total[p->n] = total;
+		p->n++;
+	}
+}
+
+static void test_progress(void **state)
+{
+	static struct progress_log log;
+	static struct toy_rec t[20000];
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("progress.data", path, sizeof(path));
+	size_t first_decode = 0, mid = 0, nev = 0;
+	uint64_t trace_bytes = sizeof(t);
+
+	(void)state;
+	for (size_t i = 0; i < 20000; i++)
+		t[i] = rec(1000 + i, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x10, 0x20, 0);
+	cb_itrace_start(b, 3, 3, 500, 0);
+	/* Two queues, the first in 4 contiguous buffers. */
+	for (size_t k = 0; k < 4; k++)
+		cb_auxtrace(b, t + k * 4000, 4000 * sizeof(t[0]), k * 4000 * sizeof(t[0]), 0, 3,
+			    (uint32_t)-1);
+	cb_auxtrace(b, t + 16000, 4000 * sizeof(t[0]), 0, 1, 4, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	memset(&log, 0, sizeof(log));
+	d = open_capture(path, on_progress, &log);
+	/* The first pass: from 0 to the data section's size. */
+	assert_true(log.n >= 2);
+	assert_int_equal(log.phase[0], AUXCAP_DECODE_PHASE_READ);
+	assert_int_equal(log.done[0], 0);
+	assert_int_equal(log.phase[log.n - 1], AUXCAP_DECODE_PHASE_READ);
+	assert_int_equal(log.done[log.n - 1], log.total[log.n - 1]);
+	assert_true(log.total[0] > trace_bytes);
+	first_decode = log.n;
+	while (auxcap_decode_next(d, &ev) == 1)
+		nev++;
+	assert_int_equal(nev, 20000 + 1 /* ITRACE_START */);
+	assert_true(log.n > first_decode + 4);
+	assert_int_equal(log.phase[first_decode], AUXCAP_DECODE_PHASE_DECODE);
+	assert_int_equal(log.done[first_decode], 0);
+	for (size_t i = first_decode; i < log.n; i++) {
+		assert_int_equal(log.phase[i], AUXCAP_DECODE_PHASE_DECODE);
+		assert_int_equal(log.total[i], trace_bytes);
+		assert_true(log.done[i] <= log.total[i]);
+		if (i > first_decode)
+			assert_true(log.done[i] >= log.done[i - 1]);
+		mid += log.done[i] > 0 && log.done[i] < trace_bytes;
+	}
+	assert_int_equal(log.done[log.n - 1], trace_bytes);
+	assert_true(mid >= 3); /* progress in between, not only at the ends */
+	/* Only once at the end. */
+	log.n = 0;
+	assert_int_equal(auxcap_decode_next(d, &ev), 0);
+	assert_int_equal(log.n, 0);
+	auxcap_decode_close(d);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct auxcap_report_opts o = { .sz = sizeof(o) - 1 };
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("args.data", path, sizeof(path));
+	struct toy_rec t[] = { rec(1000, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0) };
+
+	(void)state;
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 5, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_new(NULL, NULL, &r), -EINVAL);
+	assert_int_equal(auxcap_report_new(d, &o, &r), -EINVAL);
+	assert_null(r);
+	assert_int_equal(auxcap_report_new(d, NULL, &r), 0);
+	/* Not finished yet: nothing to read, nothing to sort. */
+	assert_int_equal(auxcap_report_nr_funcs(r), 0);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SELF, 0), -EINVAL);
+	assert_int_equal(auxcap_report_finish(r), 0);
+	assert_int_equal(auxcap_report_sort(r, (enum auxcap_report_sort_key)99, 0), -EINVAL);
+	auxcap_report_free(r);
+	auxcap_report_free(NULL);
+	auxcap_decode_close(d);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-report-XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	return auxcap_backend_register(&toy_backend_ops);
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_time),  cmocka_unit_test(test_trace_insns),
+		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_losses),
+		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_bad_arguments),
+	};
+
+	return cmocka_run_group_tests_name("decode/report", tests, setup, teardown);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The toy backend of the decode stage's tests (toy_backend.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "toy_backend.h"
+
+struct toy_dec {
+	const struct toy_rec *recs;
+	size_t n, i;
+	uint64_t base;
+};
+
+static int toy_probe(const char *name, const struct auxcap_pmu *pmu)
+{
+	(void)pmu;
+	return !strcmp(name, "toy_trace");
+}
+
+static int toy_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
+		   void **ret)
+{
+	struct toy_dec *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	d->recs = (const struct toy_rec *)buf;
+	d->n = len / sizeof(struct toy_rec);
+	d->base = ctx->stream_offset;
+	*ret = d;
+	return 0;
+}
+
+static int toy_next(void *p, struct auxcap_trace_event *ev)
+{
+	struct toy_dec *d = p;
+	struct toy_rec r;
+
+	if (d->i == d->n)
+		return 0;
+	memcpy(&r, &d->recs[d->i], sizeof(r));
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = r.kind;
+	ev->branch = r.branch;
+	ev->ninsn = r.ninsn;
+	ev->ip = r.ip;
+	ev->to = r.to;
+	ev->offset = d->base + d->i * sizeof(r);
+	if (r.has_tsc) {
+		ev->tsc = r.tsc;
+		ev->flags |= AUXCAP_TRACE_F_HAS_TSC;
+	}
+	if (r.kind == AUXCAP_TRACE_GAP) {
+		ev->err = -EBADMSG;
+		ev->what = "toy gap";
+	}
+	d->i++;
+	return 1;
+}
+
+static void toy_free(void *p)
+{
+	free(p);
+}
+
+const struct auxcap_backend_ops toy_backend_ops = {
+	.abi = AUXCAP_BACKEND_ABI,
+	.name = "toy_trace",
+	.description = "test backend",
+	.auxtrace_type = TOY_TYPE,
+	.probe = toy_probe,
+	.decoder_new = toy_new,
+	.decoder_next = toy_next,
+	.decoder_free = toy_free,
+};
+
+struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind, enum auxcap_branch_type branch,
+		   uint64_t ip, uint64_t to, uint32_t ninsn)
+{
+	struct toy_rec r = { (uint8_t)kind, (uint8_t)branch, 1, ninsn, tsc, ip, to };
+
+	return r;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A toy backend for the decode stage's tests: its trace is an array of struct toy_rec, each
+ * saying which trace event to produce, so every input of a test is known exactly.  Register
+ * toy_backend_ops (auxcap_backend_register()) and write captures of the event "toy_trace//"
+ * (attr type TOY_ATTR_TYPE) with AUXTRACE_INFO type TOY_TYPE.
+ */
+#ifndef AUXCAP_TEST_TOY_BACKEND_H
+#define AUXCAP_TEST_TOY_BACKEND_H
+
+#include <stdint.h>
+
+#include "auxcap/backend.h"
+
+#define TOY_TYPE (AUXCAP_AUXTRACE_PRIVATE + 1)
+#define TOY_ATTR_TYPE 0x7000
+
+/* One trace event (32 bytes); a GAP gets err -EBADMSG and the reason "toy gap". */
+struct toy_rec {
+	uint8_t kind;	/* enum auxcap_trace_kind */
+	uint8_t branch; /* enum auxcap_branch_type */
+	uint16_t has_tsc;
+	uint32_t ninsn;
+	uint64_t tsc;
+	uint64_t ip;
+	uint64_t to;
+};
+
+extern const struct auxcap_backend_ops toy_backend_ops;
+
+/* An event with a timestamp. */
+struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind, enum auxcap_branch_type branch,
+		   uint64_t ip, uint64_t to, uint32_t ninsn);
+
+#endif
