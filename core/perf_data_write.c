@@ -21,6 +21,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 
 #include "auxcap/file.h"
@@ -35,6 +36,7 @@ _Static_assert(sizeof(struct perf_event_attr) >= AUXCAP_PERF_ATTR_SIZE,
 #define HEADER_UPDATE_BYTES ((uint64_t)4 * 1024 * 1024)	 /* default header refresh interval */
 #define ATTR_ENTRY_SIZE	    (AUXCAP_PERF_ATTR_SIZE + 16) /* attr + ids {offset, size} */
 #define RESERVE_STEP	    ((uint64_t)1 << 20) /* bytes per fallocate of the reserving thread */
+#define RESERVE_NICE	    10			/* its nice value */
 
 /* --- the I/O seam ----------------------------------------------------------------------- */
 
@@ -1081,6 +1083,8 @@ static void *reserve_main(void *arg)
 {
 	struct auxcap_perf_writer *w = arg;
 
+	/* Background work: it must not delay the capture loop (Linux: nice is per thread). */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), RESERVE_NICE);
 	pthread_mutex_lock(&w->res_lock);
 	for (;;) {
 		uint64_t from, len;

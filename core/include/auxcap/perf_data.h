@@ -400,7 +400,8 @@ uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w);
  * allocate it: on tmpfs, allocating the page is about half the cost of a write, so a flight
  * recorder that reserves a snapshot's worth after each snapshot writes the next one in about
  * half the time.  The call returns at once: a thread of the writer does it in 1 MiB steps
- * (a write waits for one step at most), stopped at close; space already asked for is not
+ * (a write waits for one step at most), at nice 10 so as not to delay the capture, stopped
+ * at close; space already asked for is not
  * asked again, and what is left unused is given back at close.  Call it once every attr is
  * added (it writes the header if it is not out yet).
  * Returns 0, or a negative errno: -EOPNOTSUPP for a pipe, an I/O seam without fallocate or a
