@@ -789,7 +789,7 @@ static void bench_parallel(const char *path, unsigned int reps, size_t chunk, st
 	auxcap_perf_reader_close(rd);
 }
 
-/* ---- 3. memory --------------------------------------------------------------------------------- */
+/* ---- 3. memory ---------------------------------------------------------------------------- */
 
 static void bench_rss(const char *auxcap, const char *small, size_t small_len, const char *big,
 		      size_t big_len, struct figures *fig)

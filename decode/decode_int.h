@@ -58,14 +58,32 @@ struct dpiece {
 	bool contiguous;     /* follows the previous piece without a hole */
 };
 
-/* A decoded event waiting in a queue, with its time. */
+/*
+ * A decoded event waiting in a queue, with its time: 88 bytes, so that a run of them stays
+ * in the first-level cache (whole 152-byte events did not: the stage's misses slowed it and
+ * the backend down).  Its first fields are those of struct auxcap_trace_event before @size,
+ * in the same layout (copied as one block, QEV_HEAD bytes); an event with any later field
+ * set (an instruction's bytes, SPE sample fields, a gap's reason, ...) is also kept whole in
+ * the queue's spill ring (@full), in the same order.
+ */
 struct qev {
-	struct auxcap_trace_event ev;
+	enum auxcap_trace_kind kind; /* as in struct auxcap_trace_event */
+	uint32_t flags;
+	uint64_t offset, tsc, time, ip, to;
+	uint32_t ninsn;
+	enum auxcap_branch_type branch;
 	uint64_t key;	 /* perf time it is merged at (interpolated), ns */
 	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
 	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
+	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own, not
+			  * @full: what next_fast() can take (false: the general way) */
+	bool full;	 /* the whole event is in the spill ring */
 };
+
+#define QEV_HEAD offsetof(struct auxcap_trace_event, size)
+
+#define QUEUE_DEC_BATCH 16 /* events decoded before their times are worked out */
 
 struct dqueue {
 	struct auxcap_decode_queue info;
@@ -75,6 +93,10 @@ struct dqueue {
 	struct auxcap_trace_piece *prev; /* scratch: the pieces before the one started */
 	size_t cap_prev;
 	void *dec;	     /* the backend decoder of piece - 1, NULL when none */
+	struct auxcap_trace_event batch[QUEUE_DEC_BATCH]; /* the events being decoded */
+	struct auxcap_trace_event *spill; /* ring of the whole events of @full entries */
+	size_t spill_cap, spill_head, spill_tail;
+	bool lost_before;    /* a snapshot after trace was lost: starts with a GAP event */
 	bool done;	     /* no more events */
 	int error;	     /* a failure that ended the queue */
 	/* Ring of events: [head, ready) are final, [ready, tail) are the open timing run. */
@@ -82,8 +104,10 @@ struct dqueue {
 	size_t cap;	     /* power of two */
 	size_t head, ready, tail;
 	bool held;	     /* the head is the event handed out last (auxcap_decode_next()) */
-	const struct auxcap_trace_event **held_out; /* where it was handed out */
 	bool run_has_clock;  /* the open run has a timestamp */
+	bool run_from_tsc;   /* ... converted from the counter value @run_tsc */
+	uint64_t run_tsc;
+	uint64_t run_insns;  /* instructions of the open run's events */
 	bool run_gap;	     /* the open run holds a gap */
 	uint64_t run_clock;  /* its perf time */
 	uint64_t last_key;   /* key of the last final event (keys never go back) */
@@ -239,11 +263,17 @@ struct auxcap_decode {
 	size_t threads_cap, threads_n;
 	struct dthread *last_thread;
 	struct dqueue *held_q; /* the queue whose head is the event handed out */
+	size_t held_c;	       /* its cursor */
+	uint64_t lim_key;      /* while the top queue hands out events: the smallest key of */
+	size_t lim_c;	       /* the other cursors, and that cursor (see set_limit()) */
+	struct dthread *fast_t; /* the thread of the last event, a trace event, NULL after a
+				   record (next_fast()) */
 
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;
 	bool out_record; /* @out holds a record's fields (cleared for the next trace event) */
-	struct auxcap_trace_event trace;
+	struct auxcap_trace_event trace; /* the trace event handed out (queue_expand()) */
+	bool trace_full;		 /* @trace has fields past QEV_HEAD set */
 	struct auxcap_record rec;
 	struct auxcap_perf_auxtrace_error *err_hold;
 	struct auxcap_decode_sample_ctx sctx;
@@ -261,7 +291,6 @@ struct auxcap_decode {
 	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
 	bool disasm_tried;
 	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
-	int pending_error; /* a queue failed: returned by the next auxcap_decode_next() */
 	bool want_context; /* the capture has counter samples: keep history and function time */
 	uint64_t prog_done, prog_total; /* decode progress: trace bytes (opts.progress) */
 	uint32_t prog_tick;		/* trace events since the last progress call */
@@ -292,13 +321,27 @@ static inline int queue_peek(struct auxcap_decode *d, struct dqueue *q, struct q
 	}
 	return queue_fill(d, q, ret);
 }
-/* The head was handed out (at *@out): keep it until queue_release(), which drops it.  If the
- * ring moves meanwhile, *@out is pointed at the event's new place. */
-void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out);
+/* The head was handed out: keep it until queue_release(), which drops it. */
+void queue_hold(struct dqueue *q);
+/* The event handed out last, held. */
+static inline const struct qev *queue_held(const struct dqueue *q)
+{
+	return &q->ring[q->head & (q->cap - 1)];
+}
+/* The whole event of @e, the first event of @q not handed out, rebuilt in d->trace (valid
+ * until the next call). */
+const struct auxcap_trace_event *queue_expand(struct auxcap_decode *d, const struct dqueue *q,
+					      const struct qev *e);
+/* The tid field of @e, the first event of @q not handed out. */
+int64_t queue_head_tid(const struct dqueue *q, const struct qev *e);
 void queue_release(struct dqueue *q);
-/* Final or open events after the head: the @i-th (0 = head), NULL past what is buffered.
- * Events of the open run have provisional keys (their run's timestamp: a lower bound). */
+/* Final events after the head: the @i-th (0 = head), NULL past them (events of the open run
+ * have no time yet: see queue_final_at()). */
 const struct qev *queue_at(const struct dqueue *q, size_t i);
+/* The @i-th event after the head (0 = head) with its final time, decoding as far as needed;
+ * NULL if the queue ends (or fails: the error comes with the merge's next event) first.
+ * Events already returned may move: call again rather than keep pointers across calls. */
+const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size_t i);
 void queue_fini(struct auxcap_decode *d, struct dqueue *q);
 
 /* merge.c */

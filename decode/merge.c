@@ -17,9 +17,9 @@
  *     began and how to undo its effect on the stack;
  *   - the time spent per function (the innermost frame's), while tracing is on.
  * A counter sample takes the thread's context at the trace position where its IP runs (see
- * auxcap/decode.h): searched backwards in the history and forwards in the events its queue
- * holds, inside the sample's window; the stack there is the current one with the history's
- * effects undone, or with the held events' effects applied.
+ * auxcap/decode.h): searched backwards in the history and forwards in its queue's next
+ * events (decoded as far as needed), inside the sample's window; the stack there is the current one with the history's
+ * effects undone, or with the effects of the queue's next events applied.
  */
 #include "config.h"
 
@@ -35,7 +35,7 @@
 #include "disasm.h"
 
 #define HIST_MIN 4096	 /* branches kept per thread (at least), power of two */
-#define FWD_MAX 65536	 /* held events searched forward for a sample's IP */
+#define FWD_MAX 65536	 /* queued events searched forward for a sample's IP */
 #define FTIME_MAX 16	 /* functions reported per sample */
 #define STACK_MAX 4096	 /* deepest call stack kept (deeper calls drop the oldest) */
 
@@ -246,7 +246,7 @@ static int stack_push(struct stack *s, const struct auxcap_decode_frame *fr)
 	return 0;
 }
 
-static bool returns_to(const struct auxcap_decode_frame *fr, uint64_t to)
+static inline bool returns_to(const struct auxcap_decode_frame *fr, uint64_t to)
 {
 	return fr->call_site && to > fr->call_site && to - fr->call_site <= 15;
 }
@@ -286,19 +286,11 @@ static void stack_return(struct stack *s, uint64_t to, uint64_t time,
 
 /* ---- per-function time ------------------------------------------------------------------- */
 
-static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
+/* Add @ns (> 0) to @func's time, past the two remembered slots (ftime_account()). */
+static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 {
 	uint32_t mask, i;
 
-	if (!ns)
-		return;
-	t->trace_ns += ns;
-	/* Calls and returns alternate between a few functions: two remembered slots. */
-	for (int k = 0; k < 2; k++)
-		if (t->ft_last_valid & (1u << k) && t->ft_last_func[k] == func) {
-			t->ft[t->ft_last_slot[k]].ns += ns;
-			return;
-		}
 	if ((t->ft_n + 1) * 2 > t->ft_cap) {
 		uint32_t cap = 2 * t->ft_cap;
 		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
@@ -336,18 +328,29 @@ static void ftime_add(struct dthread *t, uint64_t func, uint64_t ns)
 }
 
 /* Account the time up to @time to the innermost frame's function. */
-static void ftime_account(struct dthread *t, uint64_t time)
+static inline __attribute__((always_inline)) void ftime_account(struct dthread *t, uint64_t time)
 {
-	if (t->depth && time > t->ft_since)
-		ftime_add(t, t->stack[t->depth - 1].func, time - t->ft_since);
-	if (time > t->ft_since)
-		t->ft_since = time;
+	if (time <= t->ft_since)
+		return;
+	if (t->depth) {
+		uint64_t func = t->stack[t->depth - 1].func, ns = time - t->ft_since;
+
+		t->trace_ns += ns;
+		/* Calls and returns alternate between a few functions: two remembered slots. */
+		if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
+			t->ft[t->ft_last_slot[0]].ns += ns;
+		else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
+			t->ft[t->ft_last_slot[1]].ns += ns;
+		else
+			ftime_add_slow(t, func, ns);
+	}
+	t->ft_since = time;
 }
 
 /* ---- trace events ---------------------------------------------------------------------- */
 
 /* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
-static struct hist *hist_push(struct dthread *t)
+static inline struct hist *hist_push(struct dthread *t)
 {
 	struct hist *h = &t->hist[t->hhead];
 
@@ -364,19 +367,75 @@ static struct hist *hist_at(const struct dthread *t, uint32_t k)
 	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
 }
 
+/* A BRANCH event on thread @t (see apply_trace()). */
+static inline __attribute__((always_inline)) void
+apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
+	     struct auxcap_decode_stack_change *sc)
+{
+	struct hist *h = ctx ? hist_push(t) : &t->scratch;
+
+	h->from = ev->ip;
+	h->to = ev->to;
+	h->seq_from = t->have_seq ? t->seq_from : 0;
+	h->seq_start = t->seq_start;
+	h->time = now;
+	h->type = (uint8_t)ev->branch;
+	if (ev->branch == AUXCAP_BR_CALL && t->depth) {
+		struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
+
+		if (ctx)
+			ftime_account(t, now);
+		if (t->depth < t->cap_stack) {
+			t->stack[t->depth++] = fr;
+			h->undo = UNDO_PUSHED;
+			sc->pushed = true;
+		} else {
+			struct stack s = { t->stack, t->depth, t->cap_stack };
+
+			if (stack_push(&s, &fr) == 0) {
+				h->undo = UNDO_PUSHED;
+				sc->pushed = true;
+			}
+			t->stack = s.f;
+			t->depth = s.depth;
+			t->cap_stack = s.cap;
+		}
+	} else if (ev->branch == AUXCAP_BR_RETURN && t->depth) {
+		if (ctx)
+			ftime_account(t, now);
+		if (t->depth >= 2 && returns_to(&t->stack[t->depth - 1], ev->to)) {
+			/* the top frame's call returns */
+			h->undo = UNDO_POPPED;
+			h->saved = t->stack[--t->depth];
+			sc->popped = 1;
+		} else {
+			struct stack s = { t->stack, t->depth, t->cap_stack };
+
+			stack_return(&s, ev->to, now, sc, h);
+			t->depth = s.depth;
+		}
+	}
+	t->seq_from = ev->to;
+	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->seq_start = false;
+	sc->depth = t->depth;
+}
+
 /*
  * Apply trace event @e to thread @t: its stack, and, with @ctx (the capture has samples to
- * give context to), its branch history and per-function time.
+ * give context to), its branch history and per-function time.  Calls and returns that
+ * touch only the top of the stack (nearly all) are done in place.
  */
 static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 			struct auxcap_decode_stack_change *sc)
 {
-	const struct auxcap_trace_event *ev = &e->ev;
-	struct stack s = { t->stack, t->depth, t->cap_stack };
+	const struct qev *ev = e;
 	uint64_t now = e->key;
 	struct hist *h;
 
-	memset(sc, 0, sizeof(*sc));
+	sc->popped = 0;
+	sc->pushed = false;
+	sc->rebased = false;
 	t->has_trace = true;
 	t->last_time = now;
 	t->last_run_lo = e->run_lo;
@@ -388,38 +447,19 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 	if (!t->depth && (ev->kind == AUXCAP_TRACE_BRANCH || ev->kind == AUXCAP_TRACE_ENABLE ||
 			  ev->kind == AUXCAP_TRACE_DISABLE || ev->kind == AUXCAP_TRACE_INSN) &&
 	    !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN)) {
+		struct stack s = { t->stack, t->depth, t->cap_stack };
 		struct auxcap_decode_frame base = { ev->ip, 0, now };
 
 		(void)stack_push(&s, &base);
+		t->stack = s.f;
+		t->depth = s.depth;
+		t->cap_stack = s.cap;
 		t->ft_since = now;
 	}
 	switch (ev->kind) {
 	case AUXCAP_TRACE_BRANCH:
-		h = ctx ? hist_push(t) : &t->scratch;
-		h->from = ev->ip;
-		h->to = ev->to;
-		h->seq_from = t->have_seq ? t->seq_from : 0;
-		h->seq_start = t->seq_start;
-		h->time = now;
-		h->type = (uint8_t)ev->branch;
-		if (ev->branch == AUXCAP_BR_CALL && s.depth) {
-			struct auxcap_decode_frame fr = { ev->to, ev->ip, now };
-
-			if (ctx)
-				ftime_account(t, now);
-			if (stack_push(&s, &fr) == 0) {
-				h->undo = UNDO_PUSHED;
-				sc->pushed = true;
-			}
-		} else if (ev->branch == AUXCAP_BR_RETURN && s.depth) {
-			if (ctx)
-				ftime_account(t, now);
-			stack_return(&s, ev->to, now, sc, h);
-		}
-		t->seq_from = ev->to;
-		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
-		t->seq_start = false;
-		break;
+		apply_branch(t, ev, now, ctx, sc);
+		return;
 	case AUXCAP_TRACE_ENABLE:
 		t->seq_from = ev->ip;
 		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
@@ -445,12 +485,8 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 	default:
 		break;
 	}
-	t->stack = s.f;
-	t->depth = s.depth;
-	t->cap_stack = s.cap;
 	sc->depth = t->depth;
 }
-
 
 #define BRC_SIZE 4096 /* branch classes cached, power of two */
 
@@ -513,8 +549,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		tid = q->info.tid;
 	else if (q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpus)
 		tid = d->cpu_tid[q->info.cpu];
-	if (e->ev.flags & AUXCAP_TRACE_F_HAS_TID)
-		tid = (int32_t)e->ev.tid;
+	if (e->flags & AUXCAP_TRACE_F_HAS_TID)
+		tid = (int32_t)queue_head_tid(q, e);
 	/* The thread's process and name, looked up again only when they may have changed. */
 	if (tid != q->c_tid || d->tid_gen != q->c_gen) {
 		struct tid_info *ti = decode_tid(d, tid, false);
@@ -524,8 +560,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		q->c_pid = q->info.tid >= 0 && tid == q->info.tid ? q->info.pid : ti ? ti->pid : -1;
 		q->c_comm = ti && ti->comm[0] ? ti->comm : NULL;
 	}
-	if (e->ev.kind == AUXCAP_TRACE_BRANCH && e->ev.branch == AUXCAP_BR_NONE)
-		e->ev.branch = branch_at(d, q->c_pid, e->ev.ip);
+	if (e->kind == AUXCAP_TRACE_BRANCH && e->branch == AUXCAP_BR_NONE)
+		e->branch = branch_at(d, q->c_pid, e->ip);
 	out->kind = AUXCAP_DECODE_TRACE;
 	out->time = e->key;
 	out->has_time = e->has_time;
@@ -534,7 +570,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	out->tid = tid;
 	out->comm = q->c_comm;
 	out->queue = (int32_t)c;
-	out->trace = &e->ev; /* held in the queue until the next call */
+	out->trace = queue_expand(d, q, e); /* valid until the next call */
 	if (d->out_record) { /* the record fields of the previous event */
 		out->rec = NULL;
 		out->evsel = NULL;
@@ -551,6 +587,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	t->pid = q->c_pid;
 	t->queue = q;
 	apply_trace(t, e, d->want_context, &out->stack);
+	/* The queue's next events go to the same thread until a record comes (next_fast()). */
+	d->fast_t = e->flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
 		d->info.timeless = true;
@@ -559,7 +597,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 			   "placed at the time its AUX buffer was written, not at its own time");
 	}
 	d->info.trace_events++;
-	if (e->ev.kind == AUXCAP_TRACE_GAP)
+	if (e->kind == AUXCAP_TRACE_GAP)
 		d->info.gaps++;
 	return 0;
 }
@@ -608,7 +646,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 {
 	struct auxcap_decode_sample_ctx *x = &d->sctx;
 	struct dqueue *q = t->queue;
-	const struct qev *head = q ? queue_at(q, 0) : NULL;
+	const struct qev *head = q ? queue_final_at(d, q, 0) : NULL;
 	uint64_t lo = t->last_run_lo, hi = t->last_run_hi, best_seq = 0;
 	struct stack s = { NULL, 0, 0 };
 	long kb = -1, jf = -1;
@@ -648,30 +686,38 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		if (h->undo == UNDO_LOST)
 			break; /* the stack cannot be taken back past it */
 	}
-	/* Forwards: the held events of its queue, from the current run on. */
+	/* Forwards: the events of its queue after the current one, decoded as far as needed to
+	 * know their times. */
 	seq = t->seq_from;
 	have_seq = t->have_seq;
 	seq_start = t->seq_start;
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
-		const struct qev *e = queue_at(q, j);
+		const struct qev *e = queue_final_at(d, q, j); /* the ring may move: no pointers kept */
 
-		if (!e || e->key > hi)
+		if (!e)
 			break;
-		if (e->ev.kind == AUXCAP_TRACE_BRANCH || e->ev.kind == AUXCAP_TRACE_DISABLE) {
-			if (have_seq && in_run(seq, e->ev.ip, ip)) {
+		/* A run that starts inside the window counts even if it ends after it (the
+		 * backward search takes runs that end inside it): a sample taken while its
+		 * thread is in the kernel has the IP it resumes at, where the trace restarts. */
+		if (e->kind == AUXCAP_TRACE_BRANCH || e->kind == AUXCAP_TRACE_DISABLE) {
+			if (have_seq && in_run(seq, e->ip, ip)) {
 				jf = (long)j;
 				fwd_start = seq_start;
 				break;
 			}
-			seq = e->ev.to;
-			have_seq = e->ev.kind == AUXCAP_TRACE_BRANCH &&
-				   !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			if (e->key > hi)
+				break;
+			seq = e->to;
+			have_seq = e->kind == AUXCAP_TRACE_BRANCH &&
+				   !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = false;
-		} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
-			seq = e->ev.ip;
-			have_seq = !(e->ev.flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		} else if (e->kind == AUXCAP_TRACE_ENABLE) {
+			if (e->key > hi)
+				break;
+			seq = e->ip;
+			have_seq = !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
 			seq_start = true;
-		} else if (e->ev.kind == AUXCAP_TRACE_GAP) {
+		} else if (e->kind == AUXCAP_TRACE_GAP) {
 			have_seq = false;
 		}
 	}
@@ -717,25 +763,25 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 			const struct qev *e = queue_at(q, (size_t)j);
 			struct auxcap_decode_stack_change sc = { 0 };
 
-			if (e->ev.kind == AUXCAP_TRACE_BRANCH) {
+			if (e->kind == AUXCAP_TRACE_BRANCH) {
 				struct hist *h = &d->fwd[nfwd++];
 
-				h->from = e->ev.ip;
-				h->to = e->ev.to;
+				h->from = e->ip;
+				h->to = e->to;
 				h->time = e->key;
-				h->type = (uint8_t)e->ev.branch;
-				if (e->ev.branch == AUXCAP_BR_CALL && s.depth) {
-					struct auxcap_decode_frame fr = { e->ev.to, e->ev.ip, e->key };
+				h->type = (uint8_t)e->branch;
+				if (e->branch == AUXCAP_BR_CALL && s.depth) {
+					struct auxcap_decode_frame fr = { e->to, e->ip, e->key };
 
 					r = stack_push(&s, &fr);
-				} else if (e->ev.branch == AUXCAP_BR_RETURN && s.depth) {
-					stack_return(&s, e->ev.to, e->key, &sc, NULL);
+				} else if (e->branch == AUXCAP_BR_RETURN && s.depth) {
+					stack_return(&s, e->to, e->key, &sc, NULL);
 				}
 				if (r < 0)
 					goto out;
-				seq = e->ev.to;
-			} else if (e->ev.kind == AUXCAP_TRACE_ENABLE) {
-				seq = e->ev.ip;
+				seq = e->to;
+			} else if (e->kind == AUXCAP_TRACE_ENABLE) {
+				seq = e->ip;
 			}
 		}
 		best_seq = seq;
@@ -858,6 +904,7 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 
 	memset(out, 0, sizeof(*out));
 	d->out_record = true;
+	d->fast_t = NULL;
 	out->kind = AUXCAP_DECODE_SIDEBAND;
 	out->time = e->time;
 	out->has_time = e->has_time;
@@ -1045,19 +1092,77 @@ static int start(struct auxcap_decode *d)
 	return 0;
 }
 
+/*
+ * The smallest (key, cursor) among the cursors other than the top one (the heap orders by
+ * key, then cursor index; the records' cursor has the highest index): the top queue goes on
+ * handing out events without touching the heap while its next one comes before that.
+ */
+static void set_limit(struct auxcap_decode *d)
+{
+	d->lim_key = UINT64_MAX;
+	d->lim_c = SIZE_MAX;
+	for (size_t i = 1; i <= 2 && i < d->heap_n; i++) {
+		size_t o = d->heap[i];
+
+		if (d->ckey[o] < d->lim_key || (d->ckey[o] == d->lim_key && o < d->lim_c)) {
+			d->lim_key = d->ckey[o];
+			d->lim_c = o;
+		}
+	}
+}
+
+/* Hand out event @e, the first of queue @c (@q), held there until the next call. */
+static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struct qev *e)
+{
+	int r = emit_trace(d, c, e);
+
+	if (r < 0)
+		return r;
+	queue_hold(q);
+	d->held_q = q;
+	d->held_c = c;
+	return 1;
+}
+
 int merge_next(struct auxcap_decode *d)
 {
+	struct dqueue *q = d->held_q;
 	size_t c;
 	int r;
 
-	if (!d->started) {
+	if (q) {
+		struct qev *e;
+
+		/* The queue of the last event: its next one, still first in the usual case. */
+		c = d->held_c;
+		if (d->fast_t) {
+			/* what next_fast() leaves: the thread's last event is the held one */
+			const struct qev *held = queue_held(q);
+
+			d->fast_t->last_time = held->key;
+			d->fast_t->last_run_lo = held->run_lo;
+			d->fast_t->last_run_hi = held->run_hi;
+		}
+		queue_release(q);
+		d->held_q = NULL;
+		r = queue_peek(d, q, &e);
+		if (r == 1 && (e->key < d->lim_key || (e->key == d->lim_key && c < d->lim_c))) {
+			d->ckey[c] = e->key;
+			return emit_queue(d, c, q, e);
+		}
+		if (r == 1) {
+			d->ckey[c] = e->key;
+			heap_down(d, 0);
+		} else {
+			heap_remove_top(d);
+			/* A failing queue ends after the event handed out last: its error now. */
+			if (r < 0)
+				return r;
+		}
+	} else if (!d->started) {
 		r = start(d);
 		if (r < 0)
 			return r;
-	}
-	if (d->held_q) {
-		queue_release(d->held_q);
-		d->held_q = NULL;
 	}
 	if (!d->heap_n) {
 		if (d->opts.progress && !d->prog_finished) {
@@ -1069,31 +1174,14 @@ int merge_next(struct auxcap_decode *d)
 	}
 	c = d->heap[0];
 	if (c < d->nr_queues) {
-		struct dqueue *q = &d->queues[c];
 		struct qev *e;
 
+		q = &d->queues[c];
 		r = queue_peek(d, q, &e);
 		if (r < 0)
 			return r;
-		r = emit_trace(d, c, e);
-		if (r < 0)
-			return r;
-		queue_hold(q, &d->out.trace);
-		d->held_q = q;
-		r = queue_peek(d, q, &e);
-		if (r == 1) {
-			d->ckey[c] = e->key;
-			/* Still first (the usual case between records): no need to sift. */
-			if (d->heap_n > 1 && !(e->key < d->ckey[d->heap[1]] &&
-					       (d->heap_n < 3 || e->key < d->ckey[d->heap[2]])))
-				heap_down(d, 0);
-		} else {
-			heap_remove_top(d);
-		}
-		/* A failing queue ends after the event just handed out; the error comes next. */
-		if (r < 0)
-			d->pending_error = r;
-		return 1;
+		set_limit(d);
+		return emit_queue(d, c, q, e);
 	} else {
 		const struct sb_entry *se;
 
@@ -1117,21 +1205,118 @@ int merge_next(struct auxcap_decode *d)
 	}
 }
 
-int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
+/*
+ * The most common step, done without the general machinery: the queue of the last event
+ * (a trace event, no record since) goes on with a branch of the same thread (e->quick: a
+ * BRANCH of known type with its own time, no thread id of its own), still before every
+ * other cursor, whose effect on the stack and the function times is in place (a call with
+ * room on the stack, a return from the top frame's call, a function among the two
+ * remembered).  Then it does exactly what merge_next(), emit_trace() and apply_trace() do
+ * for it, without calling anything (no registers to save); else it returns false, having
+ * changed nothing, for the general way.
+ */
+static inline bool next_fast(struct auxcap_decode *d)
 {
-	int r;
+	struct dqueue *q = d->held_q;
+	struct dthread *t = d->fast_t;
+	struct auxcap_decode_event *out = &d->out;
+	const struct qev *ev;
+	bool ctx = d->want_context, call, ret;
+	uint64_t now, ns = 0;
+	struct ftime_slot *slot = NULL;
+	struct hist *h;
+	size_t next;
+	struct qev *e;
 
-	if (!d || !ret_ev)
-		return -EINVAL;
-	if (d->pending_error) {
-		r = d->pending_error;
-		d->pending_error = 0;
-		return r;
+	if (!q || !t)
+		return false;
+	next = q->head + 1;
+	if (next == q->ready)
+		return false;
+	e = &q->ring[next & (q->cap - 1)];
+	/* The events were written a run ago: fetch the coming ones ahead. */
+	__builtin_prefetch(&q->ring[(next + 8) & (q->cap - 1)]);
+	now = e->key;
+	if (!e->quick || !(now < d->lim_key || (now == d->lim_key && d->held_c < d->lim_c)) ||
+	    !t->depth || t->ft_paused || d->trace_full)
+		return false;
+	ev = e;
+	call = ev->branch == AUXCAP_BR_CALL;
+	ret = ev->branch == AUXCAP_BR_RETURN;
+	if (call ? t->depth >= t->cap_stack
+		 : ret && (t->depth < 2 || !returns_to(&t->stack[t->depth - 1], ev->to)))
+		return false;
+	if (ctx && (call || ret) && now > t->ft_since) {
+		uint64_t func = t->stack[t->depth - 1].func;
+
+		if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
+			slot = &t->ft[t->ft_last_slot[0]];
+		else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
+			slot = &t->ft[t->ft_last_slot[1]];
+		else
+			return false;
+		ns = now - t->ft_since;
 	}
-	r = merge_next(d);
+
+	q->head = next; /* the last event dropped, this one held */
+	out->time = now;
+	out->has_time = true;
+	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
+	out->trace = &d->trace;
+	out->stack.popped = 0;
+	out->stack.pushed = false;
+	out->stack.rebased = false;
+	/* t->last_time, last_run_lo, last_run_hi: set from the held event when the general way
+	 * resumes (merge_next()) */
+	h = ctx ? hist_push(t) : &t->scratch;
+	h->from = ev->ip;
+	h->to = ev->to;
+	h->seq_from = t->have_seq ? t->seq_from : 0;
+	h->seq_start = t->seq_start;
+	h->time = now;
+	h->type = (uint8_t)ev->branch;
+	if (slot) {
+		t->trace_ns += ns;
+		slot->ns += ns;
+		t->ft_since = now;
+	}
+	if (call) {
+		t->stack[t->depth++] = (struct auxcap_decode_frame){ ev->to, ev->ip, now };
+		h->undo = UNDO_PUSHED;
+		out->stack.pushed = true;
+	} else if (ret) {
+		h->undo = UNDO_POPPED;
+		h->saved = t->stack[--t->depth];
+		out->stack.popped = 1;
+	}
+	t->seq_from = ev->to;
+	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->seq_start = false;
+	out->stack.depth = t->depth;
+	d->info.trace_events++;
+	return true;
+}
+
+/* auxcap_decode_next() past next_fast(). */
+static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
+					       const struct auxcap_decode_event **ret_ev)
+{
+	int r = merge_next(d);
+
 	if (r == 1)
 		*ret_ev = &d->out;
 	return r;
+}
+
+int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
+{
+	if (!d || !ret_ev)
+		return -EINVAL;
+	if (next_fast(d)) {
+		*ret_ev = &d->out;
+		return 1;
+	}
+	return next_slow(d, ret_ev);
 }
 
 const char *auxcap_decode_error(const struct auxcap_decode *d)

@@ -13,9 +13,16 @@
  * (instructions of the run + 1).  A run with a gap in it is not spread (time was lost: its
  * events stay at t0); a run is also closed, without spreading, by a gap that has its own
  * timestamp, the end of the trace, or when it reaches RUN_MAX events (memory stays bounded).
- * Events before the first timestamp of the queue take that timestamp.  Without any time
+ * Events before the first timestamp of the queue take that timestamp.  A timestamp that
+ * converts to a time before the clock's zero (wrapped: a torn or corrupt timestamp packet)
+ * is not a time: the event is placed like one without.  Without any time
  * the events of a piece take the time of the last record written before the piece.  Keys
  * never go back within a queue.
+ *
+ * Memory.  The backend decodes a batch of events into the queue's (hot in cache); what joins
+ * the ring is the part the stage works with (struct qev, 88 bytes), and an event with any
+ * other field set is also kept whole in a second ring, in the same order.  The event handed
+ * out is rebuilt from them (queue_expand()).
  */
 #include "config.h"
 
@@ -46,14 +53,17 @@ static struct qev *ring_at(const struct dqueue *q, size_t pos)
 	return &q->ring[pos & (q->cap - 1)];
 }
 
-static int ring_reserve(struct dqueue *q)
+/* Room for @k more events after the tail. */
+static int ring_reserve(struct dqueue *q, size_t k)
 {
 	size_t cap, n = ring_count(q);
 	struct qev *nr;
 
-	if (n < q->cap)
+	if (n + k <= q->cap)
 		return 0;
 	cap = q->cap ? 2 * q->cap : 256;
+	while (cap < n + k)
+		cap *= 2;
 	nr = malloc(cap * sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
@@ -65,28 +75,136 @@ static int ring_reserve(struct dqueue *q)
 	free(q->ring);
 	q->ring = nr;
 	q->cap = cap;
-	if (q->held && q->held_out)
-		*q->held_out = &ring_at(q, q->head)->ev; /* the event handed out moved */
 	return 0;
+}
+
+/* struct qev begins with the fields of struct auxcap_trace_event before @size, laid out the
+ * same; an event whose later bytes are zero is rebuilt from them. */
+#define SAME_FIELD(f)                                                                     \
+	_Static_assert(offsetof(struct qev, f) == offsetof(struct auxcap_trace_event, f) && \
+			       sizeof(((struct qev *)0)->f) ==                               \
+				       sizeof(((struct auxcap_trace_event *)0)->f),          \
+		       "struct qev's head must match struct auxcap_trace_event: " #f)
+SAME_FIELD(kind);
+SAME_FIELD(flags);
+SAME_FIELD(offset);
+SAME_FIELD(tsc);
+SAME_FIELD(time);
+SAME_FIELD(ip);
+SAME_FIELD(to);
+SAME_FIELD(ninsn);
+SAME_FIELD(branch);
+_Static_assert(QEV_HEAD == offsetof(struct auxcap_trace_event, branch) +
+				   sizeof(enum auxcap_branch_type),
+	       "every field of struct auxcap_trace_event before size is in struct qev");
+#define QEV_TAIL_WORDS ((sizeof(struct auxcap_trace_event) - QEV_HEAD) / 8)
+_Static_assert(QEV_HEAD % 8 == 0 && (sizeof(struct auxcap_trace_event) - QEV_HEAD) % 8 == 0,
+	       "the tail of struct auxcap_trace_event is whole words");
+
+/* Whether every byte of @ev past QEV_HEAD is zero (padding too: a backend that leaves
+ * garbage there only sends its events the slower way). */
+static inline bool ev_is_compact(const struct auxcap_trace_event *ev)
+{
+	typedef uint64_t v2 __attribute__((vector_size(16)));
+	const unsigned char *p = (const unsigned char *)ev + QEV_HEAD;
+	v2 a, b, c;
+
+	_Static_assert(QEV_TAIL_WORDS == 12, "ev_is_compact() reads 12 words");
+	/* six 16-byte words (written out: a loop is copied to the stack first) */
+	memcpy(&a, p, 16);
+	memcpy(&b, p + 16, 16);
+	a |= b;
+	memcpy(&b, p + 32, 16);
+	memcpy(&c, p + 48, 16);
+	b |= c;
+	memcpy(&c, p + 64, 16);
+	a |= b | c;
+	memcpy(&b, p + 80, 16);
+	a |= b;
+	return !(a[0] | a[1]);
+}
+
+/* Keep a copy of the whole event @ev (the spill ring, in ring order). */
+static int spill_push(struct dqueue *q, const struct auxcap_trace_event *ev)
+{
+	size_t n = q->spill_tail - q->spill_head;
+
+	if (n == q->spill_cap) {
+		size_t cap = q->spill_cap ? 2 * q->spill_cap : 64;
+		struct auxcap_trace_event *ns = malloc(cap * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			ns[i] = q->spill[(q->spill_head + i) & (q->spill_cap - 1)];
+		free(q->spill);
+		q->spill = ns;
+		q->spill_cap = cap;
+		q->spill_head = 0;
+		q->spill_tail = n;
+	}
+	q->spill[q->spill_tail++ & (q->spill_cap - 1)] = *ev;
+	return 0;
+}
+
+/* The whole event of the first event not handed out, which is @full. */
+static const struct auxcap_trace_event *spill_first(const struct dqueue *q)
+{
+	return &q->spill[q->spill_head & (q->spill_cap - 1)];
+}
+
+/* Decoded event @ev into the slot at the tail (the ring has room); not counted yet. */
+static int place(struct dqueue *q, const struct auxcap_trace_event *ev)
+{
+	struct qev *e = ring_at(q, q->tail);
+
+	memcpy(e, ev, QEV_HEAD);
+	e->quick = false;
+	e->full = !ev_is_compact(ev);
+	return e->full ? spill_push(q, ev) : 0;
+}
+
+const struct auxcap_trace_event *queue_expand(struct auxcap_decode *d, const struct dqueue *q,
+					      const struct qev *e)
+{
+	struct auxcap_trace_event *out = &d->trace;
+
+	if (e->full) {
+		*out = *spill_first(q);
+		out->branch = e->branch; /* the stage may have found it (branch_at()) */
+		d->trace_full = true;
+		return out;
+	}
+	if (d->trace_full) {
+		memset(out, 0, sizeof(*out));
+		d->trace_full = false;
+	}
+	memcpy(out, e, QEV_HEAD);
+	return out;
+}
+
+int64_t queue_head_tid(const struct dqueue *q, const struct qev *e)
+{
+	return e->full ? spill_first(q)->tid : 0;
 }
 
 const struct qev *queue_at(const struct dqueue *q, size_t i)
 {
-	return first(q) + i < q->tail ? ring_at(q, first(q) + i) : NULL;
+	return first(q) + i < q->ready ? ring_at(q, first(q) + i) : NULL;
 }
 
-void queue_hold(struct dqueue *q, const struct auxcap_trace_event **out)
+void queue_hold(struct dqueue *q)
 {
 	q->held = true;
-	q->held_out = out;
 }
 
 void queue_release(struct dqueue *q)
 {
 	if (q->held) {
+		if (ring_at(q, q->head)->full)
+			q->spill_head++;
 		q->head++;
 		q->held = false;
-		q->held_out = NULL;
 	}
 }
 
@@ -97,15 +215,22 @@ void queue_fini(struct auxcap_decode *d, struct dqueue *q)
 	q->dec = NULL;
 	free(q->ring);
 	q->ring = NULL;
+	free(q->spill);
+	q->spill = NULL;
+	q->spill_cap = q->spill_head = q->spill_tail = 0;
 	free(q->prev);
 	q->prev = NULL;
 	q->cap_prev = 0;
 	q->cap = q->head = q->ready = q->tail = 0;
 }
 
+/* A perf time at or past 2^63 ns (292 years) is a timestamp from before the clock's zero
+ * that the conversion wrapped (a torn or corrupt one): not a time. */
+#define TIME_WRAPPED(t) ((t) >> 63)
+
 /* Perf time of @ev, if it has one (the last conversion is remembered: runs share it). */
-static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
-		     const struct auxcap_trace_event *ev, uint64_t *ret)
+static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q, const struct qev *ev,
+		     uint64_t *ret)
 {
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
 		if (!q->c_have || q->c_tsc != ev->tsc) {
@@ -114,11 +239,11 @@ static bool ev_clock(const struct auxcap_decode *d, struct dqueue *q,
 			q->c_have = true;
 		}
 		*ret = q->c_clock;
-		return true;
+		return !TIME_WRAPPED(q->c_clock);
 	}
 	if (ev->flags & AUXCAP_TRACE_F_HAS_TIME) {
 		*ret = ev->time;
-		return true;
+		return !TIME_WRAPPED(ev->time);
 	}
 	return false;
 }
@@ -139,6 +264,34 @@ static void finalize(struct dqueue *q, struct qev *e, uint64_t key)
 }
 
 /*
+ * Exact floor(n / d) for any 64-bit n by a divisor d fixed for a run: a multiplication and
+ * shifts instead of a division per event (Granlund and Montgomery, "Division by invariant
+ * integers using multiplication", PLDI 1994, figure 4.1: with l = ceil(log2 d),
+ * m = floor(2^64 (2^l - d) / d) + 1, t = mulhi(m, n), q = (t + ((n - t) >> min(l, 1))) >>
+ * max(l - 1, 0)).
+ */
+struct udiv {
+	uint64_t m;
+	unsigned int s1, s2;
+};
+
+static void udiv_init(struct udiv *u, uint64_t d)
+{
+	unsigned int l = d > 1 ? 64 - (unsigned int)__builtin_clzll(d - 1) : 0;
+
+	u->m = (uint64_t)(((((unsigned __int128)1 << l) - d) << 64) / d) + 1;
+	u->s1 = l < 1 ? l : 1;
+	u->s2 = l > 1 ? l - 1 : 0;
+}
+
+static uint64_t udiv_do(const struct udiv *u, uint64_t n)
+{
+	uint64_t t = (uint64_t)(((unsigned __int128)u->m * n) >> 64);
+
+	return (t + ((n - t) >> u->s1)) >> u->s2;
+}
+
+/*
  * Make the open run final.  With @have_next, @t1 is the perf time of the timestamp that ends
  * it; @spread says whether the run's events may be spread up to it.
  */
@@ -146,62 +299,79 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 {
 	size_t n = q->tail - q->ready;
 
-	if (n) {
-		if (q->run_has_clock) {
-			uint64_t t0 = q->run_clock, hi = t0, total = 0, cum = 0;
+	if (n && q->run_has_clock) {
+		uint64_t t0 = q->run_clock, hi = t0, last = q->last_key;
+		uint64_t span, total = q->run_insns, cum = 0, prod;
 
-			if (spread && have_next && t1 > t0) {
-				hi = t1;
-				for (size_t i = 0; i < n; i++)
-					total += ring_at(q, q->ready + i)->ev.ninsn;
-			}
+		if (spread && have_next && t1 > t0)
+			hi = t1;
+		span = hi - t0;
+		if (!span) {
+			last = t0 > last ? t0 : last;
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
-				uint64_t key = t0;
 
-				if (hi > t0) {
-					cum += e->ev.ninsn;
-					key = t0 + (uint64_t)((unsigned __int128)(hi - t0) * cum /
-							      (total + 1));
-				}
+				e->key = last;
+				e->run_lo = e->run_hi = t0;
+				e->has_time = true;
+			}
+		} else if (!__builtin_mul_overflow(span, total, &prod)) {
+			/* span * cum fits in 64 bits for every event: divide by reciprocal */
+			struct qev *e = ring_at(q, q->ready), *end = q->ring + q->cap;
+			struct udiv u;
+
+			udiv_init(&u, total + 1);
+			for (size_t i = 0; i < n; i++) {
+				uint64_t key;
+
+				cum += e->ninsn;
+				key = t0 + udiv_do(&u, span * cum);
+				last = key > last ? key : last;
+				e->key = last;
 				e->run_lo = t0;
 				e->run_hi = hi;
 				e->has_time = true;
-				finalize(q, e, key);
+				if (++e == end)
+					e = q->ring;
 			}
-			q->last_run_hi = hi;
 		} else {
-			uint64_t key = have_next ? t1 : hint(q);
-
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
+				uint64_t key;
 
-				e->run_lo = e->run_hi = key;
-				e->has_time = false;
-				finalize(q, e, key);
+				cum += e->ninsn;
+				key = t0 + (uint64_t)((unsigned __int128)span * cum / (total + 1));
+				last = key > last ? key : last;
+				e->key = last;
+				e->run_lo = t0;
+				e->run_hi = hi;
+				e->has_time = true;
 			}
+		}
+		q->last_key = last;
+		q->last_run_hi = hi;
+	} else if (n) {
+		uint64_t key = have_next ? t1 : hint(q);
+
+		for (size_t i = 0; i < n; i++) {
+			struct qev *e = ring_at(q, q->ready + i);
+
+			e->run_lo = e->run_hi = key;
+			e->has_time = false;
+			finalize(q, e, key);
 		}
 	}
 	q->ready = q->tail;
 	q->run_has_clock = false;
+	q->run_from_tsc = false;
 	q->run_gap = false;
+	q->run_insns = 0;
 }
 
-/* Append the event decoded into the slot at the tail (see queue_peek()). */
-static void push(struct dqueue *q)
-{
-	struct qev *e = ring_at(q, q->tail++);
-
-	/* Provisional until the run is closed: the earliest it can be. */
-	e->key = q->run_has_clock && q->run_clock > q->last_key ? q->run_clock : q->last_key;
-	e->run_lo = e->run_hi = e->key;
-	e->has_time = false;
-}
-
-/* The event in the slot at the tail joins the queue. */
+/* The event in the slot at the tail joins the queue (its key is set when its run closes). */
 static void add_event(struct auxcap_decode *d, struct dqueue *q)
 {
-	const struct auxcap_trace_event *ev = &ring_at(q, q->tail)->ev;
+	struct qev *e = ring_at(q, q->tail), *ev = e;
 	uint64_t c = 0;
 	bool has_clock = ev_clock(d, q, ev, &c);
 
@@ -211,31 +381,74 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 	} else if (ev->kind == AUXCAP_TRACE_GAP) {
 		/* Time was lost: the run before it is not spread over the gap. */
 		close_run(q, false, 0, false);
-		push(q);
-		{
-			struct qev *e = ring_at(q, q->tail - 1);
-			uint64_t key = has_clock ? c : (q->last_key ? q->last_key : hint(q));
-
-			e->run_lo = e->run_hi = key;
-			e->has_time = has_clock;
-			finalize(q, e, key);
-		}
+		q->tail++;
+		e->run_lo = e->run_hi = c;
+		e->has_time = true;
+		finalize(q, e, c);
 		q->ready = q->tail;
+		return;
+	} else if (has_clock && q->run_has_clock && c == q->run_clock) {
+		/* one more event of the open run (another counter value, the same time) */
+		q->tail++;
+		q->run_insns += ev->ninsn;
+		if (q->tail - q->ready >= RUN_MAX)
+			close_run(q, false, 0, false);
 		return;
 	}
 	if (has_clock) {
-		if (q->run_has_clock && c != q->run_clock)
+		if (q->run_has_clock)
 			close_run(q, true, c, !q->run_gap);
-		else if (!q->run_has_clock && q->tail != q->ready)
+		else if (q->tail != q->ready)
 			close_run(q, true, c, false); /* events before the first timestamp */
-		if (!q->run_has_clock) {
-			q->run_has_clock = true;
-			q->run_clock = c;
-		}
+		q->run_has_clock = true;
+		q->run_clock = c;
+		/* the run's timestamp, for the quick test in fill_to() */
+		q->run_from_tsc = d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC);
+		q->run_tsc = ev->tsc;
 	}
-	push(q);
+	q->tail++;
+	q->run_insns += ev->ninsn;
 	if (q->tail - q->ready >= RUN_MAX)
 		close_run(q, false, 0, false);
+}
+
+/*
+ * The @n events decoded into q->batch join the queue.  The usual one, of the open run with
+ * its timestamp, only counts; the others take add_event().
+ */
+static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
+{
+	size_t mask = q->cap - 1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct auxcap_trace_event *x = &q->batch[i];
+		struct qev *e = &q->ring[q->tail & mask];
+		bool full = !ev_is_compact(x);
+
+		memcpy(e, x, QEV_HEAD);
+		e->full = full;
+		if (full) {
+			int r = spill_push(q, x);
+
+			if (r < 0)
+				return r;
+		}
+		if (q->run_from_tsc && x->tsc == q->run_tsc &&
+		    (x->flags & (AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_HAS_TID)) ==
+			    AUXCAP_TRACE_F_HAS_TSC &&
+		    x->kind == AUXCAP_TRACE_BRANCH && x->branch != AUXCAP_BR_NONE && !full &&
+		    q->tail + 1 - q->ready < RUN_MAX) {
+			/* The usual event: a branch of the open run, with its timestamp, that
+			 * next_fast() can take. */
+			e->quick = true;
+			q->tail++;
+			q->run_insns += x->ninsn;
+		} else {
+			e->quick = false;
+			add_event(d, q);
+		}
+	}
+	return 0;
 }
 
 void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call)
@@ -293,16 +506,17 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		ctx.nr_prev = q->piece - first;
 	}
 	ctx.more = q->piece + 1 < q->info.nr_pieces && p[1].contiguous;
-	/* A snapshot: the previous snapshot of the same buffer, for overlap trimming (only
-	 * the first piece of a queue can overlap: the others continue it). */
+	/* A snapshot's first buffer: the previous snapshot of the same buffer (the last one of
+	 * the queue before it), for overlap trimming. */
 	if (q->info.snapshot && q->piece == 0) {
 		for (size_t k = (size_t)(q - d->queues); k-- > 0;) {
 			const struct dqueue *o = &d->queues[k];
-			size_t last = o->info.nr_pieces - 1;
 
 			if (o->info.snapshot && o->info.idx == q->info.idx && o->info.nr_pieces) {
-				ctx.snapshot_prev = o->pieces[last].data;
-				ctx.snapshot_prev_len = (size_t)o->pieces[last].len;
+				const struct dpiece *last = &o->pieces[o->info.nr_pieces - 1];
+
+				ctx.snapshot_prev = last->data;
+				ctx.snapshot_prev_len = (size_t)last->len;
 				break;
 			}
 		}
@@ -328,24 +542,49 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	return 0;
 }
 
-int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+/* Decode until the event at ring position @pos is final: 1, 0 if the queue ends first, or an
+ * error. */
+static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 {
 	struct auxcap_trace_event *ev;
-	int r;
+	size_t n;
+	int r, r2;
 
 	for (;;) {
-		if (first(q) != q->ready) {
-			*ret = ring_at(q, first(q));
+		if (pos < q->ready)
 			return 1;
-		}
 		if (q->done)
 			return 0;
 		if (q->error)
 			return q->error;
+		if (q->lost_before && q->dec) {
+			/* The trace between the previous snapshot of this buffer and this one: a gap
+			 * at the snapshot's first timestamp. */
+			q->lost_before = false;
+			r = ring_reserve(q, 1);
+			if (r < 0) {
+				q->error = r;
+				return r;
+			}
+			ev = &q->batch[0];
+			memset(ev, 0, sizeof(*ev));
+			ev->kind = AUXCAP_TRACE_GAP;
+			ev->offset = q->info.nr_pieces ? q->pieces[0].offset : 0;
+			ev->err = -ENODATA;
+			ev->what = "trace lost before this snapshot (the buffer wrapped since the "
+				   "previous one)";
+			r = place(q, ev);
+			if (r < 0) {
+				q->error = r;
+				return r;
+			}
+			add_event(d, q);
+			continue;
+		}
 		if (!q->dec) {
 			if (q->piece >= q->info.nr_pieces) {
 				close_run(q, false, 0, false);
-				if (first(q) == q->ready) {
+				if (pos >= q->ready) {
 					q->done = true;
 					queue_progress(d, q, q->info.bytes, true);
 				}
@@ -360,28 +599,48 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 			}
 			continue;
 		}
-		/* Decode straight into the slot after the tail. */
-		r = ring_reserve(q);
+		/*
+		 * A batch of events, then their entries and times: reading an event right after
+		 * the backend wrote it waits for its stores.
+		 */
+		r = ring_reserve(q, QUEUE_DEC_BATCH);
 		if (r < 0) {
 			q->error = r;
 			return r;
 		}
-		ev = &ring_at(q, q->tail)->ev;
-		r = d->backend->decoder_next(q->dec, ev);
+		n = 0;
+		do
+			r = d->backend->decoder_next(q->dec, &q->batch[n]);
+		while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		if (n && d->opts.progress && (d->prog_tick += (uint32_t)n) >= 4096)
+			piece_progress(d, q, q->batch[n - 1].offset);
+		r2 = add_batch(d, q, n);
+		if (r2 < 0) {
+			q->error = r2;
+			return r2;
+		}
 		if (r < 0) {
 			snprintf(d->errtext, sizeof(d->errtext), "decoding AUX queue %u stopped: %s",
 				 q->info.idx, strerror(-r));
-			q->error = r;
-			return r;
-		}
-		if (r == 0) {
+			q->error = r; /* after the events before it */
+		} else if (r == 0) {
 			d->backend->decoder_free(q->dec);
 			q->dec = NULL;
 			queue_progress(d, q, q->prog_base + q->pieces[q->piece - 1].len, true);
-			continue;
 		}
-		if (d->opts.progress && ++d->prog_tick >= 4096)
-			piece_progress(d, q, ev->offset);
-		add_event(d, q);
 	}
+}
+
+int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
+{
+	int r = fill_to(d, q, first(q));
+
+	if (r == 1)
+		*ret = ring_at(q, first(q));
+	return r;
+}
+
+const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size_t i)
+{
+	return fill_to(d, q, first(q) + i) == 1 ? ring_at(q, first(q) + i) : NULL;
 }

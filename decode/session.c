@@ -5,11 +5,16 @@
  * The first pass reads every record once and keeps only what decoding needs before any
  * trace is decoded: the executable mappings (the image, and the symbols), thread names and
  * process ids, the AUXTRACE_INFO words, the time conversion, and the AUXTRACE buffers
- * grouped into queues (by idx; in snapshot mode one queue per run of snapshots whose AUX
- * chunks follow each other, offset to offset, as auxcap's capture writes consecutive
- * snapshots that did not lose anything between them: one stream cut at arbitrary bytes,
- * decoded across the cuts like a full trace's buffers).  Trace payloads stay
+ * grouped into queues (by idx; in snapshot mode one queue per snapshot, or per run of
+ * snapshots that continue each other: see queue_for()).  Trace payloads stay
  * in the reader's file mapping.  The merged stream (merge.c) then reads the records again.
+ *
+ * Data lost at a TRUNCATED AUX record cuts a queue's stream: the hardware stopped where the
+ * data of its last transaction ended, possibly inside a record or packet, and what follows
+ * in the AUX area (the driver's padding, then what was written once the event ran again)
+ * does not continue it.  The piece holding that point is split there and the part after it
+ * starts a new stretch (not contiguous), so no backend reads the padding as the rest of the
+ * cut record (Arm SPE: a timestamp packet completed with padding bytes gave a wrong time).
  */
 #include "config.h"
 
@@ -34,6 +39,7 @@
 #include "elf_file.h"
 #endif
 
+#define AUX_FLAG_TRUNCATED 0x01 /* PERF_AUX_FLAG_TRUNCATED */
 #define AUX_FLAG_OVERWRITE 0x02 /* PERF_AUX_FLAG_OVERWRITE */
 
 static void set_err(struct auxcap_decode *d, const char *fmt, ...)
@@ -325,6 +331,15 @@ static struct dqueue *new_queue(struct auxcap_decode *d)
 	return q;
 }
 
+/* Whether a buffer at stream position @offset follows @prev without a hole.  The writer pads
+ * each payload to 8 bytes; the next buffer's offset says how many of @prev's were trace. */
+static bool piece_continues(const struct dpiece *prev, uint64_t offset)
+{
+	uint64_t end = prev->offset + prev->len;
+
+	return offset <= end && offset + 8 > end && offset >= prev->offset;
+}
+
 static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64_t offset,
 		     uint64_t time_hint)
 {
@@ -343,11 +358,8 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 	*p = (struct dpiece){ data, len, offset, time_hint, false };
 	if (q->info.nr_pieces) {
 		struct dpiece *prev = p - 1;
-		uint64_t end = prev->offset + prev->len;
 
-		/* The writer pads each payload to 8 bytes; the next buffer's offset says how many
-		 * of the previous one's bytes were trace. */
-		if (offset <= end && offset + 8 > end && offset >= prev->offset) {
+		if (piece_continues(prev, offset)) {
 			q->info.bytes -= prev->len - (offset - prev->offset);
 			prev->len = offset - prev->offset;
 			p->contiguous = true;
@@ -361,50 +373,188 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 }
 
 /*
- * Does a buffer at stream @offset follow the last one of @q?  The writer pads each payload to
- * 8 bytes, so it may start up to 7 bytes before the padded end.
+ * The queue of an AUXTRACE buffer: its stream's (by idx); in snapshot mode the previous
+ * snapshot's of the same buffer (idx, CPU, task) when the buffer starts where that one
+ * ended (the capture wrote only what was new since: one stream), else a queue of its own,
+ * marked as following lost trace when an earlier snapshot of the buffer exists.
  */
-static bool continues(const struct dqueue *q, uint64_t offset)
-{
-	const struct dpiece *prev;
-	uint64_t end;
-
-	if (!q->info.nr_pieces)
-		return false;
-	prev = &q->pieces[q->info.nr_pieces - 1];
-	end = prev->offset + prev->len;
-	return offset <= end && offset + 8 > end && offset >= prev->offset;
-}
-
 static struct dqueue *queue_for(struct auxcap_decode *d, const struct auxcap_perf_event *ev,
 				bool snapshot)
 {
-	for (size_t i = d->nr_queues; i-- > 0;) {
-		if (d->queues[i].info.idx != ev->u.auxtrace.idx)
-			continue;
-		/*
-		 * A snapshot goes on the queue of the previous snapshot of its buffer when it
-		 * starts where that one ended (nothing lost in between: perf's own snapshot
-		 * files overlap instead, and a snapshot after a lap of the buffer starts past a
-		 * gap); else it is a stream of its own.
-		 */
-		if (!snapshot || (d->queues[i].info.snapshot &&
-				  continues(&d->queues[i], ev->u.auxtrace.offset)))
+	uint32_t idx = ev->u.auxtrace.idx;
+	int32_t cpu = (int32_t)ev->u.auxtrace.cpu, tid = (int32_t)ev->u.auxtrace.tid;
+	bool lost_before = false;
+	struct dqueue *q;
+
+	for (size_t i = 0; !snapshot && i < d->nr_queues; i++)
+		if (d->queues[i].info.idx == idx)
 			return &d->queues[i];
+	for (size_t i = d->nr_queues; snapshot && i-- > 0;) {
+		q = &d->queues[i];
+		if (!q->info.snapshot || q->info.idx != idx || q->info.cpu != cpu ||
+		    q->info.tid != tid)
+			continue;
+		/* the newest snapshot of this buffer */
+		if (q->info.nr_pieces && piece_continues(&q->pieces[q->info.nr_pieces - 1],
+							 ev->u.auxtrace.offset))
+			return q;
+		lost_before = true;
 		break;
 	}
-	{
-		struct dqueue *q = new_queue(d);
+	q = new_queue(d);
+	if (!q)
+		return NULL;
+	q->info.idx = idx;
+	q->info.cpu = cpu;
+	q->info.tid = tid;
+	q->info.pid = -1;
+	q->info.snapshot = snapshot;
+	q->lost_before = lost_before;
+	return q;
+}
 
-		if (!q)
-			return NULL;
-		q->info.idx = ev->u.auxtrace.idx;
-		q->info.cpu = (int32_t)ev->u.auxtrace.cpu;
-		q->info.tid = (int32_t)ev->u.auxtrace.tid;
-		q->info.pid = -1;
-		q->info.snapshot = snapshot;
-		return q;
+/* ---- data lost at TRUNCATED AUX records ---------------------------------------------------- */
+
+/* One AUX event's stream as its PERF_RECORD_AUX records describe it. */
+struct aux_stream {
+	uint64_t id;	  /* sample id of its AUX records (0: none) */
+	int32_t cpu, tid; /* of its records, -1 if not known */
+	uint64_t end;	  /* stream position where its last data ended */
+	bool have_end;
+};
+
+struct aux_cut {
+	int32_t cpu, tid; /* the stream's, to find its queue */
+	uint64_t pos;	  /* stream position where the hardware stopped */
+};
+
+struct aux_cuts {
+	struct aux_stream *st;
+	size_t nst, cap_st;
+	struct aux_cut *cut;
+	size_t ncut, cap_cut;
+};
+
+static void aux_cuts_fini(struct aux_cuts *c)
+{
+	free(c->st);
+	free(c->cut);
+}
+
+/* A PERF_RECORD_AUX: note where its data ends; a TRUNCATED one cuts the stream there. */
+static int aux_cuts_note(struct aux_cuts *c, const struct auxcap_record *rec)
+{
+	const struct auxcap_sample_id *sid = &rec->sid;
+	uint64_t id = rec->has_sample_id && (sid->present & (PERF_SAMPLE_ID |
+							     PERF_SAMPLE_IDENTIFIER)) ? sid->id : 0;
+	int32_t cpu = rec->has_sample_id && (sid->present & PERF_SAMPLE_CPU) ? (int32_t)sid->cpu
+									      : -1;
+	int32_t tid = rec->has_sample_id && (sid->present & PERF_SAMPLE_TID) ? (int32_t)sid->tid
+									      : -1;
+	struct aux_stream *st = NULL;
+	uint64_t pos;
+
+	/* Per CPU the records name the task running, per task the CPU it ran on: the id is
+	 * the event's own. */
+	for (size_t i = 0; i < c->nst; i++)
+		if (id ? c->st[i].id == id : c->st[i].cpu == cpu && c->st[i].tid == tid)
+			st = &c->st[i];
+	if (!st) {
+		if (c->nst == c->cap_st) {
+			size_t cap = c->cap_st ? 2 * c->cap_st : 4;
+			struct aux_stream *n = realloc(c->st, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			c->st = n;
+			c->cap_st = cap;
+		}
+		st = &c->st[c->nst++];
+		*st = (struct aux_stream){ id, cpu, tid, 0, false };
 	}
+	if (rec->u.aux.aux_size || !st->have_end) {
+		st->end = rec->u.aux.aux_offset + rec->u.aux.aux_size;
+		st->have_end = true;
+	}
+	if (!(rec->u.aux.flags & AUX_FLAG_TRUNCATED) || (rec->u.aux.flags & AUX_FLAG_OVERWRITE))
+		return 0;
+	pos = st->end;
+	if (c->ncut == c->cap_cut) {
+		size_t cap = c->cap_cut ? 2 * c->cap_cut : 8;
+		struct aux_cut *n = realloc(c->cut, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->cut = n;
+		c->cap_cut = cap;
+	}
+	c->cut[c->ncut++] = (struct aux_cut){ st->cpu, st->tid, pos };
+	return 0;
+}
+
+/* Cut @q's stream at @pos: the piece starting there, or the part of a piece after it, does
+ * not continue what came before. */
+static int queue_cut(struct dqueue *q, uint64_t pos)
+{
+	for (size_t i = 0; i < q->info.nr_pieces; i++) {
+		struct dpiece *p = &q->pieces[i];
+
+		if (p->offset >= pos) {
+			if (p->offset == pos && p->contiguous) {
+				p->contiguous = false;
+				q->info.discontinuities++;
+			}
+			return 0;
+		}
+		if (pos < p->offset + p->len) {
+			uint64_t head = pos - p->offset;
+
+			if (q->info.nr_pieces == q->cap_pieces) {
+				size_t cap = 2 * q->cap_pieces;
+				struct dpiece *np = realloc(q->pieces, cap * sizeof(*np));
+
+				if (!np)
+					return -ENOMEM;
+				q->pieces = np;
+				q->cap_pieces = cap;
+				p = &q->pieces[i];
+			}
+			memmove(p + 2, p + 1, (q->info.nr_pieces - i - 1) * sizeof(*p));
+			p[1] = (struct dpiece){ p->data + head, p->len - head, pos, p->time_hint,
+						false };
+			p->len = head;
+			q->info.nr_pieces++;
+			q->info.discontinuities++;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static int apply_cuts(struct auxcap_decode *d, const struct aux_cuts *c)
+{
+	size_t streams = 0;
+
+	for (size_t i = 0; i < d->nr_queues; i++)
+		streams += !d->queues[i].info.snapshot;
+	for (size_t k = 0; k < c->ncut; k++) {
+		const struct aux_cut *x = &c->cut[k];
+
+		for (size_t i = 0; i < d->nr_queues; i++) {
+			struct dqueue *q = &d->queues[i];
+			bool mine = q->info.cpu >= 0 ? x->cpu == q->info.cpu
+				    : x->tid >= 0    ? x->tid == q->info.tid
+						     : streams == 1;
+			int r;
+
+			if (q->info.snapshot || !mine)
+				continue;
+			r = queue_cut(q, x->pos);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
 }
 
 /* ---- backend selection ----------------------------------------------------------------- */
@@ -452,6 +602,7 @@ static int first_pass(struct auxcap_decode *d)
 {
 	struct auxcap_perf_event ev;
 	struct missing miss = { 0 };
+	struct aux_cuts cuts = { 0 };
 	uint64_t last_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
 	const struct auxcap_perf_evsel *sample_evsel = NULL;
@@ -511,6 +662,7 @@ static int first_pass(struct auxcap_decode *d)
 			break;
 		case PERF_RECORD_AUX:
 			snapshot |= (rec->u.aux.flags & AUX_FLAG_OVERWRITE) != 0;
+			r = aux_cuts_note(&cuts, rec);
 			break;
 		case AUXCAP_PERF_RECORD_AUXTRACE_INFO:
 			free(d->info_words);
@@ -551,6 +703,9 @@ static int first_pass(struct auxcap_decode *d)
 	for (size_t i = 0; i < miss.n; i++)
 		free(miss.paths[i]);
 	free(miss.paths);
+	if (r == 0)
+		r = apply_cuts(d, &cuts);
+	aux_cuts_fini(&cuts);
 	if (r < 0)
 		return r;
 	if (d->opts.progress)

@@ -197,7 +197,8 @@ int emu_data_itrace_start(struct emu_event *ev)
 	uint32_t p[2] = { ev->task_pid, ev->task_tid };
 	int r;
 
-	r = emu_data_output(ev, PERF_RECORD_ITRACE_START, 0, p, sizeof(p), 0);
+	r = emu_data_output(ev, PERF_RECORD_ITRACE_START, 0, p, sizeof(p), ev->itrace_time);
+	ev->itrace_time = 0;
 	if (r == 0)
 		ev->stats.itrace_starts++;
 	return r;
@@ -275,7 +276,10 @@ int emu_data_sideband(struct emu_event *ev, const struct auxcap_emu_item *item)
 			    (e != ev && (e->pid != ev->pid || e->cpu != ev->cpu)))
 				continue;
 			e->attr.enable_on_exec = 0;
+			/* Its ITRACE_START is the exec's moment, not when the producer got to it. */
+			e->itrace_time = item->time;
 			emu_event_enable(e);
+			e->itrace_time = 0;
 		}
 		emu->exec_time = 0;
 	}

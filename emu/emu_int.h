@@ -124,6 +124,7 @@ struct emu_event {
 	uint64_t id;		     /* PERF_EVENT_IOC_ID */
 	bool enabled;		     /* state ON */
 	bool itrace_started;	     /* ITRACE_START written and marked by the driver */
+	uint64_t itrace_time;	     /* time for the next ITRACE_START (ns), 0: now */
 	bool mapped_here;	     /* this fd created its buffer by mmap */
 	struct emu_buffer *buf;	     /* output buffer (own, or SET_OUTPUT target) */
 	uint64_t lost_samples;	     /* PERF_FORMAT_LOST: records lost to the ring */

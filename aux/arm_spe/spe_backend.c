@@ -41,7 +41,8 @@ static bool ctx_has(const struct auxcap_decode_ctx *ctx, size_t off, size_t size
 
 /*
  * Where the decodable records of @data/@len end: the end of its last complete record (or of a
- * resynchronisation after damage); what follows is an unfinished record, or nothing.
+ * resynchronisation after damage) when an unfinished record follows, else @len (what
+ * follows the last record is padding, or nothing).
  */
 static size_t spe_last_end(const uint8_t *data, size_t len)
 {
@@ -55,11 +56,12 @@ static size_t spe_last_end(const uint8_t *data, size_t len)
 			last_end = (size_t)(ev.sample.offset + ev.sample.size);
 		else if (ev.error.kind == AUXCAP_SPE_ERR_TRUNCATED ||
 			 ev.error.kind == AUXCAP_SPE_ERR_UNTERMINATED)
-			break; /* only at the end: an unfinished record */
+			return last_end; /* only at the end: an unfinished record */
 		else
 			last_end = (size_t)auxcap_spe_decoder_offset(&d); /* resynchronised there */
 	}
-	return last_end;
+	/* Nothing unfinished: what follows the last record is padding, not a record's start. */
+	return len;
 }
 
 /*

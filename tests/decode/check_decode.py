@@ -6,20 +6,28 @@ structure (main -> run -> work -> leaf_add/leaf_mul), the JSON schema of docs/, 
 Event Format's rules.
 
 usage: check_decode.py AUXCAP CAPTURE PROGRAM SCHEMA [--split CAPTURE2] [--min-samples N]
-                       [--min-known N] [--all-aligned]
+                       [--min-known N] [--all-aligned] [--perf-uregs]
 
   - JSON lines: every line validates against SCHEMA; times never go back;
   - every sample has trace context; with --all-aligned its IP was found in the trace; an
     aligned sample's IP is reached from its window's start (the last branch's target) by
     straight-line code: objdump shows no jmp/call/ret between them;
+  - an aligned sample's IP is in the trace inside its window: the decoded stream holds, on
+    its thread, the event that ends the straight-line run holding the IP (at the sample's
+    time + delta_ns) and the event that starts it (the branch to seq_from, or the restart
+    there), and that run overlaps the window;
   - a sample in main, run, work, leaf_add or leaf_mul has the stack the program's structure
-    gives (frames named with nm, not with auxcap's symbols);
+    gives (frames named with nm, not with auxcap's symbols); in every sample's stack, the
+    frames of those functions are that chain (leaf_* <- work <- run <- main);
+  - --perf-uregs: each sample's IP, and the IP its context looked up (the user-mode IP of
+    REGS_USER when the sample hit the kernel), are those `perf script -F uregs` prints;
   - Perfetto: a Trace Event Format object, slices nested per thread, call slices named for
     the program's functions;
   - folded: "frames count" lines, the samples add up, main;run;work;leaf_* is there;
   - text: one sample line per sample, each with its stack line;
   - --split: the same trace cut into buffers decodes to the same branches and sample stacks.
 """
+import bisect
 import json
 import os
 import re
@@ -241,11 +249,25 @@ def check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_know
     unaligned = [s for s in samples if s["context"] and not s["context"]["aligned"]]
     if no_ctx:
         fail("%d samples without trace context" % len(no_ctx))
+    # A sample taken after its thread's trace ended for good (tr end at its last system call,
+    # exit_group, which never returns) has for user IP the instruction after that call: it
+    # never ran, so no trace holds it.
+    final_end = {}
+    for e in events:
+        if e["type"] in ("branch", "trace_start", "trace_end", "instruction", "call", "return"):
+            final_end[e["tid"]] = e["time"] if e["type"] == "trace_end" else None
+    after_end = [s for s in unaligned
+                 if final_end.get(s["tid"]) is not None and s["time"] > final_end[s["tid"]]]
+    if after_end:
+        ok("%d samples after their thread's trace ended (its final system call): not in it" %
+           len(after_end))
+        unaligned = [s for s in unaligned if s not in after_end]
     if all_aligned and unaligned:
         fail("%d of %d samples not found in the trace, e.g. ip %s at %d" %
              (len(unaligned), len(samples), unaligned[0]["ip"], unaligned[0]["time"]))
     elif not unaligned:
-        ok("all %d samples found in the trace near their time" % len(samples))
+        ok("all %d %ssamples found in the trace near their time" %
+           (len(samples) - len(after_end), "other " if after_end else ""))
 
     window_bad = stack_bad = known = 0
     for s in samples:
@@ -275,6 +297,28 @@ def check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_know
                 stack_bad += 1
                 if stack_bad <= 3:
                     print("  sample in %s at %d: stack %s, expected %s" % (f, s["time"], got, want))
+    check_in_window(events, samples)
+    chain_bad = chained = 0
+    for s in samples:
+        c = s["context"]
+        if not c:
+            continue
+        names = [prog.func(int(fr["func"], 16)) for fr in c["stack"]]
+        known_frames = [n for n in names if n in KNOWN]
+        if not known_frames:
+            continue
+        chained += 1
+        if known_frames != KNOWN[known_frames[0]]:
+            chain_bad += 1
+            if chain_bad <= 3:
+                print("  sample at %d (ip %s): program frames %s, expected %s" %
+                      (s["time"], c["ip"], known_frames, KNOWN[known_frames[0]]))
+    if chain_bad:
+        fail("%d of %d samples with program frames in their stack do not have the program's "
+             "call chain" % (chain_bad, chained))
+    else:
+        ok("%d samples with program frames in their stack (%d without): each the program's "
+           "call chain" % (chained, len(samples) - chained))
     if window_bad:
         fail("%d samples whose IP is not reached from their window's start by straight-line "
              "code" % window_bad)
@@ -287,6 +331,96 @@ def check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_know
     else:
         ok("%d samples in main/run/work/leaf_* have the program's call structure" % known)
     return events
+
+
+def check_in_window(events, samples):
+    """Every aligned sample's IP lies in a run of the decoded trace that overlaps its window."""
+    runs = {}  # tid -> [(time, kind, start_ip or None, end_ip or None)] in stream order
+    for e in events:
+        if e["type"] == "branch":
+            runs.setdefault(e["tid"], []).append((e["time"], "branch", int(e["to"], 16),
+                                                  int(e["from"], 16)))
+        elif e["type"] == "trace_start":
+            runs.setdefault(e["tid"], []).append((e["time"], "start", int(e["ip"], 16), None))
+        elif e["type"] == "trace_end":
+            runs.setdefault(e["tid"], []).append((e["time"], "end", None, int(e["ip"], 16)))
+        elif e["type"] == "gap":
+            runs.setdefault(e["tid"], []).append((e["time"], "gap", None, None))
+    times = {tid: [r[0] for r in rs] for tid, rs in runs.items()}
+    bad = checked = 0
+    for s in samples:
+        c = s["context"]
+        if not c or not c["aligned"]:
+            continue
+        checked += 1
+        ip, seq = int(c["ip"], 16), int(c["seq_from"], 16)
+        lo, hi = c["window"]
+        at = s["time"] + c["delta_ns"]
+        rs, ts = runs.get(s["tid"], []), times.get(s["tid"], [])
+        i = bisect.bisect_left(ts, at)
+        found = False
+        while i < len(rs) and rs[i][0] == at and not found:
+            end = rs[i][3]
+            # the event before it on the thread starts the run (a branch's target or a restart)
+            if end is not None and seq <= ip <= end and i > 0 and rs[i - 1][2] == seq and \
+               rs[i - 1][0] <= hi and at >= lo:
+                found = True
+            i += 1
+        if not found:
+            bad += 1
+            if bad <= 3:
+                print("  sample at %d: no run %s..(ip %s) ending at %d and overlapping its "
+                      "window [%d, %d] in the trace" % (s["time"], c["seq_from"], c["ip"], at,
+                                                        lo, hi))
+    if bad:
+        fail("%d of %d aligned samples: their IP's run is not in the trace inside the window" %
+             (bad, checked))
+    else:
+        ok("%d aligned samples: each IP's run is in the decoded trace and overlaps the window" %
+           checked)
+
+
+def check_perf_uregs(capture, samples):
+    """Sample IPs and looked-up IPs against perf's own reading of the samples (uregs)."""
+    r = subprocess.run(["perf", "script", "-i", capture, "--no-itrace", "--ns", "-F",
+                        "sw:tid,time,ip,uregs"], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("perf script -F uregs: status %d: %s" % (r.returncode, r.stderr.strip()[:200]))
+        return
+    perf = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^\s*(\d+)\s+(\d+)\.(\d{9}):\s+([0-9a-f]+)\s+ABI:(\d)(?:\s+IP:0x([0-9a-f]+))?",
+                     line)
+        if m:
+            t = int(m.group(2)) * 1000000000 + int(m.group(3))
+            uip = int(m.group(6), 16) if m.group(6) and m.group(5) != "0" else None
+            perf[(int(m.group(1)), t)] = (int(m.group(4), 16), uip)
+    bad = kernel = 0
+    for s in samples:
+        p = perf.get((s["tid"], s["time"]))
+        if p is None:
+            bad += 1
+            if bad <= 3:
+                print("  sample at %d (tid %d): perf script has no such sample" %
+                      (s["time"], s["tid"]))
+            continue
+        ip, uip = p
+        want = uip if ip >> 63 and uip is not None else ip
+        kernel += ip >> 63 and uip is not None
+        got = int(s["context"]["ip"], 16) if s["context"] else want
+        if int(s["ip"], 16) != ip or got != want:
+            bad += 1
+            if bad <= 3:
+                print("  sample at %d: ip %s, looked up %#x; perf: ip %#x, user IP %s" %
+                      (s["time"], s["ip"], got, ip, hex(uip) if uip is not None else "-"))
+    if len(perf) != len(samples):
+        fail("perf script shows %d samples, auxcap %d" % (len(perf), len(samples)))
+    if bad:
+        fail("%d of %d samples: IP or looked-up IP differs from perf's uregs" %
+             (bad, len(samples)))
+    else:
+        ok("%d samples: IPs as perf reads them; %d taken in the kernel were looked up by the "
+           "user-mode IP of REGS_USER" % (len(samples), kernel))
 
 
 def check_perfetto(auxcap, capture):
@@ -426,6 +560,9 @@ def main(argv):
     if "--all-aligned" in args:
         args.remove("--all-aligned")
         all_aligned = True
+    perf_uregs = "--perf-uregs" in args
+    if perf_uregs:
+        args.remove("--perf-uregs")
     auxcap, capture, program, schema_path = args
     with open(schema_path) as f:
         schema = Schema(json.load(f))
@@ -433,6 +570,8 @@ def main(argv):
 
     events = check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_known)
     nsamples = len([e for e in events if e["type"] == "sample"])
+    if perf_uregs:
+        check_perf_uregs(capture, [e for e in events if e["type"] == "sample"])
     lost = sum(e["lost"] for e in events if e["type"] == "loss" and e["what"] in
                ("LOST", "LOST_SAMPLES"))
     check_perfetto(auxcap, capture)

@@ -8,11 +8,17 @@
  *
  *   time conversion      core's (perf's) formula against 128-bit arithmetic, the
  *                        cap_user_time_short variant, the inverse's round trip
- *   interpolation        times spread by instruction count between two timestamps
+ *   interpolation        times spread by instruction count between two timestamps, also on
+ *                        random runs against the rule computed in 128 bits
  *   merge                two per-CPU queues, samples, switches written out of order across
  *                        CPUs in rounds: one stream in time order, threads from switches
  *   sample context       call stack, last branches, per-function time, the IP looked up
- *                        forwards and backwards, not found outside the window
+ *                        forwards and backwards, not found outside the window; a sample
+ *                        taken in a system call, at the IP where tracing restarts; one
+ *                        whose IP's run ends in a timestamp run not closed yet
+ *   bad timestamps       one that converts before the clock's zero is not a time; an Arm
+ *                        SPE record cut where a TRUNCATED AUX record says data was lost is
+ *                        a gap, not a sample completed by the padding after it
  *   gaps and losses      in every writer's output
  *   timeless             without TIME_CONV, trace takes its buffer's record time
  */
@@ -170,6 +176,72 @@ static void test_interpolation(void **state)
 	}
 	assert_int_equal(n, 4);
 	assert_false(auxcap_decode_get_info(d)->timeless);
+	auxcap_decode_close(d);
+}
+
+/*
+ * The spreading rule on many runs of random instruction counts and timestamp distances,
+ * small and large (so that span * instructions goes past 64 bits for some), against the
+ * formula computed here in 128 bits.
+ */
+static void test_interpolation_random(void **state)
+{
+	enum { RUNS = 300, MAXEV = 12 };
+	static struct toy_rec t[RUNS * MAXEV + 1];
+	static uint64_t want[RUNS * MAXEV + 1];
+	uint64_t seed = 0x2545f4914f6cdd1dull, tsc = 1000;
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("interp-random.data", path, sizeof(path), true);
+	size_t n = 0, k = 0;
+
+	(void)state;
+	for (int r = 0; r < RUNS; r++) {
+		size_t first = n, m;
+		uint64_t span, total = 0, cum = 0;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		m = 1 + seed % MAXEV;
+		span = (seed >> 8) % 4 == 0 ? (seed >> 20) % (1ull << 40) : 1 + (seed >> 20) % 1000000;
+		for (size_t i = 0; i < m; i++) {
+			uint32_t ninsn;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			ninsn = (seed >> 5) % 7 == 0   ? UINT32_MAX /* divisors past 2^32 */
+				: (seed >> 5) % 3 == 0 ? (uint32_t)(seed >> 40)
+						       : (uint32_t)(seed % 20);
+			t[n] = rec(tsc, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1000 + 16 * n,
+				   0x1008 + 16 * n, ninsn);
+			t[n].has_tsc = i == 0; /* the run's timestamp, then events without one */
+			total += ninsn;
+			n++;
+		}
+		for (size_t i = first; i < n; i++) {
+			cum += t[i].ninsn;
+			want[i] = r == RUNS - 1 ? tsc /* the last run: at its timestamp */
+				  : tsc + (uint64_t)((unsigned __int128)span * cum / (total + 1));
+		}
+		tsc += span;
+	}
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_auxtrace(b, t, n * sizeof(t[0]), 0, 0, 7, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(k < n);
+		if (ev->time != want[k])
+			fail_msg("event %zu: time %" PRIu64 ", expected %" PRIu64, k, ev->time, want[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
 	auxcap_decode_close(d);
 }
 
@@ -378,6 +450,245 @@ static void test_sample_context(void **state)
 	auxcap_decode_close(d);
 }
 
+/*
+ * A sample taken while its thread is in a system call: tracing (user-only) stopped at the
+ * syscall and restarts at the instruction after it, which is the sample's (user) IP.  That
+ * run starts inside the sample's window and ends (with a return) after it: the IP is found
+ * there.  An IP whose run starts after the window is not.
+ */
+static void test_sample_in_syscall(void **state)
+{
+	static const struct toy_rec t[] = {
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 100000, 0x1000, 0 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 200000, 0x1010, 0x2000 },
+		{ AUXCAP_TRACE_DISABLE, 0, 1, 0, 300000, 0x2008, 0 },	/* the syscall */
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 400000, 0x200a, 0 },	/* back from it */
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, 500000, 0x2010, 0x1015 },
+		{ AUXCAP_TRACE_DISABLE, 0, 1, 0, 600000, 0x1020, 0 },
+	};
+	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("syscall.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 4, 4, 50000, 0);
+	/* In the kernel 5 us before tracing restarts: the IP it resumes at. */
+	cb_sample(b, 1, 0x200a, 4, 4, 395000, 0, 1);
+	/* The same time, an IP that runs only after the return at 500 us: not in the window
+	 * (300 us - 10 us .. 400 us + 10 us). */
+	cb_sample(b, 1, 0x1018, 4, 4, 395001, 0, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 4, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	assert_int_equal(x->window_lo, 290000);
+	assert_int_equal(x->window_hi, 410000);
+	assert_true(x->aligned);
+	assert_int_equal(x->seq_from, 0x200a);
+	assert_true(x->seq_from_start);
+	assert_int_equal(x->delta_ns, 105000); /* at the return that ends the run */
+	assert_stack(x, in_callee, 2);
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_false(x->aligned);
+	assert_int_equal(auxcap_decode_get_info(d)->samples_aligned, 1);
+	auxcap_decode_close(d);
+}
+
+/*
+ * The run holding a sample's IP ends with an event whose time is not known yet when the
+ * sample comes (its timestamp run is still open): the stage decodes on until it is, and the
+ * context is at that event's spread time.
+ */
+static void test_sample_in_open_run(void **state)
+{
+	static const struct toy_rec t[] = {
+		{ AUXCAP_TRACE_ENABLE, 0, 1, 0, 190000, 0x1000, 0 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, 200000, 0x1010, 0x2000 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 1, 0, 210000, 0x2004, 0x2008 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 1, 0, 212000, 0x200c, 0x2010 },
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0, 10, 0, 0x2018, 0x2020 }, /* no timestamp */
+		{ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 10, 400000, 0x2028, 0x1015 },
+	};
+	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("openrun.data", path, sizeof(path), true);
+
+	(void)state;
+	cb_itrace_start(b, 6, 6, 50000, 0);
+	cb_sample(b, 1, 0x2014, 6, 6, 205000, 0, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 6, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	assert_int_equal(x->window_lo, 190000);
+	assert_int_equal(x->window_hi, 220000);
+	assert_true(x->aligned);
+	assert_int_equal(x->seq_from, 0x2010);
+	/* The jump at 0x2018 ends the run: 212000 + (400000 - 212000) * 10 / (10 + 1). */
+	assert_int_equal(x->delta_ns, 212000 + 188000 * 10 / 11 - 205000);
+	assert_stack(x, in_callee, 2);
+	auxcap_decode_close(d);
+}
+
+/* ---- timestamps that are not times ----------------------------------------------------- */
+
+/*
+ * A corrupt timestamp that converts to a time before the clock's zero (the conversion
+ * wraps to near 2^64) is not a time: the event takes its run's time, and the events after
+ * it keep their own (they were all dragged to the wrapped time).
+ */
+static void test_wrapped_timestamp(void **state)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	struct toy_rec t[] = {
+		rec(2000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x10, 0x20, 0),
+		rec(5, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x24, 0x30, 0),
+		rec(3000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x34, 0x40, 0),
+		rec(4000000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x44, 0x10, 0),
+	};
+	/* perf time = tsc - 1000000 */
+	const uint64_t want[] = { 1000000, 1000000, 2000000, 3000000 };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b;
+	size_t n = 0;
+
+	(void)state;
+	path_of(path, sizeof(path), "wrapped.data");
+	b = cb_open(path, "toy_trace//", 0x7000);
+	assert_non_null(b);
+	tc.time_shift = 0;
+	tc.time_mult = 1;
+	tc.time_zero = (uint64_t)-1000000;
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+	cb_auxtrace_info(b, TOY_TYPE, NULL, 0);
+	cb_itrace_start(b, 8, 8, 500, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 8, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(n < 4);
+		assert_int_equal(ev->time, want[n]);
+		n++;
+	}
+	assert_int_equal(n, 4);
+	auxcap_decode_close(d);
+}
+
+/* ---- data lost at TRUNCATED ------------------------------------------------------------- */
+
+/* An Arm SPE record: a PC packet (EL0, NS) and a timestamp packet. */
+static size_t spe_rec(uint8_t *p, uint64_t pc, uint64_t ts)
+{
+	p[0] = 0xb0;
+	for (int i = 0; i < 8; i++)
+		p[1 + i] = (uint8_t)((pc | 0x8000000000000000ull) >> (8 * i));
+	p[9] = 0x71;
+	for (int i = 0; i < 8; i++)
+		p[10 + i] = (uint8_t)(ts >> (8 * i));
+	return 18;
+}
+
+/*
+ * An Arm SPE capture laid out as the driver leaves it when its 2-page buffer fills: the first
+ * transaction's records end in a record cut at the page end (its PC packet and the header of
+ * its timestamp packet), the driver pads the rest of the buffer (zeros) and flags the AUX
+ * record TRUNCATED; once enabled again it pads one byte to its alignment and the records go
+ * on.  The copies out of the ring are contiguous AUXTRACE buffers.  The cut record is data
+ * lost: one gap at its offset, never a sample whose timestamp is completed by padding bytes
+ * (a timestamp of 0, which converted before the clock's zero and dragged every later
+ * sample's time with it).
+ */
+static void test_spe_truncated(void **state)
+{
+	struct auxcap_perf_time_conv tc = { 0 };
+	uint8_t *a = calloc(1, 8192), b1[8] = { 0 }, c[18 * 50];
+	const struct auxcap_decode_event *ev;
+	size_t na = 0, nc = 0, nsamples = 0, ngaps = 0;
+	uint64_t ts = 1000000, last = 0;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b;
+
+	(void)state;
+	if (!auxcap_backend_find("arm_spe"))
+		skip(); /* the backend is not in this build */
+	assert_non_null(a);
+	while (na + 18 <= 4096) {
+		na += spe_rec(a + na, 0x400000 + na, ts);
+		ts += 1000;
+	}
+	/* 4086 bytes of records, then the cut one: its PC packet and a timestamp header. */
+	assert_int_equal(na, 4086);
+	spe_rec(a + na, 0x500000, ts);
+	memset(a + 4096, 0, 8192 - 4096);
+	ts += 1000;
+	for (int i = 0; i < 50; i++) {
+		nc += spe_rec(c + nc, 0x600000 + nc, ts);
+		ts += 1000;
+	}
+	path_of(path, sizeof(path), "spe-truncated.data");
+	b = cb_open(path, "arm_spe_0//", 0x7000);
+	assert_non_null(b);
+	tc.time_shift = 0;
+	tc.time_mult = 1;
+	tc.time_zero = (uint64_t)-1000; /* perf time = ts - 1000 */
+	tc.cap_user_time_zero = true;
+	cb_time_conv(b, &tc);
+	cb_auxtrace_info(b, AUXCAP_AUXTRACE_ARM_SPE, NULL, 0);
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_aux(b, 0, 4096, 0, 7, 7, 2000000, 0);
+	cb_aux(b, 8191, 0, 0x1 /* TRUNCATED */, 7, 7, 2000001, 0);
+	cb_auxtrace(b, a, 8191, 0, 0, (uint32_t)-1, 0);
+	cb_auxtrace(b, b1, 1, 8191, 0, (uint32_t)-1, 0);
+	cb_aux(b, 8192, nc, 0, 7, 7, 3000000, 0);
+	cb_auxtrace(b, c, nc, 8192, 0, (uint32_t)-1, 0);
+	cb_round(b);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		if (ev->trace->kind == AUXCAP_TRACE_GAP) {
+			assert_true(ev->trace->offset >= 4086 && ev->trace->offset < 4096);
+			ngaps++;
+			continue;
+		}
+		assert_int_equal(ev->trace->kind, AUXCAP_TRACE_SAMPLE);
+		assert_true(ev->trace->ip != 0x500000);
+		/* every sample at its own timestamp's time */
+		assert_int_equal(ev->time, ev->trace->tsc - 1000);
+		assert_true(ev->time >= last);
+		last = ev->time;
+		nsamples++;
+	}
+	assert_int_equal(nsamples, na / 18 + 50);
+	assert_int_equal(ngaps, 1);
+	assert_int_equal(auxcap_decode_get_queue(d, 0)->discontinuities, 1);
+	auxcap_decode_close(d);
+	free(a);
+}
+
 /* ---- gaps and losses in every output ------------------------------------------------------- */
 
 static char *render(const char *path, enum auxcap_out_format fmt, enum auxcap_out_weight wgt)
@@ -552,7 +863,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
+		cmocka_unit_test(test_interpolation_random),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
+		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
 		cmocka_unit_test(test_errors),
 	};

@@ -207,8 +207,9 @@ struct auxcap_decode_queue {
 	int32_t cpu;	    /* -1 per task */
 	int32_t tid;	    /* -1 per CPU */
 	int32_t pid;	    /* -1 if not known */
-	bool snapshot;	    /* one snapshot */
-	size_t nr_pieces;   /* AUXTRACE buffers */
+	bool snapshot;	    /* a snapshot, or snapshots that each start where the one before
+			     * ended (one stream: the capture wrote only what was new) */
+	size_t nr_pieces;   /* AUXTRACE buffers (one cut where data was lost counts twice) */
 	uint64_t bytes;	    /* trace bytes */
 	uint64_t discontinuities; /* pieces not contiguous with the one before (data lost) */
 };

@@ -494,7 +494,8 @@ static void test_snapshot_seams(void **state)
 	print_message("auxcap record -S: AUX flags 0x%" PRIx64 ", SNAPSHOT_MODE %" PRIu64 "\n",
 		      cref.aux_flags, cref.snapshot_mode);
 	ground_truth(&c, &truth, &ninsn);
-	print_message("ground truth: %" PRIu64 " instructions, %zu taken branches, %zu trace bytes\n", ninsn, truth.n, c.aux_len);
+	print_message("ground truth: %" PRIu64 " instructions, %zu taken branches, %zu trace bytes\n",
+		      ninsn, truth.n, c.aux_len);
 	/* every instruction the tracer executed is in the stream */
 	assert_int_equal(ninsn, tracer_insns);
 	assert_true(truth.n > 10000);
