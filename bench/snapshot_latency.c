@@ -15,11 +15,13 @@
  *                       file (the sink's end-of-snapshot round; tmpfs, so no device I/O)
  * Baselines, same run: the same signal waking a thread blocked in poll() through an eventfd
  * (the wake-up path alone), and write() of the same bytes (4 MiB per CPU) appended to a file
- * on the same tmpfs (medians).
+ * on the same tmpfs, plain and into space reserved beforehand (medians).  Like `auxcap record
+ * -S`, the bench has the writer reserve the space of the next snapshot after each one (-R:
+ * not, as before that existed).
  *
  * Targets (exit status 1 if missed): frozen median <= 50 us; on disk median <= 5 ms.
  *
- * Usage: auxcap-bench-snapshot-latency [-n SNAPSHOTS] [-d DIR] [-a AUX_PAGES]
+ * Usage: auxcap-bench-snapshot-latency [-n SNAPSHOTS] [-d DIR] [-a AUX_PAGES] [-R]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,7 @@
 static const char *dir = "/dev/shm";
 static int nsnap = 100;
 static size_t aux_pages = 1024;
+static bool reserve = true; /* -R: no file space reserved ahead (as before it was) */
 
 static uint64_t now_ns(void)
 {
@@ -160,9 +164,11 @@ static struct dist ping_baseline(int n)
 
 /*
  * The bytes of one snapshot written the way a plain tool would: @n write()s of @len bytes
- * each, appended to a file on the same tmpfs, @reps times; the median, in us.
+ * each, appended to a file on the same tmpfs, @reps times; the median, in us.  With
+ * @reserved, the space of each round is reserved beforehand (fallocate, untimed), as
+ * auxcap's writer does between snapshots.
  */
-static double write_baseline(const unsigned char *buf, int n, size_t len, int reps)
+static double write_baseline(const unsigned char *buf, int n, size_t len, int reps, bool reserved)
 {
 	static uint64_t lat[MAX_SNAP];
 	char path[4096];
@@ -173,7 +179,12 @@ static double write_baseline(const unsigned char *buf, int n, size_t len, int re
 	if (fd < 0)
 		return -1;
 	for (int i = 0; i < reps; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0;
+
+		if (reserved)
+			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, lseek(fd, 0, SEEK_END),
+					(off_t)((size_t)n * len));
+		t0 = now_ns();
 
 		for (int k = 0; k < n; k++) {
 			size_t done = 0;
@@ -244,11 +255,19 @@ static int ts_round(void *ctx)
 	return r;
 }
 
+static int ts_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
+{
+	struct timing_sink *t = ctx;
+
+	return t->ps.sink.ops->snapshot(&t->ps, info);
+}
+
 static const struct auxcap_sink_ops timing_ops = {
 	.attr = ts_attr,
 	.record = ts_record,
 	.aux = ts_aux,
 	.round = ts_round,
+	.snapshot = ts_snapshot,
 };
 
 static struct auxcap_emu *g_emu;
@@ -286,19 +305,20 @@ int main(int argc, char **argv)
 	unsigned char *trace;
 	int cpus[MAX_CPUS], ncpu, c, failed, r, met;
 	uint64_t aux_bytes, before_bytes;
-	double wbase;
+	double wbase, wbase_res;
 	char path[4096];
 	pthread_t th;
 	void *ret;
 
-	while ((c = getopt(argc, argv, "n:d:a:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:d:a:Rh")) != -1) {
 		switch (c) {
 		case 'n': nsnap = atoi(optarg); break;
+		case 'R': reserve = false; break;
 		case 'd': dir = optarg; break;
 		case 'a': aux_pages = strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: auxcap-bench-snapshot-latency [-n SNAPSHOTS] [-d DIR] "
-					"[-a AUX_PAGES]\n");
+					"[-a AUX_PAGES] [-R]\n");
 			return 2;
 		}
 	}
@@ -330,7 +350,10 @@ int main(int argc, char **argv)
 
 	ping = ping_baseline(nsnap);
 	wbase = write_baseline(trace, ncpu, aux_pages * 4096 < TRACE_LEN ? aux_pages * 4096 : TRACE_LEN,
-			       nsnap);
+			       nsnap, false);
+	wbase_res = write_baseline(trace, ncpu,
+				   aux_pages * 4096 < TRACE_LEN ? aux_pages * 4096 : TRACE_LEN, nsnap,
+				   true);
 
 	/* The capture: one emulated PT per CPU, each fed by its own looping replay. */
 	r = auxcap_emu_new(NULL, &g_emu);
@@ -366,6 +389,11 @@ int main(int argc, char **argv)
 		t.sink.ops = &timing_ops;
 		t.sink.ctx = &t;
 		r = auxcap_session_open(&o, &g_session, &failed);
+	}
+	if (r == 0 && reserve) {
+		/* As auxcap record -S: room for the next snapshot, reserved after each one. */
+		t.ps.reserve = auxcap_session_snapshot_bytes(g_session);
+		(void)auxcap_perf_writer_reserve(w, t.ps.reserve);
 	}
 	if (r == 0)
 		r = auxcap_session_enable(g_session, true);
@@ -411,11 +439,15 @@ int main(int argc, char **argv)
 	printf("    baseline, signal -> eventfd -> poll() wake-up: median %.1f us  p99 %.1f us\n",
 	       ping.med, ping.p99);
 	printf("  trigger to on disk:  median %8.1f us  p99 %8.1f us  max %8.1f us   ratio to "
-	       "baseline %.2f\n",
-	       dd.med, dd.p99, dd.max, dd.med / wbase);
+	       "baseline %.2f (the one %s reserved space)\n",
+	       dd.med, dd.p99, dd.max, dd.med / (reserve ? wbase_res : wbase),
+	       reserve ? "with" : "without");
 	printf("    baseline, write() of the same %d x %zu MiB appended to a file in %s: median "
 	       "%.1f us\n",
 	       g_nfds, aux_pages / 256, dir, wbase);
+	printf("    baseline, the same into space reserved beforehand (untimed fallocate): median "
+	       "%.1f us\n",
+	       wbase_res);
 	met = df.med <= 50 && dd.med <= 5000 && aux_bytes == before_bytes;
 	printf("targets: frozen median <= 50 us: %s; on disk median <= 5 ms: %s; every snapshot "
 	       "whole: %s\n",

@@ -272,6 +272,34 @@ int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids)
 	return 0;
 }
 
+int cli_trigger_for_emulate(struct cli_trigger *t)
+{
+	if (t->via == CLI_TRIGGER_UPROBE) {
+		cli_err("--trigger-via uprobe cannot be used with --emulate: the uprobe's int3 over "
+			"%s's first instruction would be read and traced by the emulator's tracer; "
+			"leave --trigger-via out (the tracer watches the function) or use breakpoint",
+			t->symbol);
+		return -EINVAL;
+	}
+	if (t->via == CLI_TRIGGER_BREAKPOINT) {
+		if (t->dyn) {
+			cli_err("--trigger-on %s with --emulate and a breakpoint: %s is "
+				"position-independent, so the address is known only after the exec, "
+				"when the breakpoint must be open already; leave --trigger-via out (the "
+				"emulator's tracer watches the function)",
+				t->symbol, t->binary);
+			return -EINVAL;
+		}
+		t->kind = CLI_TRIGGER_BP;
+		return 0;
+	}
+	t->kind = CLI_TRIGGER_TRACER;
+	snprintf(t->desc, sizeof(t->desc),
+		 "%s@%s (seen by the emulator's tracer at file offset 0x%" PRIx64 ")", t->symbol,
+		 t->binary, t->file_offset);
+	return 0;
+}
+
 void cli_trigger_fini(struct cli_trigger *t)
 {
 	if (t->probe_name[0]) {

@@ -23,6 +23,7 @@ enum cli_trigger_kind {
 	CLI_TRIGGER_UPROBE_PMU,	    /* the uprobe PMU (no tracefs, no clean-up; not inherited) */
 	CLI_TRIGGER_UPROBE_TRACEFS, /* a tracefs uprobe_events probe (inherited; removed at fini) */
 	CLI_TRIGGER_BP,		    /* an execute breakpoint at the run-time address */
+	CLI_TRIGGER_TRACER,	    /* --emulate: the live tracer watches the function (no event) */
 };
 
 struct cli_trigger {
@@ -63,6 +64,16 @@ bool cli_trigger_needs_process(const struct cli_trigger *t);
  * the @nr_pids tasks @pids (they must agree).  Returns 0 or a negative errno after printing.
  */
 int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids);
+
+/**
+ * --emulate: the command runs under the emulator's live tracer, which single-steps it.  A
+ * uprobe patches an int3 over the function's first instruction, which the tracer would read
+ * and trace as such: refused.  An execute breakpoint works on the stepped command, but only
+ * where its address is known before the exec (not PIE, not a library).  By default the
+ * tracer itself watches the function (CLI_TRIGGER_TRACER): no event is opened.
+ * Returns 0, or a negative errno after printing why.
+ */
+int cli_trigger_for_emulate(struct cli_trigger *t);
 
 /** The executable of @argv0 as execvp() finds it, as an absolute path (malloc'd), or NULL. */
 char *cli_find_executable(const char *argv0);

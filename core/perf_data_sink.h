@@ -13,6 +13,9 @@ struct auxcap_perf_sink {
 	uint64_t aux_bytes;             /* AUX payload bytes written */
 	uint64_t snapshots;             /* AUX chunks flagged as snapshots */
 	bool wrote_init;                /* FINISHED_INIT written after the first round */
+	uint64_t reserve;               /* snapshot mode: file space reserved for the next
+					   snapshot after each one (auxcap_perf_writer_reserve();
+					   0: none); the caller reserves the first */
 };
 
 /** Set up @ps to write into @w. */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 
 #include "auxcap/file.h"
@@ -33,6 +35,8 @@ _Static_assert(sizeof(struct perf_event_attr) >= AUXCAP_PERF_ATTR_SIZE,
 #define WBUF_SIZE	    (64 * 1024)			 /* flush threshold of the record buffer */
 #define HEADER_UPDATE_BYTES ((uint64_t)4 * 1024 * 1024)	 /* default header refresh interval */
 #define ATTR_ENTRY_SIZE	    (AUXCAP_PERF_ATTR_SIZE + 16) /* attr + ids {offset, size} */
+#define RESERVE_STEP	    ((uint64_t)1 << 20) /* bytes per fallocate of the reserving thread */
+#define RESERVE_NICE	    10			/* its nice value */
 
 /* --- the I/O seam ----------------------------------------------------------------------- */
 
@@ -54,10 +58,17 @@ static int linux_truncate(void *ctx, int fd, uint64_t len)
 	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
 }
 
+static int linux_fallocate(void *ctx, int fd, int mode, uint64_t off, uint64_t len)
+{
+	(void)ctx;
+	return fallocate(fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+}
+
 const struct auxcap_perf_io auxcap_perf_io_linux = {
 	.ctx = NULL,
 	.writev = linux_writev,
 	.truncate = linux_truncate,
+	.fallocate = linux_fallocate,
 };
 
 struct wattr {
@@ -81,6 +92,17 @@ struct auxcap_perf_writer {
 	uint64_t pos;	      /* offset where @buf goes (bytes written so far in pipes) */
 	uint64_t committed;   /* end of the last record on disk */
 	uint64_t last_update; /* data size at the last header refresh, bytes */
+	uint64_t reserved_end; /* file offset up to which space was asked to be reserved, 0: none */
+	/*
+	 * The reserving thread (auxcap_perf_writer_reserve()): it fallocates [res_from, res_to)
+	 * in RESERVE_STEP steps.  The fields below @res_lock are shared with it.
+	 */
+	pthread_t res_thread;
+	bool res_started;
+	pthread_mutex_t res_lock;
+	pthread_cond_t res_cond;
+	uint64_t res_from, res_to;
+	bool res_stop;
 	struct pd_buf buf;    /* whole records not written yet */
 	struct pd_buf feat[AUXCAP_PERF_FEAT_BITS]; /* payloads set by the caller */
 	bool feat_set[AUXCAP_PERF_FEAT_BITS];
@@ -1051,7 +1073,110 @@ uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w)
 	return w->pos + w->buf.len - w->data_offset;
 }
 
+/*
+ * The reserving thread: fallocate what auxcap_perf_writer_reserve() asked for, a step at a
+ * time (tmpfs holds the inode lock for a whole fallocate: a write of the writer's thread
+ * waits for one step at most).  A failure drops the rest of the range; the writes then
+ * allocate as usual.
+ */
+static void *reserve_main(void *arg)
+{
+	struct auxcap_perf_writer *w = arg;
+
+	/* Background work: it must not delay the capture loop (Linux: nice is per thread). */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), RESERVE_NICE);
+	pthread_mutex_lock(&w->res_lock);
+	for (;;) {
+		uint64_t from, len;
+
+		while (!w->res_stop && w->res_from == w->res_to)
+			pthread_cond_wait(&w->res_cond, &w->res_lock);
+		if (w->res_stop)
+			break;
+		from = w->res_from;
+		len = w->res_to - from < RESERVE_STEP ? w->res_to - from : RESERVE_STEP;
+		pthread_mutex_unlock(&w->res_lock);
+		len = w->io->fallocate(w->io->ctx, w->fd, FALLOC_FL_KEEP_SIZE, from, len) < 0
+			      ? UINT64_MAX
+			      : len;
+		pthread_mutex_lock(&w->res_lock);
+		w->res_from = len == UINT64_MAX ? w->res_to : from + len;
+	}
+	pthread_mutex_unlock(&w->res_lock);
+	return NULL;
+}
+
+int auxcap_perf_writer_reserve(struct auxcap_perf_writer *w, uint64_t bytes)
+{
+	uint64_t from, to;
+	int r;
+
+	if (!w)
+		return -EINVAL;
+	if (w->pipe || !w->io->fallocate)
+		return -EOPNOTSUPP;
+	if (w->err)
+		return w->err;
+	r = start(w);
+	if (r < 0)
+		return r;
+	from = w->pos + w->buf.len;
+	to = from + bytes;
+	if (w->reserved_end > from)
+		from = w->reserved_end;
+	if (to <= from)
+		return 0;
+	if (!w->res_started) {
+		/* Whether this filesystem can at all, with the first byte, here. */
+		r = w->io->fallocate(w->io->ctx, w->fd, FALLOC_FL_KEEP_SIZE, from, 1);
+		if (r < 0)
+			return r;
+		pthread_mutex_init(&w->res_lock, NULL);
+		pthread_cond_init(&w->res_cond, NULL);
+		w->res_from = w->res_to = from;
+		r = -pthread_create(&w->res_thread, NULL, reserve_main, w);
+		if (r < 0) {
+			pthread_cond_destroy(&w->res_cond);
+			pthread_mutex_destroy(&w->res_lock);
+			return r;
+		}
+		w->res_started = true;
+	}
+	pthread_mutex_lock(&w->res_lock);
+	if (w->res_from == w->res_to)
+		w->res_from = from;
+	w->res_to = to;
+	pthread_cond_signal(&w->res_cond);
+	pthread_mutex_unlock(&w->res_lock);
+	w->reserved_end = to;
+	return 0;
+}
+
 /* --- close ------------------------------------------------------------------------------ */
+
+/* Stop the reserving thread (what it has not done yet is not done). */
+static void reserve_stop(struct auxcap_perf_writer *w)
+{
+	if (!w->res_started)
+		return;
+	pthread_mutex_lock(&w->res_lock);
+	w->res_stop = true;
+	pthread_cond_signal(&w->res_cond);
+	pthread_mutex_unlock(&w->res_lock);
+	pthread_join(w->res_thread, NULL);
+	pthread_cond_destroy(&w->res_cond);
+	pthread_mutex_destroy(&w->res_lock);
+	w->res_started = false;
+}
+
+/* Give back the space reserved past @end, the file's final size. */
+static void unreserve(struct auxcap_perf_writer *w, uint64_t end)
+{
+	if (w->reserved_end > end)
+		(void)w->io->fallocate(w->io->ctx, w->fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE,
+				       end, w->reserved_end - end);
+	w->reserved_end = 0;
+}
 
 /* The payload of feature @f as it goes to the file, or NULL if it is not written. */
 static int feature_payload(struct auxcap_perf_writer *w, unsigned int f, struct pd_buf *out)
@@ -1213,6 +1338,8 @@ static int close_file(struct auxcap_perf_writer *w)
 		if (r == 0 && is_regular(w->fd))
 			r = w->io->truncate(w->io->ctx, w->fd, end);
 		if (r == 0)
+			unreserve(w, end);
+		if (r == 0)
 			r = write_file_header(w, w->committed - w->data_offset, feats);
 		if (r == 0)
 			return 0;
@@ -1222,6 +1349,7 @@ static int close_file(struct auxcap_perf_writer *w)
 	recover_committed(w);
 	if (is_regular(w->fd))
 		(void)w->io->truncate(w->io->ctx, w->fd, w->committed);
+	unreserve(w, w->committed);
 	(void)write_file_header(w, w->committed - w->data_offset, NULL);
 	return w->err;
 }
@@ -1263,6 +1391,7 @@ int auxcap_perf_writer_close(struct auxcap_perf_writer *w)
 
 	if (!w)
 		return 0;
+	reserve_stop(w);
 	r = w->pipe ? close_pipe(w) : close_file(w);
 	if (w->own_fd && close(w->fd) < 0 && r == 0)
 		r = -errno;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "auxcap/log.h"
+#include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/proc.h"
 #include "auxcap/record.h"
@@ -100,7 +102,9 @@ struct auxcap_session {
 				 written by auxcap_session_request_from() from any thread or
 				 handler */
 	uint32_t coalesced_pending; /* requests merged into the pending snapshot; atomic */
-	uint32_t hit_tid, hit_cpu;  /* the trigger sample that made the pending request (loop) */
+	pthread_mutex_t hit_lock;   /* orders the request word and hit_tid/hit_cpu between the loop
+				       and auxcap_session_request_hit() callers */
+	uint32_t hit_tid, hit_cpu;  /* the hit that made the pending request (under hit_lock) */
 	struct auxcap_session_stats stats;
 	bool frozen;	    /* session_freeze() ran for the pending snapshot (loop or API) */
 	int freeze_result;  /* what it returned */
@@ -530,6 +534,7 @@ void auxcap_session_free(struct auxcap_session *s)
 	free(s->snap_buf);
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
+	pthread_mutex_destroy(&s->hit_lock);
 	free(s);
 }
 
@@ -566,6 +571,7 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 		return -ENOMEM;
 	s->opts = *opts;
 	s->sys = opts->sys ? opts->sys : &auxcap_sys_linux;
+	pthread_mutex_init(&s->hit_lock, NULL);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0) {
 		r = -errno;
@@ -619,6 +625,24 @@ int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_
 size_t auxcap_session_nr_sets(const struct auxcap_session *s)
 {
 	return s->nr_sets;
+}
+
+uint64_t auxcap_session_snapshot_bytes(const struct auxcap_session *s)
+{
+	uint64_t n = 0;
+
+	if (!s->opts.snapshot)
+		return 0;
+	for (size_t k = 0; k < s->nr_sets; k++) {
+		const struct set *set = &s->sets[k];
+
+		if (set->has_aux)
+			n += set->aux.size + AUXCAP_PERF_AUXTRACE_SIZE;
+		n += set->has_ring ? set->ring.ring.size : 0;
+		n += set->has_ev_ring ? set->ev_ring.ring.size : 0;
+		n += set->has_snap_ring ? set->snap_ring.ring.size : 0;
+	}
+	return n;
 }
 
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret)
@@ -1095,8 +1119,11 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		.cpu = (uint32_t)-1,
 	};
 	if (info.source == AUXCAP_TRIGGER_FUNCTION) {
+		/* Set by whoever made the request, right after it (see request_hit()). */
+		pthread_mutex_lock(&s->hit_lock);
 		info.tid = s->hit_tid;
 		info.cpu = s->hit_cpu;
+		pthread_mutex_unlock(&s->hit_lock);
 	}
 	/* Freeze, unless the loop did as soon as a trigger woke it. */
 	if (!s->frozen)
@@ -1181,6 +1208,30 @@ void auxcap_session_request(struct auxcap_session *s, unsigned int req)
 }
 
 /*
+ * A trigger hit: a snapshot request timed by the hit, the hit's task and CPU recorded with it
+ * when it is the pending one.  The lock makes a snapshot that takes the request (possibly
+ * between the two) read them only once they are set.
+ */
+static void request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid, uint32_t cpu,
+			bool wake)
+{
+	__atomic_fetch_add(&s->stats.trigger_hits, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&s->hit_lock);
+	if (request_word(s, AUXCAP_REQ_SNAPSHOT, req_word(AUXCAP_TRIGGER_FUNCTION, time_ns),
+			 wake)) {
+		s->hit_tid = tid;
+		s->hit_cpu = cpu;
+	}
+	pthread_mutex_unlock(&s->hit_lock);
+}
+
+void auxcap_session_request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
+				uint32_t cpu)
+{
+	request_hit(s, time_ns, tid, cpu, true);
+}
+
+/*
  * Read the hits of a set's trigger events: each sample is a snapshot request timed by the
  * sample itself.  Sets *@hit when there was one.  Runs in the loop's thread.
  */
@@ -1203,15 +1254,11 @@ static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
 		if (h->type != PERF_RECORD_SAMPLE ||
 		    auxcap_record_parse(&s->trig_layout, h, h->size, &rec) < 0)
 			continue;
-		s->stats.trigger_hits++;
 		*hit = true;
-		if (request_word(s, AUXCAP_REQ_SNAPSHOT,
-				 req_word(AUXCAP_TRIGGER_FUNCTION, rec.u.sample.time), false)) {
-			s->hit_tid = rec.u.sample.tid;
-			s->hit_cpu = (s->trig_layout.sample_type & PERF_SAMPLE_CPU)
-					     ? rec.u.sample.cpu
-					     : (uint32_t)set->cpu;
-		}
+		request_hit(s, rec.u.sample.time, rec.u.sample.tid,
+			    (s->trig_layout.sample_type & PERF_SAMPLE_CPU) ? rec.u.sample.cpu
+									   : (uint32_t)set->cpu,
+			    false);
 	}
 	if (r == -EBADMSG) {
 		s->stats.corrupt++;

@@ -180,6 +180,9 @@ static void *emu_thread_main(void *arg)
 			 * is to restart it (bench/aux_drain).
 			 */
 			for (size_t n = offered; n < EMU_DROP_MAX;) {
+				/* Not while a consumer waits: it may be the one restarting it. */
+				if (__atomic_load_n(&emu->lock_waiters, __ATOMIC_ACQUIRE))
+					break;
 				dropped = ev->stats.dropped;
 				if (emu_event_feed(ev, EMU_CHUNK_MAX, true, &offered) <= 0 ||
 				    !offered || ev->stats.dropped - dropped < offered)

@@ -353,6 +353,11 @@ static int pt_end(void *priv, uint64_t ip, uint64_t tsc)
 	return emit_ip(p, ppt_tip_pgd, 0, true);
 }
 
+static int pt_flush(void *priv, uint64_t ip, uint64_t tsc)
+{
+	return emit_psb(priv, ip, tsc);
+}
+
 const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt = {
 	.name = "intel_pt",
 	.priv_size = sizeof(struct enc_pt),
@@ -361,5 +366,6 @@ const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt = {
 	.insn = pt_insn,
 	.async = pt_async,
 	.end = pt_end,
+	.flush = pt_flush,
 	.fini = pt_fini,
 };

@@ -4,12 +4,17 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "auxcap/timeconv.h"
 #include "live_source.h"
 
-#define STEP_BATCH 4096 /* instructions single-stepped per refill */
+#define STEP_BATCH 4096 /* instructions single-stepped per refill, by default */
 
 struct sb_item {
 	struct auxcap_emu_item item;
@@ -42,6 +47,17 @@ struct auxcap_live_source {
 	uint64_t spe_event_filter;
 	bool have_tc; /* side-band times from the tracer's TSC through @tc */
 	struct auxcap_perf_time_conv tc;
+	uint64_t batch; /* instructions single-stepped per refill */
+	/* The watched function (auxcap_live_source_set_trigger()). */
+	bool trig;
+	uint32_t trig_maj, trig_min; /* device and inode of the file it is in */
+	uint64_t trig_ino;
+	uint64_t trig_offset; /* file offset of its first byte */
+	uint64_t trig_addr;   /* its run-time address once a mapping of it is seen, else 0 */
+	auxcap_live_source_hit_fn on_hit;
+	void *hit_ctx;
+	uint64_t hits;	 /* atomic */
+	bool hit_pause; /* a hit ended the last refill: the next paced pull gives nothing */
 };
 
 static int on_trace(void *ctx, const void *bytes, size_t len)
@@ -106,6 +122,12 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 		__atomic_store_n(&ls->pid, (pid_t)sb->pid, __ATOMIC_RELEASE);
 		return push_sb(ls, &it, sb->comm.comm);
 	case AUXCAP_TRACER_SB_MMAP:
+		/* The mapping that holds the watched function's first byte gives its address. */
+		if (ls->trig && (sb->mmap.prot & PROT_EXEC) && sb->mmap.maj == ls->trig_maj &&
+		    sb->mmap.min == ls->trig_min && sb->mmap.ino == ls->trig_ino &&
+		    ls->trig_offset >= sb->mmap.pgoff &&
+		    ls->trig_offset - sb->mmap.pgoff < sb->mmap.len)
+			ls->trig_addr = sb->mmap.addr + (ls->trig_offset - sb->mmap.pgoff);
 		it.kind = AUXCAP_EMU_ITEM_MMAP2;
 		it.u.mmap2.addr = sb->mmap.addr;
 		it.u.mmap2.len = sb->mmap.len;
@@ -123,6 +145,29 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	default:
 		return 0; /* the emulated driver writes ITRACE_START itself */
 	}
+}
+
+/* Every executed instruction, while a function is watched: a hit at its first one. */
+static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
+{
+	struct auxcap_live_source *ls = ctx;
+	struct timespec ts;
+	pid_t pid;
+
+	if (!ls->trig_addr || insn->ip != ls->trig_addr)
+		return 0;
+	/* The stop after the instruction: as close to the hit as the tracer sees it. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	__atomic_fetch_add(&ls->hits, 1, __ATOMIC_RELAXED);
+	pid = __atomic_load_n(&ls->pid, __ATOMIC_ACQUIRE);
+	/* End the refill here: the trace up to the hit goes out now, and the emulator's lock
+	 * is released for the snapshot the hit asks for (not after the rest of the refill). */
+	auxcap_tracer_yield(ls->tr);
+	ls->hit_pause = true;
+	if (ls->on_hit)
+		ls->on_hit(ls->hit_ctx, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+			   (uint32_t)pid, (uint32_t)pid);
+	return 0;
 }
 
 static void reset_batch(struct auxcap_live_source *ls)
@@ -151,6 +196,7 @@ static int start(struct auxcap_live_source *ls)
 		.max_insns = ls->max_insns,
 		.on_trace = on_trace,
 		.on_sideband = on_sideband,
+		.on_insn = ls->trig ? on_insn : NULL,
 		.ctx = ls,
 		.spe_interval = ls->spe_interval,
 		.spe_jitter = ls->spe_jitter,
@@ -178,7 +224,6 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 	struct auxcap_live_source *ls = ctx;
 	int r;
 
-	(void)paced;
 	if (!ls->started && (r = start(ls)) < 0) {
 		__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 		return finish(ls, r);
@@ -211,8 +256,18 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 			__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 			return -ENODATA;
 		}
+		/*
+		 * A hit ended the last refill, whose trace is out now: nothing more this once, so
+		 * the producer thread sleeps a moment instead of starting the next refill under
+		 * the emulator's lock, and the snapshot the hit asked for freezes the trace in
+		 * place (without this, the freeze waited for a whole refill, 1.5 ms here).
+		 */
+		if (paced && ls->hit_pause) {
+			ls->hit_pause = false;
+			return 0;
+		}
 		reset_batch(ls);
-		r = auxcap_tracer_step(ls->tr, STEP_BATCH);
+		r = auxcap_tracer_step(ls->tr, ls->batch ? ls->batch : STEP_BATCH);
 		if (r < 0) {
 			__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
 			return finish(ls, r);
@@ -348,6 +403,36 @@ bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err,
 	if (ret_status)
 		*ret_status = ls->status;
 	return true;
+}
+
+int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *binary,
+				   uint64_t file_offset, auxcap_live_source_hit_fn on_hit,
+				   void *ctx)
+{
+	struct stat st;
+
+	if (!ls || !binary || ls->started)
+		return -EINVAL;
+	if (stat(binary, &st) < 0)
+		return -errno;
+	ls->trig = true;
+	ls->trig_maj = major(st.st_dev);
+	ls->trig_min = minor(st.st_dev);
+	ls->trig_ino = st.st_ino;
+	ls->trig_offset = file_offset;
+	ls->on_hit = on_hit;
+	ls->hit_ctx = ctx;
+	return 0;
+}
+
+void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t insns)
+{
+	ls->batch = insns;
+}
+
+uint64_t auxcap_live_source_hits(const struct auxcap_live_source *ls)
+{
+	return __atomic_load_n(&ls->hits, __ATOMIC_ACQUIRE);
 }
 
 void auxcap_live_source_set_time_conv(struct auxcap_live_source *ls,

@@ -54,6 +54,38 @@ void auxcap_live_source_free(struct auxcap_live_source *ls);
  */
 bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err, int *ret_status);
 
+/**
+ * Receives a hit of the watched function (auxcap_live_source_set_trigger()): @time_ns is when
+ * the tracer saw its first instruction execute (CLOCK_MONOTONIC, at the ptrace stop right
+ * after it), @pid/@tid the task.  Runs on the emulator's producer thread, under the
+ * emulator's lock: it must not call into the emulator.
+ */
+typedef void (*auxcap_live_source_hit_fn)(void *ctx, uint64_t time_ns, uint32_t pid,
+					  uint32_t tid);
+
+/**
+ * Watch the function whose first byte is at @file_offset in the file @binary: whenever the
+ * traced command executes that byte of any executable mapping of the file (found by device
+ * and inode in the mappings the tracer reports, so a PIE or a library loaded later is found
+ * too), @on_hit is called.  The code is not patched (a uprobe's int3 would be read as the
+ * instruction).  Call before the emulator starts pulling.
+ * Returns 0, -EINVAL (bad argument, or the source started already), or the errno of stat().
+ */
+int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *binary,
+				   uint64_t file_offset, auxcap_live_source_hit_fn on_hit,
+				   void *ctx);
+
+/** Hits of the watched function so far; safe from any thread. */
+uint64_t auxcap_live_source_hits(const struct auxcap_live_source *ls);
+
+/**
+ * Instructions single-stepped per refill (0: the default, 4096).  The emulator's lock is held
+ * for a whole refill, so a consumer's ioctl (a snapshot's freeze) waits for the rest of it:
+ * fewer per refill let it in sooner, at some cost in speed.  Call before the emulator starts
+ * pulling.
+ */
+void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t insns);
+
 struct auxcap_perf_time_conv;
 
 /**

@@ -63,6 +63,7 @@ struct auxcap_tracer {
 	size_t maps_cap;		/* entries allocated in @maps */
 	size_t map_hint;		/* index of the mapping last hit */
 	enum tracer_state state;
+	bool yield; /* auxcap_tracer_yield(): end the current auxcap_tracer_step() */
 	pid_t pid;		      /* traced thread (== process for started children); -1 */
 	bool ours;		      /* we forked it (else attached) */
 	bool exited;		      /* reaped: @status is valid */
@@ -907,6 +908,12 @@ int auxcap_tracer_stop(struct auxcap_tracer *tr, bool kill_child)
 	return r;
 }
 
+void auxcap_tracer_yield(struct auxcap_tracer *tr)
+{
+	if (tr)
+		tr->yield = true;
+}
+
 int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps)
 {
 	uint64_t done = 0;
@@ -923,6 +930,13 @@ int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps)
 		if (r < 0)
 			break;
 		done += (uint64_t)r;
+		if (tr->yield) {
+			/* What the trace holds back goes out too: it decodes up to here. */
+			tr->yield = false;
+			if (tr->enc->flush && tr->state == TRACER_TRACING)
+				r = tr->enc->flush(tr->enc_priv, tr->regs.rip, tr->tsc);
+			break;
+		}
 	}
 	if (r < 0) {
 		if (tr->state == TRACER_TRACING)

@@ -258,6 +258,14 @@ int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid);
 int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps);
 
 /**
+ * From an on_insn callback: end the running auxcap_tracer_step() once this instruction is
+ * handled (it returns as after its last step), the trace made decodable up to here (Intel
+ * PT: a PSB+ at the next instruction, after the pending TNT bits), so the caller gets it at
+ * once.  NULL is a no-op.
+ */
+void auxcap_tracer_yield(struct auxcap_tracer *tr);
+
+/**
  * Stop tracing now: emit the trace end, then detach the child (it runs on untraced) or, with
  * @kill, kill and reap it.  Does nothing if tracing is already over.
  *

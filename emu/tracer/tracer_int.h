@@ -102,6 +102,13 @@ struct auxcap_tracer_encoder_ops {
 	int (*async)(void *priv, uint64_t from, uint64_t to, bool to_traced, uint64_t tsc);
 	/** Tracing ends with @ip the next instruction (0 if the task ended). */
 	int (*end)(void *priv, uint64_t ip, uint64_t tsc);
+	/**
+	 * Optional: make the trace so far decodable to its last instruction now, @ip being the
+	 * next one (PT: a PSB+ there, which writes out the pending TNT bits first and gives a
+	 * decoder its position; a trace that ends in a TNT packet leaves its last bits unread
+	 * by libipt and perf, which look for a packet after it); tracing goes on.
+	 */
+	int (*flush)(void *priv, uint64_t ip, uint64_t tsc);
 	/** Release what init allocated; may be called after a failed init. */
 	void (*fini)(void *priv);
 };

@@ -48,8 +48,11 @@ check '[ "$n" -gt 10 ]' "perf script shows $n sys_enter records from the snapsho
 # 'stop' is written just before auxcap exits, and a FIFO's data goes when its last user does.
 mkfifo ctl ack
 exec 4<>ack
-$A record -S -o f.data --control fifo:ctl,ack -- "$E" 2000000000 >/dev/null 2>f.err &
+$A record -v -S -o f.data --control fifo:ctl,ack -- "$E" 2000000000 >/dev/null 2>f.err &
 rec=$!
+# Once recording (a loaded machine can take longer than the half second below to get there),
+# let the program run a little so the flight recorder has records to keep.
+for _ in $(seq 300); do grep -q "^auxcap: recording" f.err && break; sleep 0.1; done
 sleep 0.5
 echo snapshot >ctl
 a1=; read -r -t 10 a1 <&4

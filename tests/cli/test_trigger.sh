@@ -158,5 +158,28 @@ check 'one_line $st x6.err && grep -q "uprobe, breakpoint or auto" x6.err' "bad 
 $A record -S -a -o x.data --trigger-via breakpoint --trigger-on "trigger_point@$P" 2>x7.err; st=$?
 check 'one_line $st x7.err && grep -q "position-independent" x7.err' "PIE breakpoint without a process: $(cat x7.err)"
 
+# 11. --emulate: the emulator's tracer watches the function itself (for a PIE, at the address
+#     its mappings give); an execute breakpoint also fires on the single-stepped command (not
+#     PIE: its address must be known before the exec); a uprobe would patch an int3 into the
+#     code the tracer reads: refused.
+$A record --emulate -o e0.data -- true >/dev/null 2>e0.err
+if grep -q "needs the live tracer" e0.err; then
+	echo "# --emulate: this build has no live tracer: part 11 not run"
+else
+	$A record --emulate -S -e intel_pt//u --trigger-on trigger_point -o e1.data -- "$P" 5 2000 >/dev/null 2>e1.err; st=$?
+	h=$(hits e1.err); s=$(snaps e1.err); c=$(coal e1.err)
+	check '[ $st -eq 0 ] && [ "$h" = 5 ] && [ -n "$s" ] && [ $((s + c)) -eq 5 ]' "--emulate, the tracer watches trigger_point (PIE): 5 calls, $h hits = $s snapshots + $c coalesced"
+	check 'grep -q "seen by the emulator.s tracer at file offset $want)" e1.err' "at the file offset perf probe gives ($want)"
+	check '$A info e1.data | grep -q "auxcap_snapshots $s: $s function; trigger to frozen"' "the snapshots are stored as function triggers: $($A info e1.data | grep 'auxcap_snapshots [0-9]')"
+	check '$A decode e1.data 2>/dev/null | grep -q "call .* => [0-9a-f]* trigger_point+0x0$"' "the first snapshot's trace holds the call of trigger_point"
+	$A record --emulate -S -e intel_pt//u --trigger-via breakpoint --trigger-on trigger_point -o e2.data -- "$PN" 4 2000 >/dev/null 2>e2.err; st=$?
+	h=$(hits e2.err); s=$(snaps e2.err); c=$(coal e2.err)
+	check '[ $st -eq 0 ] && [ "$h" = 4 ] && [ -n "$s" ] && [ $((s + c)) -eq 4 ]' "--emulate, an execute breakpoint (not PIE): 4 calls, $h hits = $s snapshots + $c coalesced"
+	$A record --emulate -S -e intel_pt//u --trigger-via uprobe --trigger-on trigger_point -o e3.data -- "$P" 1 0 >e3.out 2>e3.err; st=$?
+	check 'one_line $st e3.err && grep -q "int3" e3.err && [ ! -s e3.out ]' "--emulate with a uprobe: $(cat e3.err)"
+	$A record --emulate -S -e intel_pt//u --trigger-via breakpoint --trigger-on trigger_point -o e4.data -- "$P" 1 0 >e4.out 2>e4.err; st=$?
+	check 'one_line $st e4.err && grep -q "position-independent" e4.err && [ ! -s e4.out ]' "--emulate with a breakpoint in a PIE: $(cat e4.err)"
+fi
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

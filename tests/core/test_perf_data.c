@@ -20,6 +20,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -1486,6 +1487,149 @@ static void test_snapshot_feature(void **state)
 	auxcap_perf_reader_close(r);
 }
 
+/* The real seam with fallocate counted: bytes reserved (either thread) and the last punch. */
+struct res_io {
+	uint64_t reserved; /* atomic */
+	uint64_t punch_off, punch_len;
+	int punches;
+};
+
+static int res_fallocate(void *ctx, int fd, int mode, uint64_t off, uint64_t len)
+{
+	struct res_io *ri = ctx;
+	int r = fallocate(fd, mode, (off_t)off, (off_t)len) < 0 ? -errno : 0;
+
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		ri->punch_off = off;
+		ri->punch_len = len;
+		ri->punches++;
+	} else if (r == 0) {
+		__atomic_add_fetch(&ri->reserved, len, __ATOMIC_ACQ_REL); /* once it is done */
+	}
+	return r;
+}
+
+static ssize_t res_writev(void *ctx, int fd, const struct iovec *iov, int iovcnt, int64_t off)
+{
+	(void)ctx;
+	return auxcap_perf_io_linux.writev(NULL, fd, iov, iovcnt, off);
+}
+
+static int res_truncate(void *ctx, int fd, uint64_t len)
+{
+	(void)ctx;
+	return ftruncate(fd, (off_t)len) < 0 ? -errno : 0;
+}
+
+/* An attr, then (@reserve > 0) space reserved, then samples and AUXTRACE records. */
+static void write_reserved(const char *path, const struct auxcap_perf_io *io, uint64_t reserve,
+			   struct res_io *ri)
+{
+	struct auxcap_perf_writer_opts wo = { .sz = sizeof(wo), .io = io };
+	static unsigned char aux[100000];
+	struct auxcap_perf_writer *w;
+	unsigned char rec[SAMPLE_SIZE];
+	struct perf_event_attr a;
+	struct stat st;
+
+	make_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	if (reserve) {
+		assert_int_equal(auxcap_perf_writer_reserve(w, reserve), 0);
+		/* The thread takes it in steps; wait until all of it (and the first byte, where
+		 * the call checks the filesystem can) is taken. */
+		while (__atomic_load_n(&ri->reserved, __ATOMIC_ACQUIRE) < reserve + 1)
+			usleep(1000);
+		assert_int_equal(ri->reserved, reserve + 1);
+		assert_int_equal(stat(path, &st), 0);
+		assert_true((uint64_t)st.st_blocks * 512 >= reserve);
+		/* Asked again for what is reserved already: nothing more. */
+		assert_int_equal(auxcap_perf_writer_reserve(w, reserve / 2), 0);
+	}
+	for (uint64_t i = 0; i < 40; i++) {
+		struct auxcap_perf_auxtrace at = { i * sizeof(aux), i, 0, (uint32_t)-1, 0 };
+
+		make_sample(rec, i);
+		assert_int_equal(auxcap_perf_writer_write(w, rec), 0);
+		memset(aux, (int)i + 1, sizeof(aux));
+		assert_int_equal(auxcap_perf_writer_write_auxtrace(w, &at, aux, sizeof(aux), NULL, 0),
+				 0);
+	}
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	if (reserve)
+		assert_int_equal(ri->reserved, reserve + 1);
+}
+
+/*
+ * Space reserved ahead (auxcap_perf_writer_reserve()) is used by the writes that follow and
+ * the rest is given back at close: the file is byte for byte the one written without it, and
+ * holds no more space than its size.  Checked on /tmp and on tmpfs.
+ */
+static void test_reserve_ahead(void **state)
+{
+	const char *dirs[] = { tmpdir, "/dev/shm" };
+	const uint64_t reserve = 8u << 20; /* more than the 4 MB written */
+
+	(void)state;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		struct res_io ri = { 0 };
+		struct auxcap_perf_io io = { &ri, res_writev, res_truncate, res_fallocate };
+		char p1[128], p2[128], cmd[300];
+		struct stat st;
+
+		if (access(dirs[d], W_OK) < 0)
+			continue;
+		snprintf(p1, sizeof(p1), "%s/auxcap-pd-plain-%d.data", dirs[d], (int)getpid());
+		snprintf(p2, sizeof(p2), "%s/auxcap-pd-reserved-%d.data", dirs[d], (int)getpid());
+		write_reserved(p1, NULL, 0, NULL);
+		write_reserved(p2, &io, reserve, &ri);
+		snprintf(cmd, sizeof(cmd), "cmp -s %s %s", p1, p2);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(stat(p2, &st), 0);
+		/* The unused part was punched out, from the final end on. */
+		assert_int_equal(ri.punches, 1);
+		assert_int_equal(ri.punch_off, (uint64_t)st.st_size);
+		assert_true(ri.punch_off + ri.punch_len > (uint64_t)st.st_size);
+		assert_true((uint64_t)st.st_blocks * 512 <= (((uint64_t)st.st_size + 4095) & ~4095ull) +
+								   65536);
+		unlink(p1);
+		unlink(p2);
+	}
+}
+
+/* Where space cannot be reserved, the call says so and the writer goes on unharmed. */
+static void test_reserve_unsupported(void **state)
+{
+	struct auxcap_perf_writer_opts wo = { .sz = sizeof(wo) };
+	struct auxcap_perf_io io = { NULL, res_writev, res_truncate, NULL };
+	struct auxcap_perf_writer *w;
+	struct perf_event_attr a;
+	char path[128];
+	int p[2];
+
+	(void)state;
+	make_attr(&a, PERF_COUNT_SW_CPU_CLOCK);
+	assert_int_equal(auxcap_perf_writer_reserve(NULL, 1), -EINVAL);
+	/* A pipe. */
+	assert_int_equal(pipe(p), 0);
+	wo.pipe = true;
+	assert_int_equal(auxcap_perf_writer_open_fd(p[1], &wo, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_reserve(w, 4096), -EOPNOTSUPP);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+	close(p[0]);
+	close(p[1]);
+	/* An I/O seam without fallocate. */
+	wo.pipe = false;
+	wo.io = &io;
+	tmp_path(path, sizeof(path), "nofalloc.data");
+	assert_int_equal(auxcap_perf_writer_open(path, &wo, &w), 0);
+	assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+	assert_int_equal(auxcap_perf_writer_reserve(w, 4096), -EOPNOTSUPP);
+	assert_int_equal(auxcap_perf_writer_close(w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1508,6 +1652,8 @@ int main(void)
 		cmocka_unit_test(test_reader_drop_keeps_payloads_readable),
 		cmocka_unit_test(test_auxtrace_index_from_feature_or_scan),
 		cmocka_unit_test(test_snapshot_feature),
+		cmocka_unit_test(test_reserve_ahead),
+		cmocka_unit_test(test_reserve_unsupported),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

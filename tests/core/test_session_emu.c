@@ -7,6 +7,7 @@
  * position in the stream.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -369,12 +370,66 @@ static void test_session_emu_drain_releases_quarters(void **state)
 	cap_close(&c);
 }
 
+/* Run @s's loop on a thread of its own for @ms milliseconds. */
+struct timed_run {
+	struct auxcap_session *s;
+	int ms, r;
+};
+
+static void *timed_run_main(void *arg)
+{
+	struct timed_run *t = arg;
+
+	t->r = auxcap_session_run(t->s, t->ms);
+	return NULL;
+}
+
+/*
+ * Hits reported from another thread (the emulator's tracer does so): each is a snapshot
+ * request of source "function" timed by the hit, with the hit's task and CPU; hits while one
+ * is pending coalesce into it; all are counted.
+ */
+static void test_session_emu_hits_from_another_thread(void **state)
+{
+	struct auxcap_session_stats st;
+	struct timed_run t;
+	struct cap c;
+	pthread_t th;
+
+	(void)state;
+	cap_open(&c);
+	cap_step(&c, 1000);
+	/* Before the loop runs: the first hit is pending, the second coalesces into it. */
+	auxcap_session_request_hit(c.s, 12345, 77, 3);
+	auxcap_session_request_hit(c.s, 23456, 78, 4);
+	t = (struct timed_run){ c.s, 300, -1 };
+	assert_int_equal(pthread_create(&th, NULL, timed_run_main, &t), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(t.r, 0);
+	auxcap_session_get_stats(c.s, &st);
+	assert_int_equal(st.trigger_hits, 2);
+	assert_int_equal(st.trigger_snapshots, 1);
+	assert_int_equal(st.snapshot_requests_coalesced, 1);
+	assert_int_equal(c.m.nr_snaps, 1);
+	assert_int_equal(c.m.snaps[0].source, AUXCAP_TRIGGER_FUNCTION);
+	assert_int_equal(c.m.snaps[0].trigger_ns, 12345);
+	assert_int_equal(c.m.snaps[0].tid, 77);
+	assert_int_equal(c.m.snaps[0].cpu, 3);
+	assert_int_equal(c.m.snaps[0].coalesced, 1);
+	assert_true(c.m.snaps[0].frozen_ns > 12345);
+	/* The snapshot holds what the hardware wrote. */
+	assert_int_equal(c.m.nr_chunks, 1);
+	assert_int_equal(c.m.chunks[0].len, 1000);
+	cap_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_emu_snapshot_trims_overlap),
 		cmocka_unit_test(test_session_emu_snapshots_concatenate_to_the_stream),
 		cmocka_unit_test(test_session_emu_drain_releases_quarters),
+		cmocka_unit_test(test_session_emu_hits_from_another_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

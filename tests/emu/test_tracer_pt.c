@@ -430,10 +430,49 @@ static void test_pt_start_of_missing_command_fails(void **state)
 	tr_run_fini(&run);
 }
 
+/*
+ * auxcap_tracer_yield() from on_insn (what the live source does at a trigger hit) ends the step
+ * right after that instruction, and the trace handed out by then decodes to exactly the
+ * instructions traced so far: none held back in pending TNT bits.
+ */
+static void test_pt_yield_ends_step_with_decodable_trace(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "20", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run, prefix;
+	struct decoded d;
+	size_t traced = 0, j = 0;
+
+	(void)state;
+	memset(&run, 0, sizeof(run));
+	run.yield_at = 5000; /* well inside the program, after the loader */
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_int_equal(run.steps_at_yield, 5000);
+	assert_true(run.trace_at_yield > 0 && run.trace_at_yield < run.trace_len);
+	prefix = run;
+	prefix.trace_len = run.trace_at_yield;
+	decode_pt(&prefix, &d);
+	assert_int_equal(d.errors, 0);
+	for (size_t i = 0; i < run.steps_at_yield; i++) {
+		if (!run.log[i].traced)
+			continue;
+		traced++;
+		assert_true(j < d.n);
+		assert_int_equal(d.ip[j], run.log[i].ip);
+		j++;
+	}
+	printf("# yield at instruction %zu: %zu trace bytes decode to the %zu traced so far\n",
+	       run.steps_at_yield, run.trace_at_yield, d.n);
+	assert_int_equal(d.n, traced);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pt_full_trace_decodes_to_tracer_log),
+		cmocka_unit_test(test_pt_yield_ends_step_with_decodable_trace),
 		cmocka_unit_test(test_pt_filter_to_executable_with_frequent_psb),
 		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
 		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),

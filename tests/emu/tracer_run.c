@@ -118,6 +118,8 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 	e->traced = in->traced;
 	e->ended = in->ended;
 	e->async = in->async_after;
+	if (run->nlog == run->yield_at)
+		auxcap_tracer_yield(run->tr);
 	return 0;
 }
 
@@ -129,7 +131,10 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 	struct timespec t0, t1;
 	int r;
 
+	size_t yield_at = run->yield_at;
+
 	memset(run, 0, sizeof(*run));
+	run->yield_at = yield_at;
 	run->order_ok = 1;
 	o.sz = sizeof(o);
 	o.on_trace = on_trace;
@@ -149,9 +154,13 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 			"ptrace is not permitted here (seccomp, Yama ptrace_scope or a container)");
 	}
 	if (r == 0) {
-		do
+		do {
 			r = auxcap_tracer_step(run->tr, 0);
-		while (r > 0);
+			if (r > 0 && run->yield_at && !run->steps_at_yield) {
+				run->steps_at_yield = run->nlog;
+				run->trace_at_yield = run->trace_len;
+			}
+		} while (r > 0);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	run->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

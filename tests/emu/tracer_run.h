@@ -59,6 +59,10 @@ struct tr_run {
 	int order_ok;		  /* 1 while COMM/START came before the first trace byte */
 	struct auxcap_tracer_stats stats; /* final counters */
 	double seconds;			  /* wall time of start + step */
+	size_t yield_at;		  /* set before the run: on_insn calls auxcap_tracer_yield()
+					     at this instruction (1-based; 0: never) */
+	size_t steps_at_yield;		  /* instructions logged when that step returned */
+	size_t trace_at_yield;		  /* trace bytes then */
 };
 
 /* Path of the test program (skips the test when the environment does not name it). */

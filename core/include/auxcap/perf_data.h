@@ -150,6 +150,12 @@ struct auxcap_perf_io {
 	ssize_t (*writev)(void *ctx, int fd, const struct iovec *iov, int iovcnt, int64_t off);
 	/** ftruncate(2).  Returns 0 or a negative errno. */
 	int (*truncate)(void *ctx, int fd, uint64_t len);
+	/**
+	 * fallocate(2) with @mode (FALLOC_FL_KEEP_SIZE, with FALLOC_FL_PUNCH_HOLE to give the
+	 * space back).  Optional: NULL means no space is ever reserved
+	 * (auxcap_perf_writer_reserve() returns -EOPNOTSUPP).  Returns 0 or a negative errno.
+	 */
+	int (*fallocate)(void *ctx, int fd, int mode, uint64_t off, uint64_t len);
 };
 
 extern const struct auxcap_perf_io auxcap_perf_io_linux;
@@ -387,6 +393,22 @@ int auxcap_perf_writer_write_finished_init(struct auxcap_perf_writer *w);
 
 /** Bytes of record stream written so far (the data section size). */
 uint64_t auxcap_perf_writer_data_size(const struct auxcap_perf_writer *w);
+
+/**
+ * Reserve file space for the next @bytes of record stream (fallocate(2) with
+ * FALLOC_FL_KEEP_SIZE: the file size does not change), so that writing them later does not
+ * allocate it: on tmpfs, allocating the page is about half the cost of a write, so a flight
+ * recorder that reserves a snapshot's worth after each snapshot writes the next one in about
+ * half the time.  The call returns at once: a thread of the writer does it in 1 MiB steps
+ * (a write waits for one step at most), at nice 10 so as not to delay the capture, stopped
+ * at close; space already asked for is not
+ * asked again, and what is left unused is given back at close.  Call it once every attr is
+ * added (it writes the header if it is not out yet).
+ * Returns 0, or a negative errno: -EOPNOTSUPP for a pipe, an I/O seam without fallocate or a
+ * filesystem without it (tried on the first byte); -ENOSPC; the writer's sticky error; the
+ * errno of pthread_create().  Later failures of the thread only leave the space unreserved.
+ */
+int auxcap_perf_writer_reserve(struct auxcap_perf_writer *w, uint64_t bytes);
 
 /**
  * Finish the file (features, EVENT_DESC from the attrs' names unless set explicitly, the

@@ -193,7 +193,8 @@ struct auxcap_session_stats {
 	uint64_t snapshot_requests_coalesced; /* requests that arrived while one was pending */
 	uint64_t snapshot_latency_ns_last; /* request to AUX frozen, last snapshot */
 	uint64_t snapshot_latency_ns_max;
-	uint64_t trigger_hits;     /* samples read from the trigger events */
+	uint64_t trigger_hits;     /* samples read from the trigger events, and hits reported
+				      with auxcap_session_request_hit() */
 	uint64_t trigger_lost;     /* trigger samples the kernel dropped (LOST in their rings) */
 	uint64_t trigger_snapshots; /* snapshots whose request came from a trigger event */
 	/** AUX bytes a snapshot did not write again: they went out with the previous one. */
@@ -256,6 +257,17 @@ void auxcap_session_request(struct auxcap_session *s, unsigned int req);
 void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
 				 enum auxcap_trigger_source source);
 
+/**
+ * A hit of a function trigger seen outside the session's own trigger events (the emulator's
+ * live tracer, which sees every instruction): a snapshot request of source
+ * AUXCAP_TRIGGER_FUNCTION timed @time_ns (CLOCK_MONOTONIC, as the kernel times the trigger
+ * events' samples), made by task @tid on @cpu ((uint32_t)-1 if unknown), counted in
+ * stats.trigger_hits like a sample of a trigger event.  Callable from any thread; not
+ * async-signal-safe (it takes a lock).
+ */
+void auxcap_session_request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
+				uint32_t cpu);
+
 /** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
 int auxcap_session_drain(struct auxcap_session *s);
 
@@ -294,6 +306,12 @@ int auxcap_session_time_conv(const struct auxcap_session *s, struct auxcap_perf_
 
 /** Number of event sets and their targets. */
 size_t auxcap_session_nr_sets(const struct auxcap_session *s);
+
+/**
+ * The most bytes one snapshot can hand to the sink: every AUX area whole and every data
+ * ring full (an upper bound, for auxcap_perf_writer_reserve()).  0 in full-trace mode.
+ */
+uint64_t auxcap_session_snapshot_bytes(const struct auxcap_session *s);
 
 /**
  * Default wrap detection for Intel PT and BTS: AUX pages start zeroed, so the buffer has
