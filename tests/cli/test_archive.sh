@@ -6,7 +6,8 @@ set -u
 A=${AUXCAP:?}
 E=${AUXCAP_EXAMPLE_LOOP:?}
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/keep_failed.sh"
+trap 'keep_failed "$T"; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 fails=0
 ok() { echo "ok - $*"; }

@@ -5,7 +5,8 @@ set -u
 A=${AUXCAP:?}
 E=${AUXCAP_EXAMPLE_LOOP:?}
 T=$(mktemp -d)
-trap 'rm -rf "$T"; umount "$T/small" 2>/dev/null' EXIT
+. "$(dirname "$0")/keep_failed.sh"
+trap 'umount "$T/small" 2>/dev/null; keep_failed "$T"; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 fails=0
 ok() { echo "ok - $*"; }

@@ -13,14 +13,16 @@ T=$(mktemp -d)
 bg=()
 cleanup() {
 	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null; done
+	keep_failed "$T"
 	rm -rf "$T"
 }
+. "$HERE/keep_failed.sh"
 trap cleanup EXIT
 cd "$T" || exit 1
 fails=0
 ok() { echo "ok - $*"; }
 bad() { echo "not ok - $*"; fails=$((fails + 1)); }
-check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
+check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; return 1; fi; }
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: uprobes, breakpoints and tracefs need root here"; exit 77; }
 command -v perf >/dev/null || { echo "SKIP: perf is not installed (apt-get install linux-perf)"; exit 77; }
@@ -171,7 +173,11 @@ else
 	check '[ $st -eq 0 ] && [ "$h" = 5 ] && [ -n "$s" ] && [ $((s + c)) -eq 5 ]' "--emulate, the tracer watches trigger_point (PIE): 5 calls, $h hits = $s snapshots + $c coalesced"
 	check 'grep -q "seen by the emulator.s tracer at file offset $want)" e1.err' "at the file offset perf probe gives ($want)"
 	check '$A info e1.data | grep -q "auxcap_snapshots $s: $s function; trigger to frozen"' "the snapshots are stored as function triggers: $($A info e1.data | grep 'auxcap_snapshots [0-9]')"
-	check '$A decode e1.data 2>/dev/null | grep -q "call .* => [0-9a-f]* trigger_point+0x0$"' "the first snapshot's trace holds the call of trigger_point"
+	if ! check '$A decode e1.data 2>/dev/null | grep -q "call .* => [0-9a-f]* trigger_point+0x0$"' "the first snapshot's trace holds the call of trigger_point"; then
+		# what to look at when it does not (the work directory is kept too)
+		sed 's/^/#   record: /' e1.err
+		$A decode e1.data 2>&1 | grep -E "^# snapshot|trigger_point|error|gap" | head -20 | sed 's/^/#   decode: /'
+	fi
 	$A record --emulate -S -e intel_pt//u --trigger-via breakpoint --trigger-on trigger_point -o e2.data -- "$PN" 4 2000 >/dev/null 2>e2.err; st=$?
 	h=$(hits e2.err); s=$(snaps e2.err); c=$(coal e2.err)
 	check '[ $st -eq 0 ] && [ "$h" = 4 ] && [ -n "$s" ] && [ $((s + c)) -eq 4 ]' "--emulate, an execute breakpoint (not PIE): 4 calls, $h hits = $s snapshots + $c coalesced"
