@@ -48,7 +48,10 @@ if command -v perf >/dev/null 2>&1; then
 	perf script -i p.data --itrace=b -F ip,addr >perf.txt 2>perf.err; st=$?
 	# (perf 6.1 warns that Intel PT in pipe mode "cannot be relied upon": it drops the last
 	# branches of the stream, and from a real pipe stops at "unexpected end of event stream".
-	# So: the saved stream, and perf's branches must be the first ones of auxcap's, in order.)
+	# So: the saved stream, and perf's branches must be the first ones of auxcap's, in order,
+	# but for perf's last few: at that end of stream it can also report its last two or three
+	# branches from a wrong address, e.g. "1cf4 => 1bf9" where the trace has "1d26 => 1bf9",
+	# seen in 1 of about 40 ASan runs under load.)
 	awk '{print $1, $3}' perf.txt >pf.txt
 	$A decode p.data 2>/dev/null |
 		grep -E '^[^#].* (call|return|jmp|jcc|syscall|sysret|tr strt|tr end|far-jmp|interrupt) ' |
@@ -58,8 +61,9 @@ if command -v perf >/dev/null 2>&1; then
 	np=$(wc -l <pf.txt)
 	nb=$(wc -l <ax.txt)
 	check '[ $st -eq 0 ] && ! grep -q "failed to process" perf.err' "perf script reads the saved stream"
-	check '[ "$np" -gt 1000 ] && [ "$nb" -ge "$np" ] && head -n "$np" ax.txt | cmp -s - pf.txt' \
-		"perf's $np branches are auxcap's first $np of $nb, same from and to addresses"
+	k=$((np - 8))
+	check '[ "$np" -gt 1000 ] && [ "$nb" -ge "$np" ] && cmp -s <(head -n "$k" ax.txt) <(head -n "$k" pf.txt)' \
+		"perf's first $k of $np branches are auxcap's first $k of $nb, same from and to addresses"
 fi
 
 # Bad input: one line, exit 1.
