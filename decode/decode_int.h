@@ -17,11 +17,13 @@ struct auxcap_symbols;
 
 int auxcap_symbols_new(struct auxcap_symbols **ret);
 void auxcap_symbols_free(struct auxcap_symbols *s);
-/* Add an executable mapping of @path (copied) for @pid (-1: all). */
+/* Add an executable mapping of @path (copied) for @pid (-1: all), made at @time (perf time;
+ * 0 if not known). */
 int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, uint64_t len,
-		       uint64_t pgoff, const char *path);
-/* Forget the mappings of @pid (an exec replaced its address space). */
-void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid);
+		       uint64_t pgoff, const char *path, uint64_t time);
+/* Forget the mappings of @pid made before @time (an exec at @time replaced its address space;
+ * UINT64_MAX: every one). */
+void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time);
 /* Read up to @len bytes of code at @addr of @pid from its file.  Returns the bytes read, or
  * -ENOENT if no readable mapping holds @addr. */
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
@@ -239,6 +241,7 @@ struct auxcap_decode {
 
 	/* The image: executable mappings with readable files. */
 	struct auxcap_image_map *maps; /* paths owned */
+	uint64_t *map_times;	       /* parallel to @maps: when each was made, 0 if not known */
 	size_t nr_maps, cap_maps;
 	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
 	struct auxcap_symbols *syms;

@@ -154,29 +154,92 @@ uint64_t decode_record_time(const struct auxcap_perf_event *ev, bool *has_time)
 
 /* ---- the image ------------------------------------------------------------------------- */
 
+/* @time: when the mapping was made (perf time), 0 if not known. */
 static int add_map(struct auxcap_decode *d, const char *path, uint64_t off, uint64_t size,
-		   uint64_t vaddr, int64_t pid)
+		   uint64_t vaddr, int64_t pid, uint64_t time)
 {
 	struct auxcap_image_map *m;
 	char *p;
-	int r;
 
 	if (d->nr_maps == d->cap_maps) {
 		size_t cap = d->cap_maps ? 2 * d->cap_maps : 16;
 		struct auxcap_image_map *nm = realloc(d->maps, cap * sizeof(*nm));
+		uint64_t *nt;
 
 		if (!nm)
 			return -ENOMEM;
 		d->maps = nm;
+		nt = realloc(d->map_times, cap * sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		d->map_times = nt;
 		d->cap_maps = cap;
 	}
 	p = strdup(path);
 	if (!p)
 		return -ENOMEM;
+	d->map_times[d->nr_maps] = time;
 	m = &d->maps[d->nr_maps++];
 	*m = (struct auxcap_image_map){ p, off, size, vaddr, pid };
-	r = auxcap_symbols_add(d->syms, (int32_t)pid, vaddr, size, off, path);
-	return r;
+	return auxcap_symbols_add(d->syms, (int32_t)pid, vaddr, size, off, path, time);
+}
+
+/*
+ * The execs seen so far, newest per process.  Records reach the file in the order the rings
+ * were drained, not in time order: with a ring per CPU, a process that exec'd on one CPU and
+ * mapped its libraries on another can have those MMAP2 records written before its COMM exec.
+ * So an exec drops only the mappings made before it, by time, and a mapping that comes later
+ * in the file but was made before the process's last exec is dropped as it is added.
+ */
+struct execs {
+	struct {
+		int32_t pid;
+		uint64_t time; /* UINT64_MAX: not known (all earlier records are before it) */
+	} *v;
+	size_t n, cap;
+};
+
+static uint64_t exec_time(const struct execs *e, int32_t pid)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (e->v[i].pid == pid)
+			return e->v[i].time;
+	return 0;
+}
+
+static int exec_note(struct execs *e, int32_t pid, uint64_t time)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (e->v[i].pid == pid)
+			break;
+	if (i == e->n) {
+		if (e->n == e->cap) {
+			size_t cap = e->cap ? 2 * e->cap : 8;
+			void *nv = realloc(e->v, cap * sizeof(*e->v));
+
+			if (!nv)
+				return -ENOMEM;
+			e->v = nv;
+			e->cap = cap;
+		}
+		e->v[e->n].pid = pid;
+		e->v[e->n++].time = 0;
+	}
+	/* Files written out of time order: the newest exec counts. */
+	if (time > e->v[i].time || time == UINT64_MAX)
+		e->v[i].time = time;
+	return 0;
+}
+
+/* Forget @pid's mappings made before @time (UINT64_MAX: all of them). */
+static void drop_maps_before(struct auxcap_decode *d, int32_t pid, uint64_t time)
+{
+	auxcap_symbols_drop_pid(d->syms, pid, time);
+	for (size_t i = 0; i < d->nr_maps; i++)
+		if (d->maps[i].pid == (int64_t)pid && d->map_times[i] < time)
+			d->maps[i].pid = -2; /* never matches */
 }
 
 struct missing {
@@ -243,7 +306,8 @@ static const char *path_found(struct auxcap_decode *d, const char *path)
  * capture's archive or perf's build-id cache (decode/binaries.h); a missing one is reported
  * once.
  */
-static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, struct missing *miss)
+static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, uint64_t time,
+		   struct missing *miss)
 {
 	const char *fn = rec->u.mmap.filename, *file;
 	const uint8_t *id = NULL;
@@ -308,7 +372,7 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, str
 		file = d->found[d->nr_found++].file;
 	}
 	return add_map(d, file, rec->u.mmap.pgoff, rec->u.mmap.len, rec->u.mmap.addr,
-		       (int32_t)rec->u.mmap.pid);
+		       (int32_t)rec->u.mmap.pid, time);
 }
 
 /* ---- queues ---------------------------------------------------------------------------- */
@@ -602,6 +666,7 @@ static int first_pass(struct auxcap_decode *d)
 {
 	struct auxcap_perf_event ev;
 	struct missing miss = { 0 };
+	struct execs execs = { 0 };
 	struct aux_cuts cuts = { 0 };
 	uint64_t last_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
@@ -620,7 +685,7 @@ static int first_pass(struct auxcap_decode *d)
 	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
 		const struct auxcap_record *rec = &ev.rec;
 		bool has_time;
-		uint64_t t = decode_record_time(&ev, &has_time);
+		uint64_t t = decode_record_time(&ev, &has_time), te;
 
 		if (d->opts.progress && !(++nrec & 4095) && ev.offset >= data_start)
 			d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ,
@@ -634,15 +699,19 @@ static int first_pass(struct auxcap_decode *d)
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
 			note_tid(d, rec->u.mmap.pid, rec->u.mmap.tid, NULL);
-			r = on_mmap(d, rec, &miss);
+			r = on_mmap(d, rec, has_time ? t : 0, &miss);
+			/* made before an exec already seen (per-CPU rings): gone with it */
+			te = exec_time(&execs, (int32_t)rec->u.mmap.pid);
+			if (r >= 0 && has_time && t < te && te != UINT64_MAX)
+				drop_maps_before(d, (int32_t)rec->u.mmap.pid, te);
 			break;
 		case PERF_RECORD_COMM:
 			if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
-				/* Mappings from before the exec are gone: keep the image's newest. */
-				auxcap_symbols_drop_pid(d->syms, (int32_t)rec->u.comm.pid);
-				for (size_t i = 0; i < d->nr_maps; i++)
-					if (d->maps[i].pid == (int64_t)rec->u.comm.pid)
-						d->maps[i].pid = -2; /* never matches */
+				/* Mappings from before the exec are gone: keep the image's newest.
+				 * Without a time, every one seen so far is before it. */
+				te = has_time ? t : UINT64_MAX;
+				drop_maps_before(d, (int32_t)rec->u.comm.pid, te);
+				r = exec_note(&execs, (int32_t)rec->u.comm.pid, te);
 			}
 			note_tid(d, rec->u.comm.pid, rec->u.comm.tid, rec->u.comm.comm);
 			break;
@@ -703,6 +772,7 @@ static int first_pass(struct auxcap_decode *d)
 	for (size_t i = 0; i < miss.n; i++)
 		free(miss.paths[i]);
 	free(miss.paths);
+	free(execs.v);
 	if (r == 0)
 		r = apply_cuts(d, &cuts);
 	aux_cuts_fini(&cuts);
@@ -790,7 +860,7 @@ static int add_raw_code(struct auxcap_decode *d, const struct auxcap_decode_code
 			r == -ERANGE ? "file is empty" : strerror(-r));
 		return r;
 	}
-	return add_map(d, c->path, 0, (uint64_t)st.st_size, c->addr, -1);
+	return add_map(d, c->path, 0, (uint64_t)st.st_size, c->addr, -1, 0);
 }
 
 static int add_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
@@ -826,7 +896,8 @@ static int add_code(struct auxcap_decode *d, const struct auxcap_decode_code *c)
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		if (!segs[i].exec || !segs[i].filesz)
 			continue;
-		r = add_map(d, c->path, segs[i].offset, segs[i].filesz, segs[i].vaddr + bias, -1);
+		r = add_map(d, c->path, segs[i].offset, segs[i].filesz, segs[i].vaddr + bias, -1,
+			    0);
 		added++;
 	}
 	auxcap_elf_free(elf);
@@ -1043,6 +1114,7 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	for (size_t i = 0; i < d->nr_maps; i++)
 		free((char *)d->maps[i].path);
 	free(d->maps);
+	free(d->map_times);
 	free(d->qmaps);
 	auxcap_symbols_free(d->syms);
 	free(d->tids);

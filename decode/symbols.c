@@ -41,6 +41,7 @@ struct sym_map {
 	int32_t pid;
 	bool dropped;
 	uint64_t start, end, pgoff;
+	uint64_t time; /* when it was made, 0 if not known */
 	size_t file; /* index into files */
 };
 
@@ -111,7 +112,7 @@ uint32_t auxcap_symbols_gen(const struct auxcap_symbols *s)
 }
 
 int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, uint64_t len,
-		       uint64_t pgoff, const char *path)
+		       uint64_t pgoff, const char *path, uint64_t time)
 {
 	size_t f;
 
@@ -144,15 +145,15 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 		s->maps = nm;
 		s->cap = cap;
 	}
-	s->maps[s->n++] = (struct sym_map){ pid, false, start, start + len, pgoff, f };
+	s->maps[s->n++] = (struct sym_map){ pid, false, start, start + len, pgoff, time, f };
 	cache_clear(s);
 	return 0;
 }
 
-void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid)
+void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->maps[i].pid == pid)
+		if (s->maps[i].pid == pid && s->maps[i].time < time)
 			s->maps[i].dropped = true;
 	cache_clear(s);
 }

@@ -122,9 +122,12 @@ sleep 1
 kill -INT $rec
 wait $rec; st=$?
 kill $epid
-nsym=$(perf script -i e.data -F ip,sym 2>/dev/null | grep -c "work\|leaf_add\|leaf_mul\|run")
-nall=$(perf script -i e.data 2>/dev/null | wc -l)
-check '[ $st -eq 0 ] && [ "$nall" -gt 100 ] && [ $((nsym * 10)) -gt $((nall * 9)) ]' "-p: perf names $nsym of $nall samples of the running example (work, leaf_*, run)"
+# (User-space samples: on a loaded machine a tenth or more can be in the kernel, interrupts
+# and scheduling, which perf does not name without kallsyms.)
+perf script -i e.data -F ip,sym 2>/dev/null | grep -v '^ *ffff' >e.user
+nsym=$(grep -c "work\|leaf_add\|leaf_mul\|run" e.user)
+nall=$(wc -l <e.user)
+check '[ $st -eq 0 ] && [ "$nall" -gt 100 ] && [ $((nsym * 10)) -gt $((nall * 9)) ]' "-p: perf names $nsym of the $nall user-space samples of the running example (work, leaf_*, run)"
 
 # 8. Other trigger sources are stored too: SIGUSR2, the FIFO, the exit.
 mkfifo ctl ack

@@ -21,6 +21,8 @@
  *                        a gap, not a sample completed by the padding after it
  *   gaps and losses      in every writer's output
  *   timeless             without TIME_CONV, trace takes its buffer's record time
+ *   execs                an exec drops the mappings made before it, by time, whatever the
+ *                        order the rings put them in the file
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -804,6 +806,55 @@ static void test_timeless(void **state)
 	auxcap_decode_close(d);
 }
 
+/* ---- execs and mappings out of file order ------------------------------------------------ */
+
+/*
+ * Rings are written one after the other: a process that exec'd on CPU 1 and mapped a library
+ * on CPU 0 has that MMAP2 in the file before its COMM exec.  The exec drops only what was
+ * mapped before it, by time; a mapping made before the exec but written after it is dropped.
+ * The mapped file is this test program (any readable ELF does).
+ */
+static void test_exec_maps_by_time(void **state)
+{
+	struct toy_rec t[] = { rec(1500, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x20010, 0x40010, 1) };
+	char exe[256], path[300];
+	const char *dso = NULL;
+	struct auxcap_decode *d;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct cb *b = start("exec_order.data", path, sizeof(path), true);
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	/* pid 7: old image (before the exec) at 0x10000, written first */
+	cb_mmap2(b, 7, 7, 0x10000, 0x1000, 0, 5 /* r-x */, exe, 500, 1);
+	/* CPU 0's ring: the library mapped at 2000, after the exec at 1000 */
+	cb_mmap2(b, 7, 7, 0x40000, 0x1000, 0, 5, exe, 2000, 0);
+	/* CPU 1's ring: the exec, the program mapped at 1000 (same time as the exec) */
+	cb_comm(b, 7, 7, "prog", true, 1000, 1);
+	cb_mmap2(b, 7, 7, 0x20000, 0x1000, 0, 5, exe, 1000, 1);
+	/* a mapping of the old image from before the exec, drained last */
+	cb_mmap2(b, 7, 7, 0x30000, 0x1000, 0, 5, exe, 800, 1);
+	/* pid 8: no exec, kept whatever the order */
+	cb_mmap2(b, 8, 8, 0x50000, 0x1000, 0, 5, exe, 3000, 0);
+	cb_itrace_start(b, 7, 7, 1001, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
+	cb_round(b);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	assert_int_not_equal(auxcap_decode_symbolize(d, 7, 0x40010, NULL, NULL, &dso), 0);
+	assert_string_equal(dso, exe);
+	assert_int_not_equal(auxcap_decode_symbolize(d, 7, 0x20010, NULL, NULL, &dso), 0);
+	dso = NULL;
+	assert_int_equal(auxcap_decode_symbolize(d, 7, 0x10010, NULL, NULL, &dso), 0);
+	assert_null(dso);
+	assert_int_equal(auxcap_decode_symbolize(d, 7, 0x30010, NULL, NULL, &dso), 0);
+	assert_null(dso);
+	assert_int_not_equal(auxcap_decode_symbolize(d, 8, 0x50010, NULL, NULL, &dso), 0);
+	auxcap_decode_close(d);
+}
+
 /* ---- bad input ------------------------------------------------------------------------- */
 
 static void test_errors(void **state)
@@ -868,7 +919,7 @@ int main(void)
 		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
 		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
-		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_exec_maps_by_time), cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests_name("decode/stage", tests, setup, teardown);
