@@ -542,15 +542,20 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	return 0;
 }
 
-/* Decode until the event at ring position @pos is final: 1, 0 if the queue ends first, or an
- * error. */
-static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
+/*
+ * Decode until the @i-th event after the head (0 = the first not handed out) is final: 1, 0
+ * if the queue ends first, or an error.  @i, not a ring position: ring_reserve() moves the
+ * events to the start of a bigger ring (a run longer than the ring, late in the stream), and
+ * a position taken before that would point past the end of the queue.
+ */
+static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t i)
 {
 	struct auxcap_trace_event *ev;
-	size_t n;
+	size_t n, pos;
 	int r, r2;
 
 	for (;;) {
+		pos = first(q) + i;
 		if (pos < q->ready)
 			return 1;
 		if (q->done)
@@ -633,7 +638,7 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t pos)
 
 int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 {
-	int r = fill_to(d, q, first(q));
+	int r = fill_to(d, q, 0);
 
 	if (r == 1)
 		*ret = ring_at(q, first(q));
@@ -642,5 +647,5 @@ int queue_fill(struct auxcap_decode *d, struct dqueue *q, struct qev **ret)
 
 const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size_t i)
 {
-	return fill_to(d, q, first(q) + i) == 1 ? ring_at(q, first(q) + i) : NULL;
+	return fill_to(d, q, i) == 1 ? ring_at(q, first(q) + i) : NULL;
 }
