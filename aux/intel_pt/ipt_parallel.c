@@ -12,8 +12,12 @@
  * PSB, the flow after them is what a decoder synchronized at the PSB produces.  So piece k is
  * decoded from its PSB on, over the rest of the stream (libipt reads a few packets ahead), and
  * stops at the first status-update event it reports at or past the next piece's PSB; piece
- * k + 1 reports that PSB+ itself.  Decode errors resynchronize at the next PSB the same way in
- * both.  tests/aux/intel_pt/test_ipt_parallel.c checks the items are the sequential ones.
+ * k + 1 reports that PSB+ itself.  A decode error is where this stops holding: the decoder
+ * resynchronizes at the first PSB after where its read-ahead left it, possibly past the next
+ * pieces' PSBs, which a decoder starting there would decode.  So from a piece's first GAP on,
+ * the rest of the stream is decoded by one decoder, as the sequential decode does (a damaged
+ * trace loses the speed-up after its first error, never exactness).
+ * tests/aux/intel_pt/test_ipt_parallel.c checks the items are the sequential ones.
  */
 #include "config.h"
 
@@ -142,6 +146,8 @@ struct piece {
 	uint64_t stop;	/* the next piece's start, 0 for the last */
 	int err;	/* a failure that ended the piece (not a GAP: those are items) */
 	bool done;	/* decoded (under the lock) */
+	bool gap;	/* a worker met a decode error in it: decoded again by the hand-out */
+	bool rest;	/* decoded on to the end of the stream (after a decode error) */
 };
 
 static void *grow(void *p, size_t *cap, size_t size)
@@ -286,9 +292,24 @@ static int piece_decode(struct piece *pc, struct auxcap_ipt_decoder **dec, const
 		r = auxcap_ipt_decoder_next(*dec, &it);
 		if (r <= 0)
 			break;
-		if (piece_ends_at(pc, &it)) {
+		if (!pc->rest && piece_ends_at(pc, &it)) {
 			r = 0;
 			break;
+		}
+		/*
+		 * After a decode error the decoder resynchronizes at the first PSB after where its
+		 * read-ahead left it, which can be past the next pieces' PSBs: those pieces would
+		 * decode flow the sequential decoder skips.  From a GAP on, the flow is decoded
+		 * as one decoder does, to the end of the stream: by the hand-out (a worker drops
+		 * what it kept of the piece).
+		 */
+		if (it.kind == AUXCAP_IPT_ITEM_GAP && !pc->rest) {
+			if (!fn) {
+				pc->gap = true;
+				r = 0;
+				break;
+			}
+			pc->rest = true;
 		}
 		r = fn ? fn(ctx, &it) : pbuf_add(b, pc->start, &it);
 		if (r < 0)
@@ -482,7 +503,7 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 			pthread_cond_wait(&p.cond, &p.lock);
 		}
 		pthread_mutex_unlock(&p.lock);
-		if (mine) {
+		if (mine || pc->gap) {
 			r = piece_decode(pc, &dec, buf, len, image, params, &p.dopts, NULL, fn, ctx);
 		} else {
 			r = pbuf_hand_out(piece_buf(&p, k), pc->start, fn, ctx);
@@ -493,6 +514,8 @@ int auxcap_ipt_decode_parallel(const uint8_t *buf, size_t len, struct auxcap_ipt
 		p.consumed = k + 1;
 		pthread_cond_broadcast(&p.cond);
 		pthread_mutex_unlock(&p.lock);
+		if (pc->rest)
+			break; /* the rest of the stream went out with it */
 	}
 
 	pthread_mutex_lock(&p.lock);
