@@ -13,7 +13,8 @@
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5 PTY=$6
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/keep_failed.sh"
+trap 'keep_failed "$TMP"; rm -rf "$TMP"' EXIT
 fails=0
 ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fails=$((fails + 1)); }

@@ -14,7 +14,8 @@
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/../cli/keep_failed.sh"
+trap 'keep_failed "$TMP"; rm -rf "$TMP"' EXIT
 fails=0
 
 if ! "$SYNTH" "$TMP/one.data" --split "$TMP/seven.data:7" --sample-every 300 -- "$EXAMPLE" 3000 \
