@@ -661,9 +661,12 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	if (lo > ts)
 		lo = ts;
 	/* The timestamps around the sample: the last one before it (the thread's last event's),
-	 * and the first one after it (its queue's next event's, or the end of that run). */
+	 * and the first one after it (its queue's next event's, or the end of that run).  A
+	 * sample at the very time of a timestamp belongs to both runs: an Intel PT decoder reads
+	 * a timing packet before it hands out the branch whose packet came just before it, so
+	 * that branch and the code it goes to are timed in the run the timestamp starts. */
 	if (head) {
-		uint64_t after = head->run_lo >= ts ? head->run_lo : head->run_hi;
+		uint64_t after = head->run_lo > ts ? head->run_lo : head->run_hi;
 
 		if (after > hi)
 			hi = after;

@@ -33,8 +33,9 @@
  * thread, the last branches, and the time spent per function.  Each counter sample gets
  * the context at its position in the trace: the sample's instruction pointer is looked up
  * in the trace of its thread inside the sample's window (the stretch between the hardware
- * timestamps around the sample's time, widened by AUXCAP_DECODE_ALIGN_SLOP_NS), at the
- * occurrence closest in time, and the stack and branches are those of that instant.
+ * timestamps around the sample's time, widened by AUXCAP_DECODE_ALIGN_SLOP_NS; a sample at
+ * the time of a timestamp has both runs around it), at the occurrence closest in time, and
+ * the stack and branches are those of that instant.
  *
  * Errors: negative errno; a one-line reason in opts.errbuf for open.  Warnings (a binary
  * that cannot be read, a file without time conversion) go through auxcap_log() once each.
