@@ -159,6 +159,17 @@ static int run_archive(int argc, char **argv)
 			err[0] ? err : strerror(-r));
 		return CLI_ERR;
 	}
+	/* A pipe-mode capture carries its build-ids as HEADER_BUILD_ID records at the end of the
+	 * stream: read through it (the reader gathers them into the features). */
+	if (auxcap_perf_reader_info(rd)->pipe) {
+		struct auxcap_perf_event ev;
+
+		while ((r = auxcap_perf_reader_next(rd, &ev)) > 0)
+			;
+		if (r < 0)
+			cli_warn("%s: %s; archiving the binaries of the build-ids read before it",
+				 file, r == -EBADMSG ? auxcap_perf_reader_error(rd) : strerror(-r));
+	}
 	f = auxcap_perf_reader_features(rd);
 	if (!f->nr_build_ids) {
 		cli_err("%s has no build-id table (recorded without libelf, or cut short before "

@@ -557,6 +557,18 @@ static int parse_cmdline(struct pd_feat_store *st, struct fcur *c)
 	return 0;
 }
 
+static bool build_id_known(const struct pd_feat_store *st, const struct auxcap_perf_build_id *b)
+{
+	for (size_t i = 0; i < st->nr_build_ids; i++) {
+		const struct auxcap_perf_build_id *o = &st->build_ids[i];
+
+		if (o->pid == b->pid && o->cpumode == b->cpumode && o->size == b->size &&
+		    !memcmp(o->id, b->id, b->size) && !strcmp(o->filename, b->filename))
+			return true;
+	}
+	return false;
+}
+
 static int parse_build_ids(struct pd_feat_store *st, struct fcur *c)
 {
 	struct auxcap_perf_build_id *v = NULL, *nv;
@@ -610,16 +622,22 @@ static int parse_build_ids(struct pd_feat_store *st, struct fcur *c)
 		nr++;
 		c->pos += h.size;
 	}
-	/* Append: pipe mode brings build-ids one record at a time. */
+	/* Append: pipe mode brings build-ids one record at a time, and a reader that walks
+	 * the stream again meets them again (kept once). */
 	if (nr) {
 		nv = realloc(st->build_ids, (st->nr_build_ids + nr) * sizeof(*nv));
 		if (!nv) {
 			r = -ENOMEM;
 			goto fail;
 		}
-		memcpy(nv + st->nr_build_ids, v, nr * sizeof(*v));
 		st->build_ids = nv;
-		st->nr_build_ids += nr;
+		for (size_t i = 0; i < nr; i++) {
+			if (build_id_known(st, &v[i])) {
+				free((char *)v[i].filename);
+				continue;
+			}
+			nv[st->nr_build_ids++] = v[i];
+		}
 	}
 	free(v);
 	return 0;

@@ -662,6 +662,26 @@ static void pick_aux_evsel(struct auxcap_decode *d)
 
 /* ---- the first pass -------------------------------------------------------------------- */
 
+/*
+ * A capture saved from a pipe-mode stream (record -o -) has its build-ids as HEADER_BUILD_ID
+ * records at the end of the stream, after the mappings that need them to find the binaries
+ * in the capture's archive: read through the file once for them (the reader gathers them
+ * into the features), then start over.  A damaged stream is first_pass()'s to report.
+ */
+static int build_ids_ahead(struct auxcap_decode *d)
+{
+	struct auxcap_perf_event ev;
+	int r;
+
+	if (!auxcap_perf_reader_info(d->rd)->pipe)
+		return 0;
+	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1)
+		;
+	if (r == -ENOMEM)
+		return r;
+	return auxcap_perf_reader_rewind(d->rd);
+}
+
 static int first_pass(struct auxcap_decode *d)
 {
 	struct auxcap_perf_event ev;
@@ -1038,7 +1058,9 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 			r = -ESPIPE;
 			goto err;
 		}
-		r = first_pass(d);
+		r = build_ids_ahead(d);
+		if (r == 0)
+			r = first_pass(d);
 		if (r < 0) {
 			set_err(d, "reading '%s' failed: %s", shown,
 				r == -EBADMSG ? auxcap_perf_reader_error(d->rd) : strerror(-r));

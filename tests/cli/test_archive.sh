@@ -62,6 +62,18 @@ check '! grep -q "missing" arch-dec.err' "no missing-binary warning with the arc
 $A archive c.data >again.out 2>&1
 check 'grep -q "archived 0 binaries.*already there" again.out' "archiving twice copies nothing"
 
+# A pipe-mode capture (record -o -) carries its build-ids as HEADER_BUILD_ID records at the end
+# of the stream: archive reads through it and copies the same binaries.
+mv prog.away prog
+$A record --emulate -e intel_pt//u -o - -- ./prog 40 >p.data 2>/dev/null
+$A decode --itrace=c p.data >pfull.txt 2>/dev/null
+$A archive p.data >parch.out 2>parch.err; st=$?
+pcopy="p.data.archive/.build-id/${want:0:2}/${want:2}"
+check '[ $st -eq 0 ] && [ -f "$pcopy" ] && cmp -s "$pcopy" prog' "pipe mode: the archive holds prog under its build-id: $(cat parch.out parch.err)"
+mv prog prog.away
+$A decode --itrace=c p.data >parch.txt 2>/dev/null
+check '[ "$(grep -c " call " pfull.txt)" -gt 100 ] && cmp -s pfull.txt parch.txt' "pipe mode: decode from the archive equals the decode with the binary in place"
+
 # As root, a directory that belongs to another user is refused (its owner could swap entries).
 if [ "$(id -u)" -eq 0 ]; then
 	mkdir other && cp c.data other/ && chown nobody other
