@@ -91,6 +91,30 @@ static struct auxcap_decode *open_capture(const char *path, unsigned int last_br
 	return d;
 }
 
+/* A sample of a toy capture: its IP and time. */
+struct toy_sample {
+	uint64_t ip, time;
+};
+
+/*
+ * A toy capture of one thread @tid (ITRACE_START at 50 us, then @ns samples, then the trace
+ * @t of @size bytes), written as @name and opened.
+ */
+static struct auxcap_decode *toy_capture(const char *name, uint32_t tid,
+					 const struct toy_sample *s, size_t ns,
+					 const struct toy_rec *t, size_t size)
+{
+	char path[300];
+	struct cb *b = start(name, path, sizeof(path), true);
+
+	cb_itrace_start(b, tid, tid, 50000, 0);
+	for (size_t i = 0; i < ns; i++)
+		cb_sample(b, 1, s[i].ip, tid, tid, s[i].time, 0, 1);
+	cb_auxtrace(b, t, size, 0, 0, tid, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	return open_capture(path, 0);
+}
+
 /* ---- time conversion ------------------------------------------------------------------- */
 
 static void test_time_conv(void **state)
@@ -471,21 +495,17 @@ static void test_sample_in_syscall(void **state)
 	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
 	const struct auxcap_decode_event *ev;
 	const struct auxcap_decode_sample_ctx *x;
+	static const struct toy_sample smp[] = {
+		/* In the kernel 5 us before tracing restarts: the IP it resumes at. */
+		{ 0x200a, 395000 },
+		/* The same time, an IP that runs only after the return at 500 us: not in the
+		 * window (300 us - 10 us .. 400 us + 10 us). */
+		{ 0x1018, 395001 },
+	};
 	struct auxcap_decode *d;
-	char path[300];
-	struct cb *b = start("syscall.data", path, sizeof(path), true);
 
 	(void)state;
-	cb_itrace_start(b, 4, 4, 50000, 0);
-	/* In the kernel 5 us before tracing restarts: the IP it resumes at. */
-	cb_sample(b, 1, 0x200a, 4, 4, 395000, 0, 1);
-	/* The same time, an IP that runs only after the return at 500 us: not in the window
-	 * (300 us - 10 us .. 400 us + 10 us). */
-	cb_sample(b, 1, 0x1018, 4, 4, 395001, 0, 1);
-	cb_auxtrace(b, t, sizeof(t), 0, 0, 4, (uint32_t)-1);
-	assert_int_equal(cb_close(b), 0);
-
-	d = open_capture(path, 0);
+	d = toy_capture("syscall.data", 4, smp, 2, t, sizeof(t));
 	ev = next_sample(d);
 	x = ev->ctx;
 	assert_non_null(x);
@@ -522,17 +542,11 @@ static void test_sample_in_open_run(void **state)
 	static const uint64_t in_callee[] = { 0x2000, 0x1000 };
 	const struct auxcap_decode_event *ev;
 	const struct auxcap_decode_sample_ctx *x;
+	static const struct toy_sample smp[] = { { 0x2014, 205000 } };
 	struct auxcap_decode *d;
-	char path[300];
-	struct cb *b = start("openrun.data", path, sizeof(path), true);
 
 	(void)state;
-	cb_itrace_start(b, 6, 6, 50000, 0);
-	cb_sample(b, 1, 0x2014, 6, 6, 205000, 0, 1);
-	cb_auxtrace(b, t, sizeof(t), 0, 0, 6, (uint32_t)-1);
-	assert_int_equal(cb_close(b), 0);
-
-	d = open_capture(path, 0);
+	d = toy_capture("openrun.data", 6, smp, 1, t, sizeof(t));
 	ev = next_sample(d);
 	x = ev->ctx;
 	assert_non_null(x);
@@ -566,20 +580,17 @@ static void test_sample_at_timestamp(void **state)
 	};
 	const struct auxcap_decode_event *ev;
 	const struct auxcap_decode_sample_ctx *x;
+	static const struct toy_sample smp[] = {
+		/* Inside the first run, an IP that runs only after the timestamp: not in its
+		 * window. */
+		{ 0x5010, 250000 },
+		/* At the timestamp, the IP the jump went to. */
+		{ 0x5000, 300000 },
+	};
 	struct auxcap_decode *d;
-	char path[300];
-	struct cb *b = start("attsc.data", path, sizeof(path), true);
 
 	(void)state;
-	cb_itrace_start(b, 5, 5, 50000, 0);
-	/* Inside the first run, an IP that runs only after the timestamp: not in its window. */
-	cb_sample(b, 1, 0x5010, 5, 5, 250000, 0, 1);
-	/* At the timestamp, the IP the jump went to. */
-	cb_sample(b, 1, 0x5000, 5, 5, 300000, 0, 1);
-	cb_auxtrace(b, t, sizeof(t), 0, 0, 5, (uint32_t)-1);
-	assert_int_equal(cb_close(b), 0);
-
-	d = open_capture(path, 0);
+	d = toy_capture("attsc.data", 5, smp, 2, t, sizeof(t));
 	ev = next_sample(d);
 	x = ev->ctx;
 	assert_non_null(x);
