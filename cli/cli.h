@@ -42,4 +42,15 @@ void cli_log_init(int verbosity);
  */
 int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
 
+/* Value of "--opt=V" or "--opt V" at argv[*i] (advancing *i for the second form), NULL if
+ * argv[*i] is not @name or its value is missing. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
+
+/* Whether @arg is the option @name ("--name" or "--name=..."). */
+bool cli_is_opt(const char *arg, const char *name);
+
+/* "-o FILE", "--output FILE" or "--output=FILE" at argv[*i]: the file in *@ret (borrowed from
+ * argv) and 1; 0 if argv[*i] is another option; -EINVAL (printed) if the name is missing. */
+int cli_output_opt(int argc, char **argv, int *i, const char **ret);
+
 #endif /* AUXCAP_CLI_H */

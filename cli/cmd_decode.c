@@ -129,28 +129,6 @@ static int parse_path_addr(const char *arg, bool addr_required, struct auxcap_de
 	return 0;
 }
 
-/* Value of "--opt=V" or "--opt V"; advances *i for the second form. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (!strcmp(argv[*i], name)) {
-		if (*i + 1 >= argc)
-			return NULL;
-		return argv[++*i];
-	}
-	return NULL;
-}
-
-static bool is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
-}
-
 /* Add "name" or "name=value" to the backend options. */
 static void backend_opt(struct decode_args *a, const char *name, const char *value)
 {
@@ -221,6 +199,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
+		int r;
 		uint64_t n;
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
@@ -243,20 +222,20 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			a->progress = CLI_PROGRESS_ON;
 		} else if (!strcmp(arg, "--no-progress")) {
 			a->progress = CLI_PROGRESS_OFF;
-		} else if (is_opt(arg, "--raw-bin")) {
-			if (add_code(a, "--raw-bin", opt_value(argc, argv, &i, "--raw-bin"), true) < 0)
+		} else if (cli_is_opt(arg, "--raw-bin")) {
+			if (add_code(a, "--raw-bin", cli_opt_value(argc, argv, &i, "--raw-bin"), true) < 0)
 				return -EINVAL;
-		} else if (is_opt(arg, "--raw")) {
-			if (!(v = opt_value(argc, argv, &i, "--raw"))) {
+		} else if (cli_is_opt(arg, "--raw")) {
+			if (!(v = cli_opt_value(argc, argv, &i, "--raw"))) {
 				cli_err("--raw needs a PMU name, e.g. --raw intel_pt FILE");
 				return -EINVAL;
 			}
 			a->pmu = v;
-		} else if (is_opt(arg, "--elf")) {
-			if (add_code(a, "--elf", opt_value(argc, argv, &i, "--elf"), false) < 0)
+		} else if (cli_is_opt(arg, "--elf")) {
+			if (add_code(a, "--elf", cli_opt_value(argc, argv, &i, "--elf"), false) < 0)
 				return -EINVAL;
-		} else if (is_opt(arg, "--cpu")) {
-			v = opt_value(argc, argv, &i, "--cpu");
+		} else if (cli_is_opt(arg, "--cpu")) {
+			v = cli_opt_value(argc, argv, &i, "--cpu");
 			if (!v || !valid_cpu(v)) {
 				cli_err("bad --cpu '%s': expected FAMILY/MODEL[/STEPPING] as in "
 					"/proc/cpuinfo, e.g. --cpu 6/142",
@@ -264,23 +243,23 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 				return -EINVAL;
 			}
 			backend_opt(a, "cpu", v);
-		} else if (is_opt(arg, "--mtc-freq")) {
-			if (parse_num_opt(a, "--mtc-freq", opt_value(argc, argv, &i, "--mtc-freq"), 15,
+		} else if (cli_is_opt(arg, "--mtc-freq")) {
+			if (parse_num_opt(a, "--mtc-freq", cli_opt_value(argc, argv, &i, "--mtc-freq"), 15,
 					  "0..15 (IA32_RTIT_CTL.MTCFreq)", "mtc-freq") < 0)
 				return -EINVAL;
-		} else if (is_opt(arg, "--nom-freq")) {
-			if (parse_num_opt(a, "--nom-freq", opt_value(argc, argv, &i, "--nom-freq"), 255,
+		} else if (cli_is_opt(arg, "--nom-freq")) {
+			if (parse_num_opt(a, "--nom-freq", cli_opt_value(argc, argv, &i, "--nom-freq"), 255,
 					  "0..255 (the max non-turbo ratio)", "nom-freq") < 0)
 				return -EINVAL;
-		} else if (is_opt(arg, "--cpuid-0x15.eax") || is_opt(arg, "--cpuid-0x15.ebx")) {
-			const char *name = is_opt(arg, "--cpuid-0x15.eax") ? "--cpuid-0x15.eax"
+		} else if (cli_is_opt(arg, "--cpuid-0x15.eax") || cli_is_opt(arg, "--cpuid-0x15.ebx")) {
+			const char *name = cli_is_opt(arg, "--cpuid-0x15.eax") ? "--cpuid-0x15.eax"
 									   : "--cpuid-0x15.ebx";
 
-			if (parse_num_opt(a, name, opt_value(argc, argv, &i, name), UINT32_MAX,
+			if (parse_num_opt(a, name, cli_opt_value(argc, argv, &i, name), UINT32_MAX,
 					  "a 32-bit number", name + 2) < 0)
 				return -EINVAL;
-		} else if (is_opt(arg, "--itrace")) {
-			v = opt_value(argc, argv, &i, "--itrace");
+		} else if (cli_is_opt(arg, "--itrace")) {
+			v = cli_opt_value(argc, argv, &i, "--itrace");
 			if (!v || !*v) {
 				cli_err("--itrace needs letters: b (branches), i (instructions), c "
 					"(calls/returns)");
@@ -299,31 +278,26 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 					return -EINVAL;
 				}
 			}
-		} else if (is_opt(arg, "--format")) {
-			v = opt_value(argc, argv, &i, "--format");
+		} else if (cli_is_opt(arg, "--format")) {
+			v = cli_opt_value(argc, argv, &i, "--format");
 			if (!v || auxcap_out_parse_format(v, &a->out.format) < 0) {
 				cli_err("bad --format '%s': use text, json, perfetto or folded",
 					v ? v : "");
 				return -EINVAL;
 			}
-		} else if (!strcmp(arg, "-o") || is_opt(arg, "--output")) {
-			v = !strcmp(arg, "-o") ? (i + 1 < argc ? argv[++i] : NULL)
-					       : opt_value(argc, argv, &i, "--output");
-			if (!v || !*v) {
-				cli_err("%s needs a file name", arg);
-				return -EINVAL;
-			}
-			a->output = v;
-		} else if (is_opt(arg, "--last-branches")) {
-			v = opt_value(argc, argv, &i, "--last-branches");
+		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
+			if (r < 0)
+				return r;
+		} else if (cli_is_opt(arg, "--last-branches")) {
+			v = cli_opt_value(argc, argv, &i, "--last-branches");
 			if (parse_u64(v, AUXCAP_DECODE_MAX_BRANCHES, &n) < 0) {
 				cli_err("bad --last-branches '%s': expected 0..%d", v ? v : "",
 					AUXCAP_DECODE_MAX_BRANCHES);
 				return -EINVAL;
 			}
 			a->last_branches = (unsigned int)n;
-		} else if (is_opt(arg, "--folded-weight")) {
-			v = opt_value(argc, argv, &i, "--folded-weight");
+		} else if (cli_is_opt(arg, "--folded-weight")) {
+			v = cli_opt_value(argc, argv, &i, "--folded-weight");
 			if (v && !strcmp(v, "samples")) {
 				a->out.weight = AUXCAP_OUT_WEIGHT_SAMPLES;
 			} else if (v && !strcmp(v, "time")) {

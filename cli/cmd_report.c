@@ -55,24 +55,6 @@ struct report_args {
 	enum cli_progress_mode progress;
 };
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!strncmp(argv[*i], name, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (!strcmp(argv[*i], name))
-		return *i + 1 < argc ? argv[++*i] : NULL;
-	return NULL;
-}
-
-static bool is_opt(const char *arg, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
-}
-
 static const struct {
 	const char *name;
 	enum auxcap_report_sort_key key;
@@ -95,12 +77,13 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->top = TOP_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *v;
+		int r;
 
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			usage(stdout);
 			exit(CLI_OK);
-		} else if (is_opt(arg, "--format")) {
-			v = opt_value(argc, argv, &i, "--format");
+		} else if (cli_is_opt(arg, "--format")) {
+			v = cli_opt_value(argc, argv, &i, "--format");
 			if (v && !strcmp(v, "text")) {
 				a->json = false;
 			} else if (v && !strcmp(v, "json")) {
@@ -109,19 +92,14 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				cli_err("bad --format '%s': use text or json", v ? v : "");
 				return -EINVAL;
 			}
-		} else if (!strcmp(arg, "-o") || is_opt(arg, "--output")) {
-			v = !strcmp(arg, "-o") ? (i + 1 < argc ? argv[++i] : NULL)
-					       : opt_value(argc, argv, &i, "--output");
-			if (!v || !*v) {
-				cli_err("%s needs a file name", arg);
-				return -EINVAL;
-			}
-			a->output = v;
-		} else if (is_opt(arg, "--top")) {
+		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
+			if (r < 0)
+				return r;
+		} else if (cli_is_opt(arg, "--top")) {
 			char *end;
 			unsigned long long n;
 
-			v = opt_value(argc, argv, &i, "--top");
+			v = cli_opt_value(argc, argv, &i, "--top");
 			errno = 0;
 			n = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
 			if (!v || !*v || *v == '-' || errno || *end || n > 1000000) {
@@ -130,10 +108,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return -EINVAL;
 			}
 			a->top = (size_t)n;
-		} else if (is_opt(arg, "--sort")) {
+		} else if (cli_is_opt(arg, "--sort")) {
 			size_t k, nk = sizeof(sort_keys) / sizeof(sort_keys[0]);
 
-			v = opt_value(argc, argv, &i, "--sort");
+			v = cli_opt_value(argc, argv, &i, "--sort");
 			for (k = 0; v && k < nk && strcmp(v, sort_keys[k].name); k++)
 				;
 			if (!v || k == nk) {
