@@ -520,6 +520,17 @@ int auxcap_ipt_dump(const uint8_t *buf, size_t len, const struct auxcap_ipt_para
 			if (r < 0)
 				break;
 		}
+		if (r >= 0 && packet.size > len - offset) {
+			/* libipt (2.0.5 to 2.1) passes a TMA with reserved bits set on SKZ84 parts
+			 * as an invalid packet one byte longer than a TMA, even when the trace
+			 * ends with the TMA's 7 bytes. */
+			errors++;
+			r = diag(&s, offset, "packet runs past the end of the trace", -pte_eos);
+			if (r < 0)
+				goto out;
+			r = -pte_eos;
+			break;
+		}
 		if (r >= 0) {
 			r = dump_packet(&s, offset, &packet);
 			if (r < 0)

@@ -273,12 +273,43 @@ static void test_ipt_dump_garbage_reports_and_resyncs(void **state)
 	ptt_text_free(&out);
 }
 
+/*
+ * A trace that ends with a TMA whose reserved bits are set, on a CPU with erratum SKZ84:
+ * libipt hands the TMA out as an invalid packet of 8 bytes, one more than the trace has.
+ * The listing says so and reads nothing past the end (with --raw-bytes too).
+ */
+static void test_ipt_dump_packet_past_end(void **state)
+{
+	static const uint8_t trace[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+		0x82, 0x02, 0x82, 0x02, 0x23, 0x02, 0x73, 0x01, 0x00, 0xff, 0x00, 0x00,
+	};
+	struct auxcap_ipt_params params = { .sz = sizeof(params) };
+	struct auxcap_ipt_dump_opts opts = { .sz = sizeof(opts), .raw = true };
+	uint8_t *copy = malloc(sizeof(trace)); /* exactly its size: ASan sees a read past it */
+	struct ptt_text out = { 0 };
+
+	(void)state;
+	assert_non_null(copy);
+	memcpy(copy, trace, sizeof(trace));
+	params.cpu_set = true;
+	params.cpu_family = 6;
+	params.cpu_model = 0x55; /* Skylake-SP: SKZ84 */
+	ptt_text_addf(&out, "%s", "");
+	assert_int_equal(auxcap_ipt_dump(copy, sizeof(trace), &params, &opts, lines_into, &out), 1);
+	assert_non_null(strstr(out.s, "psbend"));
+	assert_non_null(strstr(out.s, "[12: packet runs past the end of the trace:"));
+	ptt_text_free(&out);
+	free(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipt_dump_bad_args_einval),
 		cmocka_unit_test(test_ipt_dump_callback_error_stops),
 		cmocka_unit_test(test_ipt_dump_garbage_reports_and_resyncs),
+		cmocka_unit_test(test_ipt_dump_packet_past_end),
 		cmocka_unit_test(test_ipt_dump_fixtures_match_ptdump),
 	};
 
