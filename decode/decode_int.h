@@ -79,8 +79,9 @@ struct qev {
 	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
 	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
-	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own, not
-			  * @full: what next_fast() can take (false: the general way) */
+	bool quick;	 /* a BRANCH of known type and known IP in a timed run, no tid of
+			  * its own, not @full: what next_fast() can take (false: the
+			  * general way) */
 	bool full;	 /* the whole event is in the spill ring */
 };
 
@@ -185,9 +186,10 @@ struct dthread {
 	bool has_trace;
 	struct auxcap_decode_frame *stack; /* outermost first */
 	uint32_t depth, cap_stack;
-	struct hist *hist; /* ring, newest at (hhead - 1) */
+	struct hist *hist; /* ring of hcap entries, the newest at (hcount - 1) & (hcap - 1) */
 	struct hist scratch; /* stands in for history entries when none are kept */
-	uint32_t hcap, hn, hhead;
+	uint32_t hcap;
+	uint64_t hcount; /* entries ever pushed */
 	uint64_t seq_from; /* where the current sequential run began */
 	bool have_seq;
 	bool seq_start;	   /* ... at a trace (re)start */

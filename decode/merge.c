@@ -352,11 +352,8 @@ static inline __attribute__((always_inline)) void ftime_account(struct dthread *
 /* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
 static inline struct hist *hist_push(struct dthread *t)
 {
-	struct hist *h = &t->hist[t->hhead];
+	struct hist *h = &t->hist[t->hcount++ & (t->hcap - 1)];
 
-	t->hhead = (t->hhead + 1) & (t->hcap - 1);
-	if (t->hn < t->hcap)
-		t->hn++;
 	h->undo = UNDO_NONE;
 	return h;
 }
@@ -364,7 +361,13 @@ static inline struct hist *hist_push(struct dthread *t)
 /* The @k-th newest history entry (0: newest). */
 static struct hist *hist_at(const struct dthread *t, uint32_t k)
 {
-	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
+	return &t->hist[(t->hcount - 1 - k) & (t->hcap - 1)];
+}
+
+/* How many history entries are kept. */
+static uint32_t hist_n(const struct dthread *t)
+{
+	return t->hcount < t->hcap ? (uint32_t)t->hcount : t->hcap;
 }
 
 /* A BRANCH event on thread @t (see apply_trace()). */
@@ -677,7 +680,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	x->window_hi = hi;
 
 	/* Backwards: the newest run of sequential code holding the IP. */
-	for (uint32_t k = 0; k < t->hn; k++) {
+	for (uint32_t k = 0, hn = hist_n(t); k < hn; k++) {
 		const struct hist *h = hist_at(t, k);
 
 		if (h->time < lo)
@@ -817,7 +820,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 				d->fwd[j].from, d->fwd[j].to, d->fwd[j].time, d->fwd[j].type
 			};
 		for (uint32_t k = kb >= 0 ? (uint32_t)kb + 1 : 0;
-		     k < t->hn && nb < d->opts.last_branches; k++) {
+		     k < hist_n(t) && nb < d->opts.last_branches; k++) {
 			const struct hist *h = hist_at(t, k);
 
 			if (h->type == AUXCAP_BR_NONE)
@@ -1257,7 +1260,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 	struct auxcap_decode_event *out = &d->out;
 	struct ftime_slot *slot = NULL;
 	struct dthread *t;
-	uint64_t now, ns = 0, ip, to, seq_from;
+	uint64_t now, ns = 0, ip, to;
 	uint32_t depth;
 	bool call, ret;
 	struct hist *h;
@@ -1294,20 +1297,21 @@ static inline bool next_fast(struct auxcap_decode *d)
 
 	d->fast_next = e + 1;
 	d->held_q->head++; /* the last event dropped, this one held */
-	seq_from = t->have_seq ? t->seq_from : 0;
 	out->time = now;
 	out->has_time = true;
 	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
-	out->trace = &d->trace;
-	/* t->last_time, last_run_lo, last_run_hi: set from the held event when the general way
-	 * resumes (merge_next()) */
-	h = d->want_context ? hist_push(t) : &t->scratch;
-	h->from = ip;
-	h->to = to;
-	h->seq_from = seq_from;
-	h->seq_start = t->seq_start;
-	h->time = now;
-	h->type = (uint8_t)e->branch;
+	/* out->trace is &d->trace already (emit_trace()); t->last_time, last_run_lo,
+	 * last_run_hi: set from the held event when the general way resumes (merge_next()) */
+	h = &t->scratch; /* no history kept: what is written there is never read */
+	if (d->want_context) {
+		h = hist_push(t);
+		h->from = ip;
+		h->to = to;
+		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
+		h->time = now;
+		h->type = (uint8_t)e->branch;
+	}
 	out->stack.rebased = false;
 	if (call) {
 		if (slot) {
@@ -1335,7 +1339,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 	}
 	t->depth = depth;
 	t->seq_from = to;
-	t->have_seq = !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->have_seq = true; /* a quick event's IP is known */
 	t->seq_start = false;
 	out->stack.depth = depth;
 	d->info.trace_events++;

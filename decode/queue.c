@@ -428,9 +428,11 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
  */
 static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 {
-	/* kind and flags as one little-endian word: a BRANCH with a TSC and no tid of its own */
+	/* kind and flags as one little-endian word: a BRANCH with a TSC, no tid of its own and
+	 * its IP known */
 	const uint64_t kf_mask = 0xffffffffull | (uint64_t)(AUXCAP_TRACE_F_HAS_TSC |
-							      AUXCAP_TRACE_F_HAS_TID) << 32;
+							      AUXCAP_TRACE_F_HAS_TID |
+							      AUXCAP_TRACE_F_IP_UNKNOWN) << 32;
 	const uint64_t kf_want = (uint64_t)AUXCAP_TRACE_BRANCH |
 				 (uint64_t)AUXCAP_TRACE_F_HAS_TSC << 32;
 	struct qev *ring = q->ring;
