@@ -74,12 +74,14 @@ struct qev {
 	uint64_t offset, tsc, time, ip, to;
 	uint32_t ninsn;
 	enum auxcap_branch_type branch;
-	uint64_t key;	 /* perf time it is merged at (interpolated), ns */
+	uint64_t key;	 /* perf time it is merged at (interpolated), ns; while its run is
+			  * open: the run's instructions up to and including it */
 	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
 	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
-	bool quick;	 /* a BRANCH of known type in a timed run, no tid of its own, not
-			  * @full: what next_fast() can take (false: the general way) */
+	bool quick;	 /* a BRANCH of known type and known IP in a timed run, no tid of
+			  * its own, not @full: what next_fast() can take (false: the
+			  * general way) */
 	bool full;	 /* the whole event is in the spill ring */
 };
 
@@ -184,9 +186,10 @@ struct dthread {
 	bool has_trace;
 	struct auxcap_decode_frame *stack; /* outermost first */
 	uint32_t depth, cap_stack;
-	struct hist *hist; /* ring, newest at (hhead - 1) */
+	struct hist *hist; /* ring of hcap entries, the newest at (hcount - 1) & (hcap - 1) */
 	struct hist scratch; /* stands in for history entries when none are kept */
-	uint32_t hcap, hn, hhead;
+	uint32_t hcap;
+	uint64_t hcount; /* entries ever pushed */
 	uint64_t seq_from; /* where the current sequential run began */
 	bool have_seq;
 	bool seq_start;	   /* ... at a trace (re)start */
@@ -271,6 +274,9 @@ struct auxcap_decode {
 	size_t lim_c;	       /* the other cursors, and that cursor (see set_limit()) */
 	struct dthread *fast_t; /* the thread of the last event, a trace event, NULL after a
 				   record (next_fast()) */
+	const struct qev *fast_next; /* the window next_fast() hands out from: events of */
+	const struct qev *fast_end;  /* held_q after the held one (see set_fast_window()), */
+	uint64_t fast_lim;	     /* with keys below this */
 
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;

@@ -352,11 +352,8 @@ static inline __attribute__((always_inline)) void ftime_account(struct dthread *
 /* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
 static inline struct hist *hist_push(struct dthread *t)
 {
-	struct hist *h = &t->hist[t->hhead];
+	struct hist *h = &t->hist[t->hcount++ & (t->hcap - 1)];
 
-	t->hhead = (t->hhead + 1) & (t->hcap - 1);
-	if (t->hn < t->hcap)
-		t->hn++;
 	h->undo = UNDO_NONE;
 	return h;
 }
@@ -364,7 +361,13 @@ static inline struct hist *hist_push(struct dthread *t)
 /* The @k-th newest history entry (0: newest). */
 static struct hist *hist_at(const struct dthread *t, uint32_t k)
 {
-	return &t->hist[(t->hhead - 1 - k) & (t->hcap - 1)];
+	return &t->hist[(t->hcount - 1 - k) & (t->hcap - 1)];
+}
+
+/* How many history entries are kept. */
+static uint32_t hist_n(const struct dthread *t)
+{
+	return t->hcount < t->hcap ? (uint32_t)t->hcount : t->hcap;
 }
 
 /* A BRANCH event on thread @t (see apply_trace()). */
@@ -677,7 +680,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	x->window_hi = hi;
 
 	/* Backwards: the newest run of sequential code holding the IP. */
-	for (uint32_t k = 0; k < t->hn; k++) {
+	for (uint32_t k = 0, hn = hist_n(t); k < hn; k++) {
 		const struct hist *h = hist_at(t, k);
 
 		if (h->time < lo)
@@ -817,7 +820,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 				d->fwd[j].from, d->fwd[j].to, d->fwd[j].time, d->fwd[j].type
 			};
 		for (uint32_t k = kb >= 0 ? (uint32_t)kb + 1 : 0;
-		     k < t->hn && nb < d->opts.last_branches; k++) {
+		     k < hist_n(t) && nb < d->opts.last_branches; k++) {
 			const struct hist *h = hist_at(t, k);
 
 			if (h->type == AUXCAP_BR_NONE)
@@ -1114,6 +1117,38 @@ static void set_limit(struct auxcap_decode *d)
 	}
 }
 
+/*
+ * The window of next_fast() after the event just handed out from queue @c (@q), held: the
+ * events after it that are final, in one stretch of the ring, while the thread is in the
+ * state next_fast() needs (a stack, per-function time running, the last event handed out
+ * compact; its own steps keep that state), and the key below which the queue's events come
+ * before every other cursor (the heap's limit).  Empty (NULL) otherwise; merge_next()
+ * empties it first.
+ */
+static void set_fast_window(struct auxcap_decode *d, size_t c, struct dqueue *q)
+{
+	const struct dthread *t = d->fast_t;
+	const struct qev *e;
+	size_t pos = q->head + 1, n;
+	uint64_t lim = d->lim_key;
+
+	d->fast_next = d->fast_end = NULL;
+	if (!t || !t->depth || t->ft_paused || d->trace_full || pos >= q->ready)
+		return;
+	e = &q->ring[pos & (q->cap - 1)];
+	n = q->cap - (pos & (q->cap - 1)); /* to the end of the ring */
+	if (n > q->ready - pos)
+		n = q->ready - pos;
+	/* The events before the limit (next_fast() checks each: a scan here costs as much).
+	 * At the limit's own key the lower cursor goes first (a key of UINT64_MAX, never a
+	 * time, takes the general way). */
+	if (c < d->lim_c && lim != UINT64_MAX)
+		lim++;
+	d->fast_next = e;
+	d->fast_end = e + n;
+	d->fast_lim = lim;
+}
+
 /* Hand out event @e, the first of queue @c (@q), held there until the next call. */
 static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struct qev *e)
 {
@@ -1124,6 +1159,7 @@ static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struc
 	queue_hold(q);
 	d->held_q = q;
 	d->held_c = c;
+	set_fast_window(d, c, q);
 	return 1;
 }
 
@@ -1133,6 +1169,7 @@ int merge_next(struct auxcap_decode *d)
 	size_t c;
 	int r;
 
+	d->fast_next = d->fast_end = NULL; /* the ring may move: set again by emit_queue() */
 	if (q) {
 		struct qev *e;
 
@@ -1209,93 +1246,102 @@ int merge_next(struct auxcap_decode *d)
 }
 
 /*
- * The most common step, done without the general machinery: the queue of the last event
- * (a trace event, no record since) goes on with a branch of the same thread (e->quick: a
- * BRANCH of known type with its own time, no thread id of its own), still before every
- * other cursor, whose effect on the stack and the function times is in place (a call with
- * room on the stack, a return from the top frame's call, a function among the two
- * remembered).  Then it does exactly what merge_next(), emit_trace() and apply_trace() do
- * for it, without calling anything (no registers to save); else it returns false, having
- * changed nothing, for the general way.
+ * The most common step, done without the general machinery: the next event of the window
+ * set_fast_window() made (the queue of the last event goes on with a quick branch of the
+ * same thread, before every other cursor), whose effect on the stack and the function times
+ * is in place (a call with room on the stack, a return from the top frame's call, a
+ * function among the two remembered).  Then it does exactly what merge_next(), emit_trace()
+ * and apply_trace() do for it, without calling anything (no registers to save); else it
+ * returns false, having changed nothing, for the general way.
  */
 static inline bool next_fast(struct auxcap_decode *d)
 {
-	struct dqueue *q = d->held_q;
-	struct dthread *t = d->fast_t;
+	const struct qev *e = d->fast_next;
 	struct auxcap_decode_event *out = &d->out;
-	const struct qev *ev;
-	bool ctx = d->want_context, call, ret;
-	uint64_t now, ns = 0;
 	struct ftime_slot *slot = NULL;
+	struct dthread *t;
+	uint64_t now, ns = 0, ip, to;
+	uint32_t depth;
+	bool call, ret;
 	struct hist *h;
-	size_t next;
-	struct qev *e;
 
-	if (!q || !t)
+	if (e == d->fast_end)
 		return false;
-	next = q->head + 1;
-	if (next == q->ready)
-		return false;
-	e = &q->ring[next & (q->cap - 1)];
-	/* The events were written a run ago: fetch the coming ones ahead. */
-	__builtin_prefetch(&q->ring[(next + 8) & (q->cap - 1)]);
 	now = e->key;
-	if (!e->quick || !(now < d->lim_key || (now == d->lim_key && d->held_c < d->lim_c)) ||
-	    !t->depth || t->ft_paused || d->trace_full)
+	if (!e->quick || now >= d->fast_lim)
 		return false;
-	ev = e;
-	call = ev->branch == AUXCAP_BR_CALL;
-	ret = ev->branch == AUXCAP_BR_RETURN;
-	if (call ? t->depth >= t->cap_stack
-		 : ret && (t->depth < 2 || !returns_to(&t->stack[t->depth - 1], ev->to)))
-		return false;
-	if (ctx && (call || ret) && now > t->ft_since) {
-		uint64_t func = t->stack[t->depth - 1].func;
-
-		if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
-			slot = &t->ft[t->ft_last_slot[0]];
-		else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
-			slot = &t->ft[t->ft_last_slot[1]];
-		else
+	t = d->fast_t;
+	/* The events were written a run ago: fetch the coming ones ahead. */
+	__builtin_prefetch(e + 8);
+	ip = e->ip;
+	to = e->to;
+	depth = t->depth;
+	call = e->branch == AUXCAP_BR_CALL;
+	ret = e->branch == AUXCAP_BR_RETURN;
+	if (call || ret) {
+		if (call ? depth >= t->cap_stack
+			 : depth < 2 || !returns_to(&t->stack[depth - 1], to))
 			return false;
-		ns = now - t->ft_since;
+		if (d->want_context && now > t->ft_since) {
+			uint64_t func = t->stack[depth - 1].func;
+
+			if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
+				slot = &t->ft[t->ft_last_slot[0]];
+			else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
+				slot = &t->ft[t->ft_last_slot[1]];
+			else
+				return false;
+			ns = now - t->ft_since;
+		}
 	}
 
-	q->head = next; /* the last event dropped, this one held */
+	d->fast_next = e + 1;
+	d->held_q->head++; /* the last event dropped, this one held */
 	out->time = now;
 	out->has_time = true;
 	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
-	out->trace = &d->trace;
-	out->stack.popped = 0;
-	out->stack.pushed = false;
-	out->stack.rebased = false;
-	/* t->last_time, last_run_lo, last_run_hi: set from the held event when the general way
-	 * resumes (merge_next()) */
-	h = ctx ? hist_push(t) : &t->scratch;
-	h->from = ev->ip;
-	h->to = ev->to;
-	h->seq_from = t->have_seq ? t->seq_from : 0;
-	h->seq_start = t->seq_start;
-	h->time = now;
-	h->type = (uint8_t)ev->branch;
-	if (slot) {
-		t->trace_ns += ns;
-		slot->ns += ns;
-		t->ft_since = now;
+	/* out->trace is &d->trace already (emit_trace()); t->last_time, last_run_lo,
+	 * last_run_hi: set from the held event when the general way resumes (merge_next()) */
+	h = &t->scratch; /* no history kept: what is written there is never read */
+	if (d->want_context) {
+		h = hist_push(t);
+		h->from = ip;
+		h->to = to;
+		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_start = t->seq_start;
+		h->time = now;
+		h->type = (uint8_t)e->branch;
 	}
+	out->stack.rebased = false;
 	if (call) {
-		t->stack[t->depth++] = (struct auxcap_decode_frame){ ev->to, ev->ip, now };
+		if (slot) {
+			t->trace_ns += ns;
+			slot->ns += ns;
+			t->ft_since = now;
+		}
+		t->stack[depth++] = (struct auxcap_decode_frame){ to, ip, now };
 		h->undo = UNDO_PUSHED;
+		out->stack.popped = 0;
 		out->stack.pushed = true;
 	} else if (ret) {
+		if (slot) {
+			t->trace_ns += ns;
+			slot->ns += ns;
+			t->ft_since = now;
+		}
 		h->undo = UNDO_POPPED;
-		h->saved = t->stack[--t->depth];
+		h->saved = t->stack[--depth];
 		out->stack.popped = 1;
+		out->stack.pushed = false;
+	} else {
+		out->stack.popped = 0;
+		out->stack.pushed = false;
 	}
-	t->seq_from = ev->to;
-	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->depth = depth;
+	t->seq_from = to;
+	t->have_seq = true; /* a quick event's IP is known */
 	t->seq_start = false;
-	out->stack.depth = t->depth;
+	out->stack.depth = depth;
 	d->info.trace_events++;
 	return true;
 }

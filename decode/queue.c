@@ -316,30 +316,36 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 				e->has_time = true;
 			}
 		} else if (!__builtin_mul_overflow(span, total, &prod)) {
-			/* span * cum fits in 64 bits for every event: divide by reciprocal */
-			struct qev *e = ring_at(q, q->ready), *end = q->ring + q->cap;
+			/* span * cum fits in 64 bits for every event: divide by reciprocal; the
+			 * ring in its (at most two) contiguous parts */
+			size_t pos = q->ready, left = n;
 			struct udiv u;
 
 			udiv_init(&u, total + 1);
-			for (size_t i = 0; i < n; i++) {
-				uint64_t key;
+			while (left) {
+				struct qev *e = ring_at(q, pos), *end;
+				size_t k = q->cap - (pos & (q->cap - 1));
 
-				cum += e->ninsn;
-				key = t0 + udiv_do(&u, span * cum);
-				last = key > last ? key : last;
-				e->key = last;
-				e->run_lo = t0;
-				e->run_hi = hi;
-				e->has_time = true;
-				if (++e == end)
-					e = q->ring;
+				if (k > left)
+					k = left;
+				for (end = e + k; e != end; e++) {
+					uint64_t key = t0 + udiv_do(&u, span * e->key);
+
+					last = key > last ? key : last;
+					e->key = last;
+					e->run_lo = t0;
+					e->run_hi = hi;
+					e->has_time = true;
+				}
+				pos += k;
+				left -= k;
 			}
 		} else {
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
 				uint64_t key;
 
-				cum += e->ninsn;
+				cum = e->key;
 				key = t0 + (uint64_t)((unsigned __int128)span * cum / (total + 1));
 				last = key > last ? key : last;
 				e->key = last;
@@ -391,6 +397,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		/* one more event of the open run (another counter value, the same time) */
 		q->tail++;
 		q->run_insns += ev->ninsn;
+		e->key = q->run_insns;
 		if (q->tail - q->ready >= RUN_MAX)
 			close_run(q, false, 0, false);
 		return;
@@ -408,46 +415,74 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 	}
 	q->tail++;
 	q->run_insns += ev->ninsn;
+	e->key = q->run_insns;
 	if (q->tail - q->ready >= RUN_MAX)
 		close_run(q, false, 0, false);
 }
 
 /*
- * The @n events decoded into q->batch join the queue.  The usual one, of the open run with
- * its timestamp, only counts; the others take add_event().
+ * The @n events decoded into q->batch join the queue.  The usual one, a branch of the open
+ * run with its timestamp, only counts (its running instruction count goes into @key for
+ * close_run()); the others take add_event().  The queue's counters are kept in locals: the
+ * copies into the ring could alias them.
  */
 static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 {
-	size_t mask = q->cap - 1;
+	/* kind and flags as one little-endian word: a BRANCH with a TSC, no tid of its own and
+	 * its IP known */
+	const uint64_t kf_mask = 0xffffffffull | (uint64_t)(AUXCAP_TRACE_F_HAS_TSC |
+							      AUXCAP_TRACE_F_HAS_TID |
+							      AUXCAP_TRACE_F_IP_UNKNOWN) << 32;
+	const uint64_t kf_want = (uint64_t)AUXCAP_TRACE_BRANCH |
+				 (uint64_t)AUXCAP_TRACE_F_HAS_TSC << 32;
+	struct qev *ring = q->ring;
+	const size_t mask = q->cap - 1;
+	size_t tail = q->tail, lim = 0;
+	uint64_t insns = q->run_insns, run_tsc = q->run_tsc;
 
+	_Static_assert(sizeof(enum auxcap_trace_kind) == 4 &&
+			       offsetof(struct auxcap_trace_event, flags) == 4,
+		       "kind and flags make the first word of an event");
+	/* the quick way only in a run timed by a TSC value, below RUN_MAX events */
+	if (q->run_from_tsc)
+		lim = q->ready + RUN_MAX - 1;
 	for (size_t i = 0; i < n; i++) {
 		const struct auxcap_trace_event *x = &q->batch[i];
-		struct qev *e = &q->ring[q->tail & mask];
-		bool full = !ev_is_compact(x);
+		struct qev *e = &ring[tail & mask];
+		bool compact = ev_is_compact(x);
+		uint64_t kf;
 
+		memcpy(&kf, x, sizeof(kf));
 		memcpy(e, x, QEV_HEAD);
-		e->full = full;
-		if (full) {
+		if (compact && tail < lim && (kf & kf_mask) == kf_want && x->tsc == run_tsc &&
+		    x->branch != AUXCAP_BR_NONE) {
+			/* The usual event: a branch of the open run, with its timestamp, that
+			 * next_fast() can take. */
+			insns += x->ninsn;
+			e->key = insns;
+			e->full = false;
+			e->quick = true;
+			tail++;
+			continue;
+		}
+		e->full = !compact;
+		e->quick = false;
+		q->tail = tail;
+		q->run_insns = insns;
+		if (!compact) {
 			int r = spill_push(q, x);
 
 			if (r < 0)
 				return r;
 		}
-		if (q->run_from_tsc && x->tsc == q->run_tsc &&
-		    (x->flags & (AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_HAS_TID)) ==
-			    AUXCAP_TRACE_F_HAS_TSC &&
-		    x->kind == AUXCAP_TRACE_BRANCH && x->branch != AUXCAP_BR_NONE && !full &&
-		    q->tail + 1 - q->ready < RUN_MAX) {
-			/* The usual event: a branch of the open run, with its timestamp, that
-			 * next_fast() can take. */
-			e->quick = true;
-			q->tail++;
-			q->run_insns += x->ninsn;
-		} else {
-			e->quick = false;
-			add_event(d, q);
-		}
+		add_event(d, q);
+		tail = q->tail;
+		insns = q->run_insns;
+		run_tsc = q->run_tsc;
+		lim = q->run_from_tsc ? q->ready + RUN_MAX - 1 : 0;
 	}
+	q->tail = tail;
+	q->run_insns = insns;
 	return 0;
 }
 
