@@ -108,10 +108,19 @@ static int dec_sync_forward(struct auxcap_ipt_decoder *dec)
 	return dec->insn ? pt_insn_sync_forward(dec->insn) : pt_blk_sync_forward(dec->blk);
 }
 
+/*
+ * The decoder's position in the trace.  At most the trace's end: on SKZ84 parts libipt
+ * (2.0.5 to 2.1) skips a TMA with reserved bits set as 8 bytes, one more than a TMA, so a
+ * trace that ends with such a TMA leaves the decoder one byte past its end.
+ */
 static int dec_get_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)
 {
-	return dec->insn ? pt_insn_get_offset(dec->insn, offset)
-			 : pt_blk_get_offset(dec->blk, offset);
+	int r = dec->insn ? pt_insn_get_offset(dec->insn, offset)
+			  : pt_blk_get_offset(dec->blk, offset);
+
+	if (r >= 0 && *offset > dec->len)
+		*offset = dec->len;
+	return r;
 }
 
 static int dec_get_sync_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)

@@ -289,6 +289,46 @@ static void test_ipt_robust_no_psb_at_all(void **state)
 	ptt_text_free(&a);
 }
 
+/*
+ * A trace that ends with a TMA whose reserved bits are set, on a CPU with erratum SKZ84:
+ * libipt skips it as 8 bytes, one more than the trace has.  Every item, in both modes,
+ * stays inside the trace (a fuzz smoke run found an offset one past its end).
+ */
+static void test_ipt_robust_skz84_tma_at_end(void **state)
+{
+	static const uint8_t trace[] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
+		0x82, 0x02, 0x82, 0x02, 0x23, 0x02, 0x73, 0x01, 0x00, 0x4c, 0x00, 0x00,
+	};
+	const struct fixture *f = *state;
+	struct auxcap_ipt_params params = { .sz = sizeof(params) };
+
+	params.cpu_set = true;
+	params.cpu_family = 6;
+	params.cpu_model = 0x55; /* Skylake-SP: SKZ84 */
+	for (int block = 0; block < 2; block++) {
+		struct auxcap_ipt_decoder_opts opts = { .sz = sizeof(opts), .block = block };
+		struct auxcap_ipt_decoder *dec = NULL;
+		struct auxcap_ipt_image *image = NULL;
+		struct auxcap_ipt_item it;
+		size_t n = 0;
+		int r;
+
+		assert_int_equal(auxcap_ipt_image_new(&image), 0);
+		assert_int_equal(auxcap_ipt_image_add_raw(image, f->bin, 0, 0, f->org), 0);
+		assert_int_equal(auxcap_ipt_decoder_new(trace, sizeof(trace), image, &params, &opts,
+							&dec),
+				 0);
+		while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1) {
+			assert_true(++n < 1000);
+			assert_true(it.offset <= sizeof(trace));
+		}
+		assert_int_equal(r, 0);
+		auxcap_ipt_decoder_free(dec);
+		auxcap_ipt_image_free(image);
+	}
+}
+
 static void test_ipt_robust_endless_loop_is_a_gap(void **state)
 {
 	const struct fixture *f = *state;
@@ -400,6 +440,7 @@ int main(void)
 		cmocka_unit_test(test_ipt_robust_no_psb_at_all),
 		cmocka_unit_test(test_ipt_robust_dump_survives_damage),
 		cmocka_unit_test(test_ipt_robust_endless_loop_is_a_gap),
+		cmocka_unit_test(test_ipt_robust_skz84_tma_at_end),
 	};
 
 	if (!ptt_root())
