@@ -75,11 +75,11 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	in = open(src, O_RDONLY | O_CLOEXEC);
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
 	if (in < 0)
 		return -errno;
-	if (fstat(in, &st) < 0) {
-		r = -errno;
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EINVAL;
 		close(in);
 		return r;
 	}

@@ -32,7 +32,8 @@ struct auxcap_elf;
  * Returns 0 and the object in @ret_elf on success.
  * Returns -EINVAL if @path or @ret_elf is NULL.
  * Returns the negative errno of open() (-ENOENT, -EACCES, ...) if @path cannot be opened.
- * Returns -ENOEXEC if @path is not an ELF file.
+ * Returns -ENOEXEC if @path is not an ELF file (or not a regular file: a FIFO or a device
+ * named by a capture is not opened for reading, so it cannot hang the decode).
  * Returns -EBADMSG if the ELF file is malformed (headers or tables cannot be read).
  * Returns -ENOMEM if out of memory.
  */

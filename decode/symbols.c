@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -251,6 +253,7 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 {
 	const struct sym_map *m = find_map(s, pid, addr);
 	struct sym_file *f;
+	struct stat st;
 	ssize_t n;
 
 	if (!m)
@@ -258,7 +261,12 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 	f = &s->files[m->file];
 	if (!f->fd_tried) {
 		f->fd_tried = true;
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		/* only a regular file (a FIFO or a device named by a capture would hang) */
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+			(void)close(f->fd);
+			f->fd = -1;
+		}
 	}
 	if (f->fd < 0)
 		return -ENOENT;

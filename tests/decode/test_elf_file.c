@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -88,6 +89,12 @@ static void test_elf_open_errors(void **state)
 	close(fd);
 	assert_int_equal(auxcap_elf_open(path, &elf), -ENOEXEC);
 	unlink(path);
+	/* Not a regular file: a FIFO without a writer (open() would wait), a device. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(auxcap_elf_open(path, &elf), -ENOEXEC);
+	unlink(path);
+	assert_int_equal(auxcap_elf_open("/dev/zero", &elf), -ENOEXEC);
+	assert_int_equal(auxcap_elf_open("/tmp", &elf), -ENOEXEC);
 	/* ret_elf untouched on failure */
 	assert_ptr_equal(elf, (struct auxcap_elf *)(uintptr_t)0x1);
 	auxcap_elf_free(NULL);
