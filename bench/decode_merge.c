@@ -27,6 +27,7 @@
  * two timestamps.
  *
  * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m] [-k]
+ *   -s: trace size in MiB, or in KiB with a k suffix (-s 8k: the decode fuzz target's seeds)
  *   -r: timed rounds (default 3), -o b / -o m: time only the baseline / only the merged decode
  *   (to profile one side with perf), -k: keep the files
  */
@@ -49,37 +50,11 @@
 #include "auxcap/decode_report.h"
 #include "auxcap/timeconv.h"
 #include "capture_builder.h"
+#include "loop_code.h"
 
-#define CODE_ADDR 0x401000ull
+#define CODE_ADDR LOOP_CODE_ADDR
 #define PIECE (4u << 20) /* bytes per AUXTRACE buffer */
 #define TICKS_PER_ITER 40 /* TSC ticks per loop iteration */
-
-/*
- * The code (at CODE_ADDR), basic blocks of a few instructions as in compiled code:
- *   +0x00  e8 1b 00 00 00      call +0x20        F
- *   +0x05  48 01 d8            add rax, rbx
- *   +0x08  48 31 c9            xor rcx, rcx
- *   +0x0b  48 89 c2            mov rdx, rax
- *   +0x0e  48 ff c3            inc rbx
- *   +0x11  75 ed               jnz +0x00         taken: the loop
- *   +0x13  e9 e8 ff ff ff      jmp +0x00
- *   +0x20  48 89 f8            F: mov rax, rdi
- *   +0x23  48 01 f0            add rax, rsi
- *   +0x26  48 0f af c0         imul rax, rax
- *   +0x2a  a8 01               test al, 1
- *   +0x2c  74 04               jz +0x32          taken every other time
- *   +0x2e  90 90 90 90         nops
- *   +0x32  48 d1 e0            shl rax, 1
- *   +0x35  c3                  ret
- * Per iteration: call (no packet), jz (TNT bit), ret (TIP +0x05, no return compression),
- * jnz (TNT bit).  Each TIP is preceded by a TNT.8 of two bits: the previous jnz and this jz.
- */
-static const uint8_t code[] = {
-	0xe8, 0x1b, 0x00, 0x00, 0x00, 0x48, 0x01, 0xd8, 0x48, 0x31, 0xc9, 0x48, 0x89, 0xc2,
-	0x48, 0xff, 0xc3, 0x75, 0xed, 0xe9, 0xe8, 0xff, 0xff, 0xff, 0x90, 0x90, 0x90, 0x90,
-	0x90, 0x90, 0x90, 0x90, 0x48, 0x89, 0xf8, 0x48, 0x01, 0xf0, 0x48, 0x0f, 0xaf, 0xc0,
-	0xa8, 0x01, 0x74, 0x04, 0x90, 0x90, 0x90, 0x90, 0x48, 0xd1, 0xe0, 0xc3,
-};
 
 static double now(void)
 {
@@ -232,7 +207,7 @@ static int write_capture(const char *path, const char *codefile, const struct ge
 static int baseline(const char *codefile, const struct gen *g, uint64_t *ret_events)
 {
 	const struct auxcap_backend_ops *ops = auxcap_backend_find("intel_pt");
-	struct auxcap_image_map map = { codefile, 0, sizeof(code), CODE_ADDR, -1 };
+	struct auxcap_image_map map = { codefile, 0, sizeof(auxcap_loop_code), CODE_ADDR, -1 };
 	struct auxcap_trace_piece prev[256];
 	struct auxcap_decode_ctx ctx;
 	struct auxcap_trace_event ev;
@@ -373,7 +348,7 @@ static long child_anon(const char *path)
 
 int main(int argc, char **argv)
 {
-	uint64_t mib = 50, nsamples = 100000, tsc0 = 1000000000000ull;
+	uint64_t bytes = 50ull << 20, nsamples = 100000, tsc0 = 1000000000000ull;
 	char dir[] = "/tmp/auxcap-decode-merge-XXXXXX", codefile[300], big[300], small[300];
 	double best_b = 1e9, best_m = 1e9, best_r = 1e9;
 	uint64_t eb = 0, em = 0, ns = 0, na = 0, rns = 0;
@@ -394,15 +369,17 @@ int main(int argc, char **argv)
 			only = optarg[0];
 		else if (opt == 't')
 			timing = (unsigned int)strtoul(optarg, NULL, 0);
-		else if (opt == 's')
-			mib = strtoull(optarg, NULL, 0);
-		else if (opt == 'n')
+		else if (opt == 's') {
+			char *end;
+
+			bytes = strtoull(optarg, &end, 0) << (*end == 'k' ? 10 : 20);
+		} else if (opt == 'n')
 			nsamples = strtoull(optarg, NULL, 0);
 		else if (opt == 'k')
 			keep = true;
 		else {
 			fprintf(stderr,
-				"usage: %s [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m|r] [-k]\n",
+				"usage: %s [-s MIB|KIBk] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m|r] [-k]\n",
 				argv[0]);
 			return 2;
 		}
@@ -415,15 +392,15 @@ int main(int argc, char **argv)
 	snprintf(big, sizeof(big), "%s/big.data", dir);
 	snprintf(small, sizeof(small), "%s/small.data", dir);
 	f = fopen(codefile, "wb");
-	if (!f || fwrite(code, 1, sizeof(code), f) != sizeof(code) || fclose(f)) {
+	if (!f || fwrite(auxcap_loop_code, 1, sizeof(auxcap_loop_code), f) != sizeof(auxcap_loop_code) || fclose(f)) {
 		perror(codefile);
 		return 1;
 	}
-	r = gen_trace(&g, mib << 20, tsc0, timing);
+	r = gen_trace(&g, bytes, tsc0, timing);
 	if (r == 0)
 		r = write_capture(big, codefile, &g, tsc0, nsamples);
 	if (r == 0)
-		r = gen_trace(&gs, (mib << 20) / 10, tsc0, timing);
+		r = gen_trace(&gs, bytes / 10, tsc0, timing);
 	if (r == 0)
 		r = write_capture(small, codefile, &gs, tsc0, nsamples / 10);
 	if (r < 0) {
