@@ -759,6 +759,92 @@ static int judge_outcome(struct auxcap_tracer *tr, const struct auxcap_tracer_de
 	return 0;
 }
 
+/* Pass one executed instruction @ev on: statistics, the on_insn hook, the encoder. */
+static int emit_insn(struct auxcap_tracer *tr, struct auxcap_tracer_insn *ev)
+{
+	int r;
+
+	count_insn(&tr->stats, ev);
+	if (tr->opts.on_insn) {
+		r = tr->opts.on_insn(tr->opts.ctx, ev);
+		if (r < 0)
+			return r;
+	}
+	return tr->enc->insn(tr->enc_priv, ev);
+}
+
+/*
+ * Whether the instruction at @ip is one a hypervisor may run for the guest (it traps to the
+ * host, which emulates it and moves RIP on): CPUID, RDTSC, RDTSCP, RDPMC.  Some hypervisors
+ * then deliver the single-step trap only after the next instruction (seen on a KVM guest on
+ * an AMD Zen 5 host: every step over CPUID stopped one instruction late).
+ */
+static bool hypervisor_emulated(struct auxcap_tracer *tr, uint64_t ip)
+{
+	uint8_t b[3];
+
+	if (pread(tr->memfd, b, sizeof(b), (off_t)ip) != (ssize_t)sizeof(b) || b[0] != 0x0f)
+		return false;
+	return b[1] == 0xa2 || b[1] == 0x31 || b[1] == 0x33 ||
+	       (b[1] == 0x01 && b[2] == 0xf9);
+}
+
+#define MAX_STEPPED_OVER 2 /* instructions a late trap may have run past */
+
+/*
+ * The step over @d (an instruction the hypervisor emulates, @ev its event) stopped at
+ * ev->next_ip, past its fall-through: the trap came late and the instructions from the
+ * fall-through on ran too.  If they lead there (non-branches, at most the last a branch
+ * whose outcome the stop tells), log @ev as ending at its fall-through and them after it.
+ * Returns 1 if so, 0 if they do not (nothing logged), a negative errno.
+ */
+static int stepped_over(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
+			struct auxcap_tracer_insn *ev)
+{
+	struct auxcap_tracer_decoded chain[MAX_STEPPED_OVER];
+	uint64_t at = ev->ip + d->len, stop = ev->next_ip;
+	size_t n = 0;
+	int r;
+
+	while (n < MAX_STEPPED_OVER) {
+		struct auxcap_tracer_decoded *x = &chain[n];
+
+		if (decode_at(tr, at, x) < 0 || !x->len || x->rep || x->kind == AUXCAP_TRACER_FAR)
+			return 0;
+		n++;
+		if (x->kind != AUXCAP_TRACER_OTHER)
+			break; /* a branch: where it went is the stop */
+		at += x->len;
+		if (at == stop)
+			break;
+	}
+	if (chain[n - 1].kind == AUXCAP_TRACER_OTHER && at != stop)
+		return 0;
+	ev->next_ip = ev->ip + d->len;
+	ev->next_traced = in_filter(tr, ev->next_ip);
+	r = emit_insn(tr, ev);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const struct auxcap_tracer_decoded *x = &chain[i];
+		struct auxcap_tracer_insn e;
+
+		memset(&e, 0, sizeof(e));
+		e.ip = x->ip;
+		e.len = x->len;
+		e.kind = x->kind;
+		e.target = x->target;
+		e.traced = in_filter(tr, e.ip);
+		e.taken = x->kind != AUXCAP_TRACER_OTHER && x->kind != AUXCAP_TRACER_COND;
+		e.tsc = ev->tsc;
+		e.next_ip = i + 1 < n ? chain[i + 1].ip : stop;
+		e.next_traced = in_filter(tr, e.next_ip);
+		r = judge_outcome(tr, x, &e);
+		if (r == 0)
+			r = emit_insn(tr, &e);
+		tr->stats.stepped_over++;
+	}
+	return r < 0 ? r : 1;
+}
+
 /* Inside execve (PTRACE_EVENT_EXEC): a new image, new mappings, a new COMM. */
 static int on_exec_event(struct auxcap_tracer *tr)
 {
@@ -865,16 +951,16 @@ static int step_one(struct auxcap_tracer *tr)
 	}
 	if (d.rep && ev.next_ip == ip)
 		return 0; /* one more iteration of a REP string instruction */
+	if (d.kind == AUXCAP_TRACER_OTHER && d.len && ev.next_ip != fall &&
+	    hypervisor_emulated(tr, ip)) {
+		r = stepped_over(tr, &d, &ev);
+		if (r != 0)
+			return r;
+	}
 	r = judge_outcome(tr, &d, &ev);
 	if (r < 0)
 		return r;
-	count_insn(&tr->stats, &ev);
-	if (tr->opts.on_insn) {
-		r = tr->opts.on_insn(tr->opts.ctx, &ev);
-		if (r < 0)
-			return r;
-	}
-	r = tr->enc->insn(tr->enc_priv, &ev);
+	r = emit_insn(tr, &ev);
 	return r < 0 ? r : 1;
 }
 

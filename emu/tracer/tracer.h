@@ -176,6 +176,9 @@ struct auxcap_tracer_stats {
 	uint64_t decode_misses; /* instruction decodes that missed the decode cache */
 	uint64_t unknown_insns; /* instructions the disassembler could not decode (length taken
 				   from the step; no data address) */
+	uint64_t stepped_over;	/* instructions a single step ran without stopping, after an
+				   instruction the hypervisor emulates (CPUID in some VMs): logged
+				   with the step's time, no data address */
 };
 
 /**

@@ -168,6 +168,14 @@ static void assert_matches_log(const struct tr_run *run, const struct decoded *d
 				"mismatch at traced insn %zu (log %zu): tracer %#llx decoder %#llx\n",
 				j, i, (unsigned long long)e->ip,
 				j < d->n ? (unsigned long long)d->ip[j] : 0ull);
+			/* what led there: the tracer's steps and the decoder's instructions */
+			for (size_t k = i > 4 ? i - 4 : 0, m = j > 4 ? j - 4 : 0; k <= i; k++, m++)
+				fprintf(stderr,
+					"  tracer %#llx -> %#llx kind %u | decoder %#llx, %u bytes\n",
+					(unsigned long long)run->log[k].ip,
+					(unsigned long long)run->log[k].next_ip, run->log[k].kind,
+					m < d->n ? (unsigned long long)d->ip[m] : 0ull,
+					m < d->n ? (unsigned)d->size[m] : 0u);
 			fail();
 		}
 		/* Branch outcome: the decoder's next IP says taken or not. */
@@ -198,11 +206,12 @@ static void test_pt_full_trace_decodes_to_tracer_log(void **state)
 	(void)state;
 	assert_int_equal(tr_run(&run, &opts, argv), 0);
 	printf("# intel_pt: %llu instructions (%llu branches, %llu syscalls) in %.2f s = %.0f "
-	       "steps/s, %zu trace bytes, %llu packets\n",
+	       "steps/s, %zu trace bytes, %llu packets; %llu instructions run past by a late "
+	       "step trap\n",
 	       (unsigned long long)run.stats.insns, (unsigned long long)run.stats.branches,
 	       (unsigned long long)run.stats.far, run.seconds,
 	       (double)run.stats.insns / run.seconds, run.trace_len,
-	       (unsigned long long)run.stats.packets);
+	       (unsigned long long)run.stats.packets, (unsigned long long)run.stats.stepped_over);
 
 	assert_int_equal(run.nlog, run.stats.insns);
 	assert_true(run.stats.insns > 1000);
