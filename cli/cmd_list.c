@@ -12,6 +12,7 @@
 
 #include "auxcap/backend.h"
 #include "auxcap/pmu.h"
+#include "auxcap/trigger.h"
 #include "cli.h"
 #include "evparse.h"
 
@@ -198,7 +199,10 @@ static int cmd_list(int argc, char **argv)
 	print_symbols(PERF_TYPE_HARDWARE);
 	printf("tracepoint events: -e SYS:NAME[:MODS], e.g. raw_syscalls:sys_enter;"
 	       " see 'ls /sys/kernel/tracing/events'\n");
-	printf("breakpoints: -e mem:ADDR[/LEN][:rwx][:MODS], e.g. mem:0x1000/8:w\n");
+	printf("breakpoints: -e mem:ADDR[/LEN][:rwx][:MODS], e.g. mem:0x1000/8:w%s\n",
+	       auxcap_trigger_breakpoints_fire() == 0
+		       ? " (they open but do not fire on this machine: a VM without debug registers?)"
+		       : "");
 	printf("raw hardware events: -e rHEX[:MODS], e.g. r1a8\n");
 	printf("PMU events: -e PMU/TERM[=VALUE],.../[MODS], e.g. intel_pt/cyc,mtc_period=3/u;"
 	       " generic terms: config, config1-3, period, freq, name\n");

@@ -35,6 +35,7 @@
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
 #include "auxcap/session.h"
+#include "auxcap/trigger.h"
 #include "cli.h"
 #include "config.h"
 #include "emulate.h"
@@ -983,6 +984,10 @@ static int run_record(int argc, char **argv)
 				  PERF_SAMPLE_PERIOD;
 		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT)
 			a->sample_type |= PERF_SAMPLE_RAW;
+		if (specs[i]->kind == AUXCAP_EVENT_BREAKPOINT && auxcap_trigger_breakpoints_fire() == 0)
+			cli_warn("'%s': breakpoints open but do not fire on this machine (a virtual "
+				 "machine without debug registers?): it will count nothing",
+				 events[i]);
 		if (o.emulate)
 			emu_event_attr(a);
 		evs[nr_evs].attr = a;

@@ -231,6 +231,14 @@ static int build_breakpoint(struct cli_trigger *t, const pid_t *pids, size_t nr_
 			t->addr = addr;
 		}
 	}
+	/* Some VMs take breakpoint events but never fire them: a capture would wait forever. */
+	if (auxcap_trigger_breakpoints_fire() == 0) {
+		cli_err("--trigger-on %s: execute breakpoints do not fire on this machine (one on "
+			"auxcap's own code counted no call: a virtual machine without debug "
+			"registers?); use a uprobe (--trigger-via uprobe)",
+			t->symbol);
+		return -EOPNOTSUPP;
+	}
 	r = auxcap_trigger_breakpoint_attr(t->addr, &t->attr);
 	if (r < 0) {
 		cli_err("--trigger-on %s: bad address 0x%" PRIx64, t->symbol, t->addr);

@@ -15,6 +15,8 @@
 #include <linux/hw_breakpoint.h>
 
 #include "auxcap/pmu.h"
+#include "auxcap/sys.h"
+#include "event.h"
 
 static void trigger_common(struct perf_event_attr *a)
 {
@@ -69,6 +71,42 @@ int auxcap_trigger_breakpoint_attr(uint64_t addr, struct perf_event_attr *ret)
 	ret->exclude_hv = 1;
 	trigger_common(ret);
 	return 0;
+}
+
+/* What the probe below watches: called through a volatile pointer, so never inlined away. */
+__attribute__((noinline)) static int bp_probe_target(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+int auxcap_trigger_breakpoints_fire(void)
+{
+	int (*volatile fn)(int) = bp_probe_target;
+	struct perf_event_attr a;
+	uint64_t count = 0;
+	int fd, r, x = 0;
+
+	r = auxcap_trigger_breakpoint_attr((uint64_t)(uintptr_t)fn, &a);
+	if (r < 0)
+		return r;
+	a.sample_period = 0; /* count */
+	a.sample_type = 0;
+	a.wakeup_events = 0;
+	fd = auxcap_event_open(&auxcap_sys_linux, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return fd;
+	r = auxcap_event_enable(&auxcap_sys_linux, fd, true);
+	for (int i = 0; r == 0 && i < 3; i++)
+		x = fn(x);
+	if (r == 0)
+		r = auxcap_event_enable(&auxcap_sys_linux, fd, false);
+	if (r == 0 && auxcap_sys_linux.read(NULL, fd, &count, sizeof(count)) != sizeof(count))
+		r = -EIO;
+	(void)auxcap_sys_linux.close(NULL, fd);
+	if (r < 0)
+		return r;
+	return count == (uint64_t)x;
 }
 
 /* The tracefs with a uprobe_events file: @given, or the usual mount points. */

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "auxcap/trigger.h"
 #include "auxcap/sys.h"
 #include "event.h"
 #include "evparse.h"
@@ -112,6 +113,14 @@ static void test_breakpoint_on_a_variable_opens_and_counts(void **state)
 	}
 	if (fd < 0)
 		fail_msg("perf_event_open(%s) failed: %s", str, strerror(-fd));
+	if (auxcap_trigger_breakpoints_fire() == 0) {
+		/* opened (checked), but this machine never fires them */
+		printf("# breakpoints open but do not fire here (a VM without debug registers): "
+		       "not counted\n");
+		close(fd);
+		auxcap_event_spec_free(s);
+		skip();
+	}
 	assert_int_equal(auxcap_event_enable(&auxcap_sys_linux, fd, true), 0);
 	for (int i = 0; i < 5; i++)
 		watched = i;

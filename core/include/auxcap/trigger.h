@@ -76,4 +76,14 @@ int auxcap_trigger_uprobe_tracefs_delete(const char *tracefs, const char *name);
  */
 int auxcap_trigger_breakpoint_attr(uint64_t addr, struct perf_event_attr *ret);
 
+/**
+ * Whether execute breakpoints work here: one on a function of this library, on the calling
+ * thread, counting three calls of it.  Some virtual machines accept breakpoint events but
+ * never fire them (their debug registers are not passed through).
+ *
+ * Returns 1 if the breakpoint counted every call, 0 if it opened but counted fewer (they do
+ * not fire here), or the negative errno of opening it (-ENODEV, -ENOSPC, -EACCES, ...).
+ */
+int auxcap_trigger_breakpoints_fire(void);
+
 #endif /* AUXCAP_TRIGGER_H */
