@@ -678,6 +678,20 @@ static void count_insn(struct auxcap_tracer_stats *st, const struct auxcap_trace
 	st->async += ev->async_after;
 }
 
+/* Pass one executed instruction @ev on: statistics, the on_insn hook, the encoder. */
+static int emit_insn(struct auxcap_tracer *tr, struct auxcap_tracer_insn *ev)
+{
+	int r;
+
+	count_insn(&tr->stats, ev);
+	if (tr->opts.on_insn) {
+		r = tr->opts.on_insn(tr->opts.ctx, ev);
+		if (r < 0)
+			return r;
+	}
+	return tr->enc->insn(tr->enc_priv, ev);
+}
+
 /* The child exited or was killed while running the instruction @d. */
 static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
 		       const struct auxcap_tracer_insn *proto, int status)
@@ -694,13 +708,7 @@ static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_deco
 		struct auxcap_tracer_insn ev = *proto;
 
 		ev.ended = true;
-		count_insn(&tr->stats, &ev);
-		if (tr->opts.on_insn) {
-			r = tr->opts.on_insn(tr->opts.ctx, &ev);
-			if (r < 0)
-				return r;
-		}
-		r = tr->enc->insn(tr->enc_priv, &ev);
+		r = emit_insn(tr, &ev);
 		if (r < 0)
 			return r;
 		r = tr->enc->end(tr->enc_priv, 0, tr->tsc);
@@ -757,20 +765,6 @@ static int judge_outcome(struct auxcap_tracer *tr, const struct auxcap_tracer_de
 		break;
 	}
 	return 0;
-}
-
-/* Pass one executed instruction @ev on: statistics, the on_insn hook, the encoder. */
-static int emit_insn(struct auxcap_tracer *tr, struct auxcap_tracer_insn *ev)
-{
-	int r;
-
-	count_insn(&tr->stats, ev);
-	if (tr->opts.on_insn) {
-		r = tr->opts.on_insn(tr->opts.ctx, ev);
-		if (r < 0)
-			return r;
-	}
-	return tr->enc->insn(tr->enc_priv, ev);
 }
 
 /*
