@@ -14,6 +14,7 @@
 
 #include "auxcap/perf_data.h"
 #include "binaries.h"
+#include "auxcap/file.h"
 #include "cli.h"
 
 static void usage(FILE *f)
@@ -75,11 +76,11 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", dst) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	in = open(src, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not hang us */
+	in = auxcap_file_open_regular(src);
 	if (in < 0)
-		return -errno;
-	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
+		return in;
+	if (fstat(in, &st) < 0) {
+		r = -errno;
 		close(in);
 		return r;
 	}

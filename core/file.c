@@ -147,3 +147,20 @@ out:
 	close(dfd);
 	return r;
 }
+
+int auxcap_file_open_regular(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (!path)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <gelf.h>
 #include <libelf.h>
+
+#include "auxcap/file.h"
 
 struct elf_sym {
 	uint64_t addr; /* st_value (link-time address) */
@@ -38,25 +38,6 @@ struct auxcap_elf {
 	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
 	size_t build_id_size;			   /* bytes in @build_id, 0: none */
 };
-
-/*
- * Open @path for reading if it is a regular file: a capture names its files, and one naming
- * a FIFO (open() would wait for a writer) or a device (reads that never end) must not hang
- * the decode.  Returns the descriptor, or -errno (-ENOEXEC: not a regular file).
- */
-static int open_regular(const char *path)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		(void)close(fd);
-		return -ENOEXEC;
-	}
-	return fd;
-}
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -359,7 +340,7 @@ static int read_debug_symbols(struct auxcap_elf *elf, const char *link)
 
 			if (!strcmp(cand[c], elf->path))
 				continue;
-			fd = open_regular(cand[c]);
+			fd = auxcap_file_open_regular(cand[c]);
 			if (fd < 0)
 				continue;
 			e = elf_begin(fd, ELF_C_READ, NULL);
@@ -491,9 +472,9 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EOPNOTSUPP;
-	fd = open_regular(path);
+	fd = auxcap_file_open_regular(path); /* a FIFO or device named by a capture: no */
 	if (fd < 0)
-		return fd;
+		return fd == -EINVAL ? -ENOEXEC : fd;
 	elf = calloc(1, sizeof(*elf));
 	if (!elf) {
 		r = -ENOMEM;

@@ -17,11 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
-
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "auxcap/file.h"
 #include "decode_int.h"
 #if AUXCAP_HAVE_LIBELF
 #include "elf_file.h"
@@ -253,7 +252,6 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 {
 	const struct sym_map *m = find_map(s, pid, addr);
 	struct sym_file *f;
-	struct stat st;
 	ssize_t n;
 
 	if (!m)
@@ -261,12 +259,7 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 	f = &s->files[m->file];
 	if (!f->fd_tried) {
 		f->fd_tried = true;
-		/* only a regular file (a FIFO or a device named by a capture would hang) */
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (f->fd >= 0 && (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-			(void)close(f->fd);
-			f->fd = -1;
-		}
+		f->fd = auxcap_file_open_regular(f->path);
 	}
 	if (f->fd < 0)
 		return -ENOENT;

@@ -225,6 +225,27 @@ static void test_file_create_device_opened_as_is(void **state)
 	assert_int_equal(auxcap_file_create("/dev/null", AUXCAP_FILE_EXCL, NULL, 0), -EEXIST);
 }
 
+/* Input files a capture names: only regular files, and a FIFO never waits for a writer. */
+static void test_file_open_regular(void **state)
+{
+	struct dir *d = *state;
+	char buf[8] = "";
+	int fd;
+
+	put(at(d, "reg"), "abc");
+	fd = auxcap_file_open_regular(at(d, "reg"));
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 3);
+	assert_string_equal(buf, "abc");
+	close(fd);
+	assert_int_equal(mkfifo(at(d, "fifo"), 0600), 0);
+	assert_int_equal(auxcap_file_open_regular(at(d, "fifo")), -EINVAL);
+	assert_int_equal(auxcap_file_open_regular("/dev/null"), -EINVAL);
+	assert_int_equal(auxcap_file_open_regular(d->path), -EINVAL);
+	assert_int_equal(auxcap_file_open_regular(at(d, "missing")), -ENOENT);
+	assert_int_equal(auxcap_file_open_regular(NULL), -EINVAL);
+}
+
 static void test_file_create_root_refuses_foreign_dir(void **state)
 {
 	struct dir *d = *state;
@@ -260,6 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file_create_refuses_symlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_create_directories, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_create_device_opened_as_is, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_open_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_create_root_refuses_foreign_dir, setup,
 						teardown),
 	};

@@ -50,4 +50,13 @@ enum auxcap_file_mode {
 int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbuf,
 		       size_t errbuf_size);
 
+/**
+ * Open @path for reading if it is a regular file: for files a capture names (binaries), where
+ * a FIFO would make open() wait for a writer and a device would give reads that never end.
+ *
+ * Returns the file descriptor (O_CLOEXEC; owned by the caller), -EINVAL if @path is not a
+ * regular file, or the errno of open() (-ENOENT, -EACCES, ...).
+ */
+int auxcap_file_open_regular(const char *path);
+
 #endif /* AUXCAP_FILE_H */
