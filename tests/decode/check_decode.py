@@ -253,7 +253,7 @@ def check_json(auxcap, capture, prog, schema, min_samples, all_aligned, min_know
     for e in events:
         if e["type"] in ("branch", "trace_start", "instruction", "call", "return"):
             first_trace.setdefault(e["tid"], e["time"])
-    before = [s for s in no_ctx if s["tid"] not in first_trace or
+    before = [s for s in no_ctx if s["tid"] in first_trace and
               s["time"] < first_trace[s["tid"]]]
     if before:
         if len(before) * 100 > len(samples):
