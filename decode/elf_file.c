@@ -35,6 +35,7 @@ struct auxcap_elf {
 	size_t nsyms;
 	char *names;	  /* owned pool of NUL-terminated names */
 	size_t names_len; /* bytes used in @names */
+	size_t names_cap; /* bytes allocated at @names */
 	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
 	size_t build_id_size;			   /* bytes in @build_id, 0: none */
 };
@@ -78,12 +79,21 @@ static int read_segments(Elf *e, struct auxcap_elf *elf)
 static int add_name(struct auxcap_elf *elf, const char *name, size_t *ret_off)
 {
 	size_t len = strlen(name) + 1;
-	char *p;
 
-	p = realloc(elf->names, elf->names_len + len);
-	if (!p)
-		return -ENOMEM;
-	elf->names = p;
+	if (elf->names_len + len > elf->names_cap) {
+		/* doubled: a debug file has tens of thousands of names (one realloc each was
+		 * quadratic where realloc moves the block) */
+		size_t cap = elf->names_cap ? elf->names_cap : 4096;
+		char *p;
+
+		while (cap < elf->names_len + len)
+			cap *= 2;
+		p = realloc(elf->names, cap);
+		if (!p)
+			return -ENOMEM;
+		elf->names = p;
+		elf->names_cap = cap;
+	}
 	memcpy(elf->names + elf->names_len, name, len);
 	*ret_off = elf->names_len;
 	elf->names_len += len;
