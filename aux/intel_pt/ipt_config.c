@@ -145,6 +145,22 @@ int auxcap_ipt_params_valid(const struct auxcap_ipt_params *params)
 	return 0;
 }
 
+const uint8_t *auxcap_ipt_readable_end(const uint8_t *buf, size_t len, void **ret_owned)
+{
+	uint8_t *copy;
+
+	*ret_owned = NULL;
+	if (!len || ((uintptr_t)(buf + len) & 4095))
+		return buf; /* the byte after it is on the trace's last page */
+	copy = malloc(len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, buf, len);
+	copy[len] = 0;
+	*ret_owned = copy;
+	return copy;
+}
+
 int auxcap_ipt_config_init(struct pt_config *config, const uint8_t *buf, size_t len,
 			   const struct auxcap_ipt_params *params)
 {

@@ -38,7 +38,8 @@ struct auxcap_ipt_decoder {
 	enum dec_state state;
 	int status;	    /* last non-negative libipt status (pts_* bits) */
 	bool synced_once;   /* the first sync happened (leading bytes were reported) */
-	const uint8_t *buf; /* the trace (borrowed) */
+	const uint8_t *buf; /* the trace (borrowed, or @owned) */
+	void *owned;	    /* a copy of the trace with a readable end (auxcap_ipt_readable_end()) */
 	size_t len;	    /* its size (bytes) */
 	bool have_resync;   /* resync_at is valid: sync there instead of sync_forward */
 	uint64_t resync_at; /* offset of the PSB to try after a failed sync */
@@ -202,13 +203,23 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 		return -EINVAL;
 	if (auxcap_ipt_params_valid(params) < 0 || (opts && opts->sz < sizeof(*opts)))
 		return -EINVAL;
-	r = auxcap_ipt_config_init(&config, buf, len, params);
-	if (r < 0)
-		return auxcap_ipt_errno(r);
+	if (opts && opts->start && opts->start >= len)
+		return -EINVAL;
 
 	dec = calloc(1, sizeof(*dec));
 	if (!dec)
 		return -ENOMEM;
+	buf = auxcap_ipt_readable_end(buf, len, &dec->owned);
+	if (!buf && len) {
+		free(dec);
+		return -ENOMEM;
+	}
+	r = auxcap_ipt_config_init(&config, buf, len, params);
+	if (r < 0) {
+		free(dec->owned);
+		free(dec);
+		return auxcap_ipt_errno(r);
+	}
 	dec->image = image;
 	dec->buf = buf;
 	dec->len = len;
@@ -216,10 +227,6 @@ int auxcap_ipt_decoder_new(const uint8_t *buf, size_t len, struct auxcap_ipt_ima
 		dec->opts = *opts;
 	dec->opts.sz = sizeof(dec->opts);
 	if (dec->opts.start) {
-		if (dec->opts.start >= len) {
-			free(dec);
-			return -EINVAL;
-		}
 		/* the first sync goes straight there; what lies before is someone else's */
 		dec->have_resync = true;
 		dec->resync_at = dec->opts.start;
@@ -257,6 +264,7 @@ err_dec:
 	pt_insn_free_decoder(dec->insn);
 	pt_blk_free_decoder(dec->blk);
 err_free:
+	free(dec->owned);
 	free(dec);
 	return r;
 }
@@ -288,6 +296,7 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec)
 	if (dec->blk)
 		pt_blk_free_decoder(dec->blk);
 	free(dec->raw_cache);
+	free(dec->owned);
 	free(dec);
 }
 

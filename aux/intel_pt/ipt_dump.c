@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <intel-pt.h>
@@ -478,6 +479,7 @@ int auxcap_ipt_dump(const uint8_t *buf, size_t len, const struct auxcap_ipt_para
 	struct pt_config config;
 	struct pt_packet packet;
 	uint64_t offset = 0;
+	void *owned = NULL;
 	int errors = 0;
 	int r;
 
@@ -493,13 +495,21 @@ int auxcap_ipt_dump(const uint8_t *buf, size_t len, const struct auxcap_ipt_para
 		if (r < 0)
 			return r;
 	}
+	buf = auxcap_ipt_readable_end(buf, len, &owned);
+	if (!buf && len)
+		return -ENOMEM;
+	s.buf = buf;
 	r = auxcap_ipt_config_init(&config, buf, len, params);
-	if (r < 0)
+	if (r < 0) {
+		free(owned);
 		return auxcap_ipt_errno(r);
+	}
 	config.decode.callback = decode_unknown;
 	dec = pt_pkt_alloc_decoder(&config);
-	if (!dec)
+	if (!dec) {
+		free(owned);
 		return -ENOMEM;
+	}
 
 	if (s.opts->no_sync)
 		r = pt_pkt_sync_set(dec, 0);
@@ -557,5 +567,6 @@ int auxcap_ipt_dump(const uint8_t *buf, size_t len, const struct auxcap_ipt_para
 	}
 out:
 	pt_pkt_free_decoder(dec);
+	free(owned);
 	return r;
 }

@@ -11,6 +11,16 @@
 #include "ipt.h"
 
 /*
+ * The trace [@buf, @buf + @len) for libipt, with its end readable: libipt (2.0.5 to 2.1)
+ * reads the byte just past the trace when the trace's last 8-byte word is PSB payload
+ * (pt_find_psb(), on every sync_forward that reaches it).  Where that byte may not be mapped
+ * (the trace ends on a page boundary: the end of a file's mapping, of a buffer) the trace is
+ * copied with a zero byte after it.  Returns @buf, or the copy (then *@ret_owned is it, for
+ * the caller to free; else NULL), or NULL if out of memory (with @len > 0).
+ */
+const uint8_t *auxcap_ipt_readable_end(const uint8_t *buf, size_t len, void **ret_owned);
+
+/*
  * Fill @config for the trace [@buf, @buf + @len) and @params (optional).  Errata come from
  * auxcap_ipt_errata(); an unknown CPU leaves them empty.  Returns 0 or a negative libipt code.
  */

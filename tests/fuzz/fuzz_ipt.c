@@ -33,6 +33,9 @@
 
 static int g_memfd = -1;
 static char g_path[64];
+/* MAX_TRACE bytes followed by a page that cannot be read: the trace is copied to its end, so
+ * that libipt (not built with the sanitizers) reading past the trace faults in every build. */
+static uint8_t *g_guarded;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -46,6 +49,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	snprintf(g_path, sizeof(g_path), "/proc/self/fd/%d", g_memfd);
+	g_guarded = mmap(NULL, MAX_TRACE + 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_guarded == MAP_FAILED || mprotect(g_guarded + MAX_TRACE, 4096, PROT_NONE) < 0) {
+		perror("fuzz-ipt: guard page");
+		abort();
+	}
 	return 0;
 }
 
@@ -134,10 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (code_len > MAX_IMAGE || code_len > size - 5)
 		code_len = size - 5 < MAX_IMAGE ? size - 5 : MAX_IMAGE;
 	code = data + 5;
-	trace = code + code_len;
 	trace_len = size - 5 - code_len;
 	if (trace_len > MAX_TRACE)
 		return 0;
+	trace = memcpy(g_guarded + MAX_TRACE - trace_len, code + code_len, trace_len);
 
 	dopts.no_sync = flags & 0x10;
 	dopts.lastip = flags & 0x20;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
 #include <cmocka.h>
 
 #include "ipt.h"
@@ -403,6 +405,57 @@ static int dump_count(void *ctx, const char *line)
 	return 0;
 }
 
+/*
+ * libipt reads the byte after the trace when its last 8-byte word is PSB payload (each sync
+ * that scans to the end).  A trace that ends at the end of a mapping (a page followed by an
+ * unreadable one here) must still list and decode: a PSB+, an unknown opcode (the decoder
+ * then syncs forward through the rest), padding, and PSB payload in the last word.
+ */
+static void test_ipt_robust_psb_payload_at_page_end(void **state)
+{
+	const struct fixture *f = *state;
+	uint8_t *page, *trace;
+	size_t len = 256, lines = 0;
+
+	page = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	assert_int_equal(mprotect(page + 4096, 4096, PROT_NONE), 0);
+	trace = page + 4096 - len;
+	memset(trace, 0, len);
+	for (int i = 0; i < 16; i += 2) {
+		trace[i] = 0x02; /* PSB */
+		trace[i + 1] = 0x82;
+		trace[len - 8 + i / 2] = i / 2 % 2 ? 0x82 : 0x02; /* PSB payload, last word */
+	}
+	trace[16] = 0x02; /* PSBEND */
+	trace[17] = 0x23;
+	trace[18] = 0x02; /* an unknown extended opcode */
+	trace[19] = 0xff;
+	assert_true(auxcap_ipt_dump(trace, len, NULL, NULL, dump_count, &lines) >= 1);
+	assert_true(lines >= 2); /* psb, psbend, the error */
+	for (int block = 0; block < 2; block++) {
+		struct auxcap_ipt_decoder_opts opts = { .sz = sizeof(opts), .block = block };
+		struct auxcap_ipt_decoder *dec = NULL;
+		struct auxcap_ipt_image *image = NULL;
+		struct auxcap_ipt_item it;
+		size_t gaps = 0;
+		int r;
+
+		assert_int_equal(auxcap_ipt_image_new(&image), 0);
+		assert_int_equal(auxcap_ipt_image_add_raw(image, f->bin, 0, 0, f->org), 0);
+		assert_int_equal(auxcap_ipt_decoder_new(trace, len, image, NULL, &opts, &dec), 0);
+		while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1) {
+			assert_true(it.offset <= len);
+			gaps += it.kind == AUXCAP_IPT_ITEM_GAP;
+		}
+		assert_int_equal(r, 0);
+		assert_true(gaps >= 1);
+		auxcap_ipt_decoder_free(dec);
+		auxcap_ipt_image_free(image);
+	}
+	munmap(page, 8192);
+}
+
 static void test_ipt_robust_dump_survives_damage(void **state)
 {
 	const struct fixture *f = *state;
@@ -441,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_ipt_robust_dump_survives_damage),
 		cmocka_unit_test(test_ipt_robust_endless_loop_is_a_gap),
 		cmocka_unit_test(test_ipt_robust_skz84_tma_at_end),
+		cmocka_unit_test(test_ipt_robust_psb_payload_at_page_end),
 	};
 
 	if (!ptt_root())
