@@ -5,23 +5,14 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "grow.h"
 #include "linefile.h"
 
 /* Appends @n bytes to the partial line.  Returns 0 or -ENOMEM. */
 static int line_append(struct auxcap_linefile *lf, const char *p, size_t n)
 {
-	if (lf->len + n + 1 > lf->cap) {
-		size_t cap = lf->cap ? lf->cap : 256;
-		char *q;
-
-		while (cap < lf->len + n + 1)
-			cap *= 2;
-		q = realloc(lf->line, cap);
-		if (!q)
-			return -ENOMEM;
-		lf->line = q;
-		lf->cap = cap;
-	}
+	if (auxcap_grow(&lf->line, &lf->cap, lf->len + n + 1, 256) < 0)
+		return -ENOMEM;
 	memcpy(lf->line + lf->len, p, n);
 	lf->len += n;
 	lf->line[lf->len] = '\0';

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 
 #include "perf_data_int.h"
+#include "grow.h"
 
 static const char *const feat_names[AUXCAP_PERF_FEAT_LAST] = {
 	[AUXCAP_PERF_FEAT_TRACING_DATA] = "tracing_data",
@@ -64,21 +65,8 @@ const char *auxcap_perf_feat_name(unsigned int feat)
 
 int pd_buf_put(struct pd_buf *b, const void *data, size_t n)
 {
-	unsigned char *p;
-	size_t cap;
-
-	if (n > SIZE_MAX / 2 - b->len)
+	if (n > SIZE_MAX / 2 - b->len || auxcap_grow(&b->p, &b->cap, b->len + n, 256) < 0)
 		return -ENOMEM;
-	if (b->len + n > b->cap) {
-		cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
 	if (data)
 		memcpy(b->p + b->len, data, n);
 	else

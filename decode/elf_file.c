@@ -19,6 +19,7 @@
 #include <libelf.h>
 
 #include "auxcap/file.h"
+#include "grow.h"
 
 struct elf_sym {
 	uint64_t addr; /* st_value (link-time address) */
@@ -80,20 +81,9 @@ static int add_name(struct auxcap_elf *elf, const char *name, size_t *ret_off)
 {
 	size_t len = strlen(name) + 1;
 
-	if (elf->names_len + len > elf->names_cap) {
-		/* doubled: a debug file has tens of thousands of names (one realloc each was
-		 * quadratic where realloc moves the block) */
-		size_t cap = elf->names_cap ? elf->names_cap : 4096;
-		char *p;
-
-		while (cap < elf->names_len + len)
-			cap *= 2;
-		p = realloc(elf->names, cap);
-		if (!p)
-			return -ENOMEM;
-		elf->names = p;
-		elf->names_cap = cap;
-	}
+	/* a debug file has tens of thousands of names: the pool doubles (grow.h) */
+	if (auxcap_grow(&elf->names, &elf->names_cap, elf->names_len + len, 4096) < 0)
+		return -ENOMEM;
 	memcpy(elf->names + elf->names_len, name, len);
 	*ret_off = elf->names_len;
 	elf->names_len += len;

@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "auxcap/timeconv.h"
+#include "grow.h"
 #include "live_source.h"
 
 #define STEP_BATCH 4096 /* instructions single-stepped per refill, by default */
@@ -64,18 +65,8 @@ static int on_trace(void *ctx, const void *bytes, size_t len)
 {
 	struct auxcap_live_source *ls = ctx;
 
-	if (ls->trace_len + len > ls->trace_cap) {
-		size_t cap = ls->trace_cap ? ls->trace_cap : 65536;
-		unsigned char *p;
-
-		while (cap < ls->trace_len + len)
-			cap *= 2;
-		p = realloc(ls->trace, cap);
-		if (!p)
-			return -ENOMEM;
-		ls->trace = p;
-		ls->trace_cap = cap;
-	}
+	if (auxcap_grow(&ls->trace, &ls->trace_cap, ls->trace_len + len, 65536) < 0)
+		return -ENOMEM;
 	memcpy(ls->trace + ls->trace_len, bytes, len);
 	ls->trace_len += len;
 	return 0;

@@ -25,6 +25,7 @@
 #include "auxcap/backend.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/record.h"
+#include "grow.h"
 
 struct stream {
 	uint32_t idx, cpu, tid;
@@ -99,18 +100,8 @@ static int append(struct stream *st, const void *p, size_t n)
 		return 0;
 	if (!p)
 		return -EINVAL;
-	if (st->len + n > st->cap) {
-		size_t cap = st->cap ? st->cap : 65536;
-		uint8_t *q;
-
-		while (cap < st->len + n)
-			cap *= 2;
-		q = realloc(st->buf, cap);
-		if (!q)
-			return -ENOMEM;
-		st->buf = q;
-		st->cap = cap;
-	}
+	if (auxcap_grow(&st->buf, &st->cap, st->len + n, 65536) < 0)
+		return -ENOMEM;
 	memcpy(st->buf + st->len, p, n);
 	st->len += n;
 	return 0;

@@ -26,6 +26,7 @@
 
 #include "auxcap/timeconv.h"
 #include "capture_builder.h"
+#include "grow.h"
 #include "tracer.h"
 
 struct sb {
@@ -53,18 +54,8 @@ static int on_trace(void *ctx, const void *bytes, size_t len)
 {
 	struct state *s = ctx;
 
-	if (s->len + len > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1 << 20;
-		uint8_t *n;
-
-		while (cap < s->len + len)
-			cap *= 2;
-		n = realloc(s->trace, cap);
-		if (!n)
-			return -ENOMEM;
-		s->trace = n;
-		s->cap = cap;
-	}
+	if (auxcap_grow(&s->trace, &s->cap, s->len + len, 1 << 20) < 0)
+		return -ENOMEM;
 	memcpy(s->trace + s->len, bytes, len);
 	s->len += len;
 	return 0;
