@@ -674,8 +674,10 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		if (after > hi)
 			hi = after;
 	}
+	/* widened by the slop, saturating: a capture's times can be anything up to UINT64_MAX */
 	lo = lo > AUXCAP_DECODE_ALIGN_SLOP_NS ? lo - AUXCAP_DECODE_ALIGN_SLOP_NS : 0;
-	hi += AUXCAP_DECODE_ALIGN_SLOP_NS;
+	hi = hi < UINT64_MAX - AUXCAP_DECODE_ALIGN_SLOP_NS ? hi + AUXCAP_DECODE_ALIGN_SLOP_NS
+							  : UINT64_MAX;
 	x->window_lo = lo;
 	x->window_hi = hi;
 
