@@ -33,6 +33,7 @@
 #include "auxcap/log.h"
 #include "decode_int.h"
 #include "disasm.h"
+#include "grow.h"
 
 #define HIST_MIN 4096	 /* branches kept per thread (at least), power of two */
 #define FWD_MAX 65536	 /* queued events searched forward for a sample's IP */
@@ -617,24 +618,6 @@ static uint64_t absdiff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	void *np;
-	size_t c;
-
-	if (need <= *cap)
-		return 0;
-	c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	np = realloc(*p, c * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
-}
-
 static int cmp_ftime(const void *a, const void *b)
 {
 	const struct auxcap_decode_ftime *x = a, *y = b;
@@ -737,7 +720,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	}
 
 	/* The stack there: a copy of the current one, taken back or forward. */
-	r = grow((void **)&d->sstack, &d->sstack_cap, t->depth + 1, sizeof(*d->sstack));
+	r = auxcap_grow_array(&d->sstack, &d->sstack_cap, t->depth + 1, 64, sizeof(*d->sstack));
 	if (r < 0)
 		return r;
 	s.f = malloc((t->depth + 64) * sizeof(*s.f));
@@ -763,7 +746,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		x->seq_from_start = hist_at(t, (uint32_t)kb)->seq_start;
 		x->delta_ns = (int64_t)(hist_at(t, (uint32_t)kb)->time - ts);
 	} else if (jf >= 0) {
-		r = grow((void **)&d->fwd, &d->fwd_cap, (size_t)jf + 1, sizeof(*d->fwd));
+		r = auxcap_grow_array(&d->fwd, &d->fwd_cap, (size_t)jf + 1, 64, sizeof(*d->fwd));
 		if (r < 0)
 			goto out;
 		seq = t->seq_from;
@@ -800,7 +783,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	x->seq_from = x->aligned ? best_seq : 0;
 
 	/* Innermost first. */
-	r = grow((void **)&d->sstack, &d->sstack_cap, s.depth, sizeof(*d->sstack));
+	r = auxcap_grow_array(&d->sstack, &d->sstack_cap, s.depth, 64, sizeof(*d->sstack));
 	if (r < 0)
 		goto out;
 	for (uint32_t i = 0; i < s.depth; i++)
@@ -836,7 +819,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 
 	/* Time per function since the thread's previous sample. */
 	ftime_account(t, t->last_time);
-	r = grow((void **)&d->sftime, &d->sftime_cap, t->ft_n, sizeof(*d->sftime));
+	r = auxcap_grow_array(&d->sftime, &d->sftime_cap, t->ft_n, 64, sizeof(*d->sftime));
 	if (r < 0)
 		goto out;
 	{

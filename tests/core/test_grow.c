@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * auxcap_grow() (core/grow.h), the doubling of the library's append buffers: sizes it picks,
- * bytes kept, nothing done when there is room, and a request too large to double to fails
- * with the buffer left as it was.
+ * auxcap_grow() and auxcap_grow_array() (core/grow.h), the doubling of the library's buffers:
+ * sizes they pick, contents kept, nothing done when there is room, and a request too large to
+ * double to fails with the buffer left as it was.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -89,12 +89,44 @@ static void test_grow_too_large_leaves_buffer(void **state)
 	free(p);
 }
 
+/* Arrays of larger elements: the capacity counts elements, the bytes kept are whole elements,
+ * and a capacity whose bytes would not fit in size_t is refused. */
+static void test_grow_array_counts_elements(void **state)
+{
+	struct el {
+		uint64_t a, b, c;
+	} *p = NULL, *before;
+	size_t cap = 0;
+
+	(void)state;
+	assert_int_equal(auxcap_grow_array(&p, &cap, 10, 64, sizeof(*p)), 0);
+	assert_int_equal(cap, 64);
+	for (size_t i = 0; i < 64; i++)
+		p[i] = (struct el){ i, ~i, i * 3 };
+	assert_int_equal(auxcap_grow_array(&p, &cap, 65, 64, sizeof(*p)), 0);
+	assert_int_equal(cap, 128);
+	for (size_t i = 0; i < 64; i++) {
+		assert_int_equal(p[i].a, i);
+		assert_int_equal(p[i].b, ~i);
+		assert_int_equal(p[i].c, i * 3);
+	}
+	p[127].c = 7; /* the whole new capacity is there (ASan checks) */
+	before = p;
+	/* more elements than size_t bytes can hold */
+	assert_int_equal(auxcap_grow_array(&p, &cap, SIZE_MAX / sizeof(*p) + 1, 64, sizeof(*p)),
+			 -ENOMEM);
+	assert_ptr_equal(p, before);
+	assert_int_equal(cap, 128);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_grow_doubles_from_first),
 		cmocka_unit_test(test_grow_keeps_bytes),
 		cmocka_unit_test(test_grow_too_large_leaves_buffer),
+		cmocka_unit_test(test_grow_array_counts_elements),
 	};
 
 	return cmocka_run_group_tests_name("core/grow", tests, NULL, NULL);
