@@ -318,7 +318,10 @@ void auxcap_ipt_decoder_free(struct auxcap_ipt_decoder *dec);
  * not in the image, inconsistent trace) is returned as one GAP item with the trace offset
  * where decoding stopped (for a PSB+ that does not decode: that PSB's offset), the libipt
  * code and the ip libipt was at (0 if none); the decoder then resumes at the next PSB, and
- * the GAP covers the trace in between.  libipt reads ahead, so damage can surface a few
+ * the GAP covers the trace in between.  What libipt decoded before an error comes first: the
+ * instructions of the block it was in (block decoder: however its block cache cut the flow
+ * into blocks, the same flow) or the instruction it stopped at (instruction decoder, as
+ * ptxed shows it), the GAP's ip then being that last instruction's.  libipt reads ahead, so damage can surface a few
  * packets after the damaged bytes, never before them.  Bytes before the first PSB cannot
  * be decoded (no sync point); when there are any they are reported as a GAP with err
  * -ENODATA, native 0 and offset 0.  A flow that runs for more than 2^20 instructions (or

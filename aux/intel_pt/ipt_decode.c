@@ -45,6 +45,8 @@ struct auxcap_ipt_decoder {
 	uint64_t resync_at; /* offset of the PSB to try after a failed sync */
 	uint64_t last_ip;   /* ip of the last instruction or block produced */
 	uint64_t err_ip;    /* ip libipt reported with the last failed next() */
+	int pending_err;    /* a libipt error held back while the block decoded before it
+			     * is handed out (next_block()); 0 if none */
 	uint64_t gaps;	    /* GAP items produced */
 	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
 	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
@@ -282,6 +284,7 @@ int auxcap_ipt_decoder_restart(struct auxcap_ipt_decoder *dec, uint64_t start)
 	dec->resync_at = start;
 	dec->last_ip = 0;
 	dec->err_ip = 0;
+	dec->pending_err = 0;
 	dec->progress_offset = 0;
 	dec->stalled_insns = 0;
 	return 0;
@@ -488,6 +491,7 @@ static int do_sync(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 	}
 	dec->status = r;
 	dec->state = STATE_RUNNING;
+	dec->pending_err = 0;
 	if (!dec->synced_once) {
 		dec->synced_once = true;
 		if (dec_get_sync_offset(dec, &offset) >= 0 && offset > 0) {
@@ -509,9 +513,18 @@ static int next_insn(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *ite
 	memset(&insn, 0, sizeof(insn));
 	r = pt_insn_next(dec->insn, &insn, sizeof(insn));
 	dec->err_ip = insn.ip;
-	if (r < 0)
-		return r;
-	dec->status = r;
+	if (r < 0) {
+		/*
+		 * An instruction libipt decoded before the error (where it goes was not found):
+		 * it was reached, as the block decoder's last one is (next_block()); handed out,
+		 * the error with the next call.  Not one it could not read (ptic_error).
+		 */
+		if (insn.iclass == ptic_error || !insn.size || r == -pte_nomem)
+			return r;
+		dec->pending_err = r;
+	} else {
+		dec->status = r;
+	}
 	memset(item, 0, sizeof(*item));
 	item->kind = AUXCAP_IPT_ITEM_INSN;
 	item->ip = insn.ip;
@@ -602,9 +615,21 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	/* pt_blk_next() zeroes @block itself, on errors too */
 	r = pt_blk_next(dec->blk, &block, sizeof(block));
 	dec->err_ip = block.ip;
-	if (r < 0)
-		return r;
-	dec->status = r;
+	if (r < 0) {
+		/*
+		 * libipt hands back the instructions it decoded before the error: they ran, and
+		 * how many there are depends on where its block cache cut the flow into blocks.
+		 * Hand them out first and the error with the next call (the gap is then at the
+		 * block's last instruction, the one the instruction decoder hands out before
+		 * the same error: next_insn()), so that no instruction before an error is lost.
+		 */
+		if (!block.ninsn || r == -pte_nomem)
+			return r;
+		dec->pending_err = r;
+		dec->err_ip = block.end_ip;
+	} else {
+		dec->status = r;
+	}
 	/* An empty block only carries status (pending events, eos). */
 	if (!block.ninsn)
 		return 0;
@@ -658,6 +683,7 @@ static int stall_gap(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *ite
 	item->err = -ELOOP;
 	dec->gaps++;
 	dec->stalled_insns = 0;
+	dec->pending_err = 0; /* the flow is cut here anyway */
 	dec->resync_at = find_psb(dec->buf, dec->len, offset + 1);
 	dec->have_resync = dec->resync_at < dec->len;
 	dec->state = dec->have_resync ? STATE_NEED_SYNC : STATE_DONE;
@@ -684,6 +710,12 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 			continue;
 		}
 
+		if (dec->pending_err) {
+			/* the error after the block handed out last (next_block()) */
+			r = dec->pending_err;
+			dec->pending_err = 0;
+			goto failed;
+		}
 		if (dec->status & pts_event_pending) {
 			memset(&ev, 0, sizeof(ev));
 			r = dec_event(dec, &ev);
@@ -727,6 +759,7 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 			dec_time(dec, item);
 			return 1;
 		}
+failed:
 		if (r == -pte_nomem)
 			return -ENOMEM;
 		dec->state = STATE_NEED_SYNC;

@@ -53,6 +53,42 @@ static struct tr_run g_run;
 static struct auxcap_ipt_image *g_image;
 static char g_vdso[64] = "";
 
+/* An image of the traced program's code, with a block cache of its own (empty). */
+static struct auxcap_ipt_image *new_image(void)
+{
+	struct auxcap_ipt_image *image;
+
+	if (auxcap_ipt_image_new(&image) < 0)
+		return NULL;
+	for (size_t i = 0; i < g_run.nmaps; i++) {
+		const struct tr_map *m = &g_run.maps[i];
+		const char *path = m->path;
+
+		if (path[0] != '/' && m->bytes) {
+			/* [vdso]: the tracer kept a copy of its bytes */
+			if (!g_vdso[0]) {
+				FILE *f;
+
+				snprintf(g_vdso, sizeof(g_vdso), "/tmp/auxcap-test-vdso-%d",
+					 (int)getpid());
+				f = fopen(g_vdso, "w");
+				if (!f || fwrite(m->bytes, 1, m->len, f) != m->len || fclose(f)) {
+					auxcap_ipt_image_free(image);
+					return NULL;
+				}
+			}
+			path = g_vdso;
+		}
+		if (path[0] == '/' &&
+		    auxcap_ipt_image_add_raw(image, path, path == g_vdso ? 0 : m->pgoff, m->len,
+					     m->addr) < 0) {
+			auxcap_ipt_image_free(image);
+			return NULL;
+		}
+	}
+	return image;
+}
+
 static int setup(void **state)
 {
 	const char *prog = getenv("AUXCAP_EXAMPLE_LOOP");
@@ -64,26 +100,9 @@ static int setup(void **state)
 		test_skip("AUXCAP_EXAMPLE_LOOP is not set; run through 'meson test'");
 	if (tr_run(&g_run, &opts, argv) != 0)
 		return -1;
-	if (auxcap_ipt_image_new(&g_image) < 0)
+	g_image = new_image();
+	if (!g_image)
 		return -1;
-	for (size_t i = 0; i < g_run.nmaps; i++) {
-		const struct tr_map *m = &g_run.maps[i];
-
-		if (m->path[0] == '/') {
-			if (auxcap_ipt_image_add_raw(g_image, m->path, m->pgoff, m->len, m->addr) < 0)
-				return -1;
-		} else if (m->bytes && !g_vdso[0]) {
-			/* [vdso]: the tracer kept a copy of its bytes */
-			FILE *f;
-
-			snprintf(g_vdso, sizeof(g_vdso), "/tmp/auxcap-test-vdso-%d", (int)getpid());
-			f = fopen(g_vdso, "w");
-			if (!f || fwrite(m->bytes, 1, m->len, f) != m->len || fclose(f))
-				return -1;
-			if (auxcap_ipt_image_add_raw(g_image, g_vdso, 0, m->len, m->addr) < 0)
-				return -1;
-		}
-	}
 	printf("# %zu trace bytes of %llu instructions\n", g_run.trace_len,
 	       (unsigned long long)g_run.stats.insns);
 	return 0;
@@ -99,7 +118,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void sequential(const uint8_t *buf, size_t len, bool block, struct items *out)
+static void sequential_in(struct auxcap_ipt_image *image, const uint8_t *buf, size_t len,
+			  bool block, struct items *out)
 {
 	struct auxcap_ipt_decoder_opts o = { .sz = sizeof(o), .block = block };
 	struct auxcap_ipt_decoder *dec = NULL;
@@ -107,11 +127,16 @@ static void sequential(const uint8_t *buf, size_t len, bool block, struct items 
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	assert_int_equal(auxcap_ipt_decoder_new(buf, len, g_image, NULL, &o, &dec), 0);
+	assert_int_equal(auxcap_ipt_decoder_new(buf, len, image, NULL, &o, &dec), 0);
 	while ((r = auxcap_ipt_decoder_next(dec, &it)) == 1)
 		collect(out, &it);
 	assert_int_equal(r, 0);
 	auxcap_ipt_decoder_free(dec);
+}
+
+static void sequential(const uint8_t *buf, size_t len, bool block, struct items *out)
+{
+	sequential_in(g_image, buf, len, block, out);
 }
 
 static void assert_same_item(const struct auxcap_ipt_item *a, const struct auxcap_ipt_item *b,
@@ -327,21 +352,76 @@ static void test_parallel_insn_decoder(void **state)
 	check_parallel(g_run.trace, g_run.trace_len, false, "intact");
 }
 
-static void test_parallel_damaged(void **state)
+/* The trace with garbage in three places, one of them over a PSB (cut in mid-packet by
+ * decoding only len - 3 of its bytes). */
+static uint8_t *damaged_copy(void)
 {
 	uint8_t *copy = malloc(g_run.trace_len);
 	size_t len = g_run.trace_len;
 
-	(void)state;
 	assert_non_null(copy);
 	memcpy(copy, g_run.trace, len);
-	/* garbage in three places, one of them over a PSB, and a cut in mid-packet */
 	memset(copy + len / 5, 0xd7, 37);
 	memset(copy + len / 2, 0x00, 700);
 	for (size_t i = 2 * len / 3; i < 2 * len / 3 + 64; i++)
 		copy[i] = (uint8_t)(i * 131 + 7);
+	return copy;
+}
+
+static void test_parallel_damaged(void **state)
+{
+	uint8_t *copy = damaged_copy();
+	size_t len = g_run.trace_len;
+
+	(void)state;
 	check_parallel(copy, len - 3, true, "damaged");
 	check_parallel(copy, len - 3, false, "damaged");
+	free(copy);
+}
+
+/*
+ * At a decode error libipt's block decoder hands back the instructions of the block it was
+ * decoding, and where its blocks end depends on its block cache (what was decoded before
+ * with the same image).  They are kept, so the flow of damaged trace does not depend on it:
+ * the same from an image whose cache is empty, from the same image again, and from one that
+ * decoded the intact trace first.  (Dropping them lost a cache-dependent number of
+ * instructions at each error.)
+ */
+static void test_damaged_flow_independent_of_cache(void **state)
+{
+	uint8_t *copy = damaged_copy();
+	size_t len = g_run.trace_len - 3, gaps = 0;
+	struct auxcap_ipt_image *cold = new_image(), *warm = new_image();
+	struct items a, b, c;
+	struct flow fa, fb, fc;
+
+	(void)state;
+	assert_non_null(cold);
+	assert_non_null(warm);
+	sequential_in(cold, copy, len, true, &a);
+	sequential_in(cold, copy, len, true, &b);
+	sequential_in(warm, g_run.trace, g_run.trace_len, true, &c);
+	free(c.v);
+	sequential_in(warm, copy, len, true, &c);
+	to_flow(&a, &fa);
+	to_flow(&b, &fb);
+	to_flow(&c, &fc);
+	for (size_t i = 0; i < fa.n; i++)
+		gaps += fa.v[i].kind == 2;
+	assert_true(gaps >= 1);
+	assert_same_flow(&fb, &fa, "damaged, again with the same image");
+	assert_same_flow(&fc, &fa, "damaged, with an image that decoded the intact trace");
+	printf("# damaged, block decoder: %zu, %zu and %zu blocks for the same %llu instructions "
+	       "and %zu steps (%zu gaps) with a cold, warm and other-warm block cache\n",
+	       a.n, b.n, c.n, (unsigned long long)fa.insns, fa.n, gaps);
+	free(fa.v);
+	free(fb.v);
+	free(fc.v);
+	free(a.v);
+	free(b.v);
+	free(c.v);
+	auxcap_ipt_image_free(cold);
+	auxcap_ipt_image_free(warm);
 	free(copy);
 }
 
@@ -382,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_block_decoder),
 		cmocka_unit_test(test_parallel_insn_decoder),
 		cmocka_unit_test(test_parallel_damaged),
+		cmocka_unit_test(test_damaged_flow_independent_of_cache),
 		cmocka_unit_test(test_parallel_stops_and_errors),
 	};
 
