@@ -45,8 +45,8 @@ struct auxcap_ipt_decoder {
 	uint64_t resync_at; /* offset of the PSB to try after a failed sync */
 	uint64_t last_ip;   /* ip of the last instruction or block produced */
 	uint64_t err_ip;    /* ip libipt reported with the last failed next() */
-	int pending_err;    /* a libipt error held back while the block decoded before it
-			     * is handed out (next_block()); 0 if none */
+	int pending_err;    /* a libipt error held back while what was decoded before it is
+			     * handed out (next_block(), next_insn()); 0 if none */
 	uint64_t gaps;	    /* GAP items produced */
 	uint64_t progress_offset; /* trace offset when @stalled_insns was last reset */
 	uint64_t stalled_insns;	  /* instructions decoded since the offset last moved */
@@ -612,7 +612,7 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	struct pt_block block;
 	int r;
 
-	/* pt_blk_next() zeroes @block itself, on errors too */
+	/* pt_blk_next() initializes @block itself (on an error: with what came before it) */
 	r = pt_blk_next(dec->blk, &block, sizeof(block));
 	dec->err_ip = block.ip;
 	if (r < 0) {
@@ -711,7 +711,7 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 		}
 
 		if (dec->pending_err) {
-			/* the error after the block handed out last (next_block()) */
+			/* the error after the block or instruction handed out last */
 			r = dec->pending_err;
 			dec->pending_err = 0;
 			goto failed;
