@@ -53,38 +53,45 @@ static struct tr_run g_run;
 static struct auxcap_ipt_image *g_image;
 static char g_vdso[64] = "";
 
+/* The [vdso] bytes the tracer kept, in a file for the image (written once): 0 or -1. */
+static int vdso_file(const struct tr_map *m)
+{
+	FILE *f;
+
+	if (g_vdso[0])
+		return 0;
+	snprintf(g_vdso, sizeof(g_vdso), "/tmp/auxcap-test-vdso-%d", (int)getpid());
+	f = fopen(g_vdso, "w");
+	if (!f || fwrite(m->bytes, 1, m->len, f) != m->len || fclose(f))
+		return -1;
+	return 0;
+}
+
 /* An image of the traced program's code, with a block cache of its own (empty). */
 static struct auxcap_ipt_image *new_image(void)
 {
 	struct auxcap_ipt_image *image;
+	bool vdso = false;
+	int r = 0;
 
 	if (auxcap_ipt_image_new(&image) < 0)
 		return NULL;
-	for (size_t i = 0; i < g_run.nmaps; i++) {
+	for (size_t i = 0; i < g_run.nmaps && r == 0; i++) {
 		const struct tr_map *m = &g_run.maps[i];
-		const char *path = m->path;
 
-		if (path[0] != '/' && m->bytes) {
+		if (m->path[0] == '/') {
+			r = auxcap_ipt_image_add_raw(image, m->path, m->pgoff, m->len, m->addr);
+		} else if (m->bytes && !vdso) {
 			/* [vdso]: the tracer kept a copy of its bytes */
-			if (!g_vdso[0]) {
-				FILE *f;
-
-				snprintf(g_vdso, sizeof(g_vdso), "/tmp/auxcap-test-vdso-%d",
-					 (int)getpid());
-				f = fopen(g_vdso, "w");
-				if (!f || fwrite(m->bytes, 1, m->len, f) != m->len || fclose(f)) {
-					auxcap_ipt_image_free(image);
-					return NULL;
-				}
-			}
-			path = g_vdso;
+			vdso = true;
+			r = vdso_file(m);
+			if (r == 0)
+				r = auxcap_ipt_image_add_raw(image, g_vdso, 0, m->len, m->addr);
 		}
-		if (path[0] == '/' &&
-		    auxcap_ipt_image_add_raw(image, path, path == g_vdso ? 0 : m->pgoff, m->len,
-					     m->addr) < 0) {
-			auxcap_ipt_image_free(image);
-			return NULL;
-		}
+	}
+	if (r < 0) {
+		auxcap_ipt_image_free(image);
+		return NULL;
 	}
 	return image;
 }
