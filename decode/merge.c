@@ -380,7 +380,7 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 
 	h->from = ev->ip;
 	h->to = ev->to;
-	h->seq_from = t->have_seq ? t->seq_from : 0;
+	h->seq_from = t->seq_from; /* 0 without have_seq */
 	h->seq_start = t->seq_start;
 	h->time = now;
 	h->type = (uint8_t)ev->branch;
@@ -419,8 +419,8 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 			t->depth = s.depth;
 		}
 	}
-	t->seq_from = ev->to;
 	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+	t->seq_from = t->have_seq ? ev->to : 0;
 	t->seq_start = false;
 	sc->depth = t->depth;
 }
@@ -465,24 +465,26 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 		apply_branch(t, ev, now, ctx, sc);
 		return;
 	case AUXCAP_TRACE_ENABLE:
-		t->seq_from = ev->ip;
 		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+		t->seq_from = t->have_seq ? ev->ip : 0;
 		t->seq_start = true;
 		break;
 	case AUXCAP_TRACE_DISABLE:
 		h = ctx ? hist_push(t) : &t->scratch;
 		h->from = ev->ip;
 		h->to = 0;
-		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_from = t->seq_from; /* 0 without have_seq */
 		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = AUXCAP_BR_NONE;
 		t->have_seq = false;
+		t->seq_from = 0;
 		ftime_account(t, now);
 		t->ft_paused = true;
 		break;
 	case AUXCAP_TRACE_GAP:
 		t->have_seq = false;
+		t->seq_from = 0;
 		ftime_account(t, now);
 		t->ft_paused = true;
 		break;
@@ -1292,41 +1294,30 @@ static inline bool next_fast(struct auxcap_decode *d)
 		h = hist_push(t);
 		h->from = ip;
 		h->to = to;
-		h->seq_from = t->have_seq ? t->seq_from : 0;
+		h->seq_from = t->seq_from; /* 0 without have_seq */
 		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = (uint8_t)e->branch;
 	}
-	out->stack.rebased = false;
+	if (slot) {
+		t->trace_ns += ns;
+		slot->ns += ns;
+		t->ft_since = now;
+	}
 	if (call) {
-		if (slot) {
-			t->trace_ns += ns;
-			slot->ns += ns;
-			t->ft_since = now;
-		}
 		t->stack[depth++] = (struct auxcap_decode_frame){ to, ip, now };
 		h->undo = UNDO_PUSHED;
-		out->stack.popped = 0;
-		out->stack.pushed = true;
 	} else if (ret) {
-		if (slot) {
-			t->trace_ns += ns;
-			slot->ns += ns;
-			t->ft_since = now;
-		}
 		h->undo = UNDO_POPPED;
 		h->saved = t->stack[--depth];
-		out->stack.popped = 1;
-		out->stack.pushed = false;
-	} else {
-		out->stack.popped = 0;
-		out->stack.pushed = false;
 	}
+	/* one store of the whole change */
+	out->stack = (struct auxcap_decode_stack_change){ .popped = ret, .pushed = call,
+							  .depth = depth };
 	t->depth = depth;
 	t->seq_from = to;
 	t->have_seq = true; /* a quick event's IP is known */
 	t->seq_start = false;
-	out->stack.depth = depth;
 	d->info.trace_events++;
 	return true;
 }
@@ -1344,7 +1335,7 @@ static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
 
 int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
 {
-	if (!d || !ret_ev)
+	if (__builtin_expect(!d || !ret_ev, 0))
 		return -EINVAL;
 	if (next_fast(d)) {
 		*ret_ev = &d->out;
