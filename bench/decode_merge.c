@@ -470,12 +470,15 @@ int main(int argc, char **argv)
 		printf("ratio merged / baseline: %.3f (target <= 1.10)\n", best_m / best_b);
 		/* Each round times the two back to back: on a host whose speed drifts, the median
 		 * of the rounds' own ratios moves less than the ratio of the best times. */
-		qsort(pair, npair, sizeof(pair[0]), cmp_double);
-		printf("ratio per round:");
-		for (size_t i = 0; i < npair; i++)
-			printf(" %.3f", pair[i]);
-		printf(" (median %.3f)\n", npair % 2 ? pair[npair / 2]
-					     : (pair[npair / 2 - 1] + pair[npair / 2]) / 2);
+		if (npair) {
+			qsort(pair, npair, sizeof(pair[0]), cmp_double);
+			printf("ratio of each round, sorted:");
+			for (size_t i = 0; i < npair; i++)
+				printf(" %.3f", pair[i]);
+			printf(" (median %.3f)\n",
+			       npair % 2 ? pair[npair / 2]
+					 : (pair[npair / 2 - 1] + pair[npair / 2]) / 2);
+		}
 		printf("ratio report / merged: %.3f (what auxcap report adds to the stream)\n",
 		       best_r / best_m);
 	}
