@@ -380,7 +380,9 @@ int main(int argc, char **argv)
 		else if (opt == 's') {
 			char *end;
 
-			bytes = strtoull(optarg, &end, 0) << (*end == 'k' ? 10 : 20);
+			/* two statements: the operands of << are unsequenced */
+			bytes = strtoull(optarg, &end, 0);
+			bytes <<= *end == 'k' ? 10 : 20;
 		} else if (opt == 'n')
 			nsamples = strtoull(optarg, NULL, 0);
 		else if (opt == 'k')
