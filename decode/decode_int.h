@@ -190,8 +190,7 @@ struct dthread {
 	struct hist scratch; /* stands in for history entries when none are kept */
 	uint32_t hcap;
 	uint64_t hcount; /* entries ever pushed */
-	uint64_t seq_from; /* where the current sequential run began (0 without @have_seq) */
-	bool have_seq;
+	uint64_t seq_from; /* where the current sequential run began, 0 if not known */
 	bool seq_start;	   /* ... at a trace (re)start */
 	uint64_t last_time; /* of the last trace event */
 	uint64_t last_run_lo, last_run_hi;

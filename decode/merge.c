@@ -380,7 +380,7 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 
 	h->from = ev->ip;
 	h->to = ev->to;
-	h->seq_from = t->seq_from; /* 0 without have_seq */
+	h->seq_from = t->seq_from;
 	h->seq_start = t->seq_start;
 	h->time = now;
 	h->type = (uint8_t)ev->branch;
@@ -419,8 +419,7 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 			t->depth = s.depth;
 		}
 	}
-	t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
-	t->seq_from = t->have_seq ? ev->to : 0;
+	t->seq_from = ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN ? 0 : ev->to;
 	t->seq_start = false;
 	sc->depth = t->depth;
 }
@@ -465,25 +464,22 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 		apply_branch(t, ev, now, ctx, sc);
 		return;
 	case AUXCAP_TRACE_ENABLE:
-		t->have_seq = !(ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
-		t->seq_from = t->have_seq ? ev->ip : 0;
+		t->seq_from = ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN ? 0 : ev->ip;
 		t->seq_start = true;
 		break;
 	case AUXCAP_TRACE_DISABLE:
 		h = ctx ? hist_push(t) : &t->scratch;
 		h->from = ev->ip;
 		h->to = 0;
-		h->seq_from = t->seq_from; /* 0 without have_seq */
+		h->seq_from = t->seq_from;
 		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = AUXCAP_BR_NONE;
-		t->have_seq = false;
 		t->seq_from = 0;
 		ftime_account(t, now);
 		t->ft_paused = true;
 		break;
 	case AUXCAP_TRACE_GAP:
-		t->have_seq = false;
 		t->seq_from = 0;
 		ftime_account(t, now);
 		t->ft_paused = true;
@@ -682,7 +678,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	/* Forwards: the events of its queue after the current one, decoded as far as needed to
 	 * know their times. */
 	seq = t->seq_from;
-	have_seq = t->have_seq;
+	have_seq = seq != 0;
 	seq_start = t->seq_start;
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
 		const struct qev *e = queue_final_at(d, q, j); /* the ring may move: no pointers kept */
@@ -1294,7 +1290,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 		h = hist_push(t);
 		h->from = ip;
 		h->to = to;
-		h->seq_from = t->seq_from; /* 0 without have_seq */
+		h->seq_from = t->seq_from;
 		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = (uint8_t)e->branch;
@@ -1315,8 +1311,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 	out->stack = (struct auxcap_decode_stack_change){ .popped = ret, .pushed = call,
 							  .depth = depth };
 	t->depth = depth;
-	t->seq_from = to;
-	t->have_seq = true; /* a quick event's IP is known */
+	t->seq_from = to; /* a quick event's IP is known */
 	t->seq_start = false;
 	d->info.trace_events++;
 	return true;
