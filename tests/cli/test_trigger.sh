@@ -44,7 +44,9 @@ perf_ok() {
 	perf script -i "$1" >/dev/null 2>"$1.ps" && perf report -D -i "$1" >/dev/null 2>"$1.rd" &&
 		! grep -qi "error\|failed\|unknown\|invalid" "$1.ps" "$1.rd"
 }
-probes_before=$(grep -c "auxcap/" $TR/uprobe_events)
+# Only the probes this script makes (auxcap names them FUNCTION_PID): core/trigger_kernel,
+# run beside it, makes and removes uprobes of its own in the same "auxcap" group.
+probes_before=$(grep -c "auxcap/trigger_point_" $TR/uprobe_events)
 
 # 1. A uprobe on the traced command: every hit a snapshot, hits = snapshots + coalesced.
 $A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on trigger_point -o u.data -- "$P" 10 30000 >/dev/null 2>u.err; st=$?
@@ -57,7 +59,7 @@ check '$A info u.data | grep -q "auxcap_snapshots $s: $s function; trigger to fr
 check '[ "$($A info u.data | grep -c "^    #[0-9]* function tid [0-9]* cpu [0-9]*: at [0-9.]* s, frozen after [0-9.]* us")" -eq "$s" ]' "one line per snapshot with the hit's thread, cpu, time and latency"
 check 'perf_ok u.data' "perf script and perf report -D read the file without errors"
 check '[ "$(perf script -i u.data 2>/dev/null | grep -c sys_enter)" -gt 10 ]' "perf script shows the snapshots' records"
-check '[ "$(grep -c "auxcap/" $TR/uprobe_events)" -eq "$probes_before" ]' "the tracefs uprobe is removed at the end"
+check '[ "$(grep -c "auxcap/trigger_point_" $TR/uprobe_events)" -eq "$probes_before" ]' "the tracefs uprobe is removed at the end"
 
 # 2. Inherited: the children of a shell hit it too (3 + 4 calls).
 $A record -S -e raw_syscalls:sys_enter -m 4 --trigger-on "trigger_point@$P" -o c.data -- sh -c "$P 3 20000; $P 4 20000" >/dev/null 2>c.err; st=$?
