@@ -636,7 +636,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	long kb = -1, jf = -1;
 	size_t nfwd = 0, nb = 0;
 	uint64_t seq;
-	bool have_seq, seq_start, fwd_start = false;
+	bool seq_start, fwd_start = false;
 	int r;
 
 	memset(x, 0, sizeof(*x));
@@ -677,8 +677,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	}
 	/* Forwards: the events of its queue after the current one, decoded as far as needed to
 	 * know their times. */
-	seq = t->seq_from;
-	have_seq = seq != 0;
+	seq = t->seq_from; /* 0 if not known, as in the thread */
 	seq_start = t->seq_start;
 	for (size_t j = 0; q && j < FWD_MAX; j++) {
 		const struct qev *e = queue_final_at(d, q, j); /* the ring may move: no pointers kept */
@@ -689,25 +688,25 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 		 * backward search takes runs that end inside it): a sample taken while its
 		 * thread is in the kernel has the IP it resumes at, where the trace restarts. */
 		if (e->kind == AUXCAP_TRACE_BRANCH || e->kind == AUXCAP_TRACE_DISABLE) {
-			if (have_seq && in_run(seq, e->ip, ip)) {
+			if (in_run(seq, e->ip, ip)) {
 				jf = (long)j;
 				fwd_start = seq_start;
 				break;
 			}
 			if (e->key > hi)
 				break;
-			seq = e->to;
-			have_seq = e->kind == AUXCAP_TRACE_BRANCH &&
-				   !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq = e->kind == AUXCAP_TRACE_BRANCH &&
+					      !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN)
+				      ? e->to
+				      : 0;
 			seq_start = false;
 		} else if (e->kind == AUXCAP_TRACE_ENABLE) {
 			if (e->key > hi)
 				break;
-			seq = e->ip;
-			have_seq = !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN);
+			seq = e->flags & AUXCAP_TRACE_F_IP_UNKNOWN ? 0 : e->ip;
 			seq_start = true;
 		} else if (e->kind == AUXCAP_TRACE_GAP) {
-			have_seq = false;
+			seq = 0;
 		}
 	}
 	if (kb >= 0 && jf >= 0) {
