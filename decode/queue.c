@@ -103,13 +103,13 @@ _Static_assert(QEV_HEAD % 8 == 0 && (sizeof(struct auxcap_trace_event) - QEV_HEA
 
 /* Whether every byte of @ev past QEV_HEAD is zero (padding too: a backend that leaves
  * garbage there only sends its events the slower way). */
-static inline bool ev_is_compact(const struct auxcap_trace_event *ev)
+static inline bool tail_is_zero(const struct auxcap_trace_event *ev)
 {
 	typedef uint64_t v2 __attribute__((vector_size(16)));
 	const unsigned char *p = (const unsigned char *)ev + QEV_HEAD;
 	v2 a, b, c;
 
-	_Static_assert(QEV_TAIL_WORDS == 12, "ev_is_compact() reads 12 words");
+	_Static_assert(QEV_TAIL_WORDS == 12, "tail_is_zero() reads 12 words");
 	/* six 16-byte words (written out: a loop is copied to the stack first) */
 	memcpy(&a, p, 16);
 	memcpy(&b, p + 16, 16);
@@ -122,6 +122,18 @@ static inline bool ev_is_compact(const struct auxcap_trace_event *ev)
 	memcpy(&b, p + 80, 16);
 	a |= b;
 	return !(a[0] | a[1]);
+}
+
+/*
+ * Whether @ev is whole in its first QEV_HEAD bytes.  A BRANCH without F_HAS_TID has no field
+ * past them with a meaning (@size and @raw are INSN's and BLOCK's, @tid goes with F_HAS_TID,
+ * the rest SAMPLE's, GAP's and OTHER's), and unused fields are zero (backend.h): it is kept
+ * compact without reading them, and is handed out with them zero.
+ */
+static inline bool ev_is_compact(const struct auxcap_trace_event *ev)
+{
+	return (ev->kind == AUXCAP_TRACE_BRANCH && !(ev->flags & AUXCAP_TRACE_F_HAS_TID)) ||
+	       tail_is_zero(ev);
 }
 
 /* Keep a copy of the whole event @ev (the spill ring, in ring order). */
@@ -449,15 +461,15 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct auxcap_trace_event *x = &q->batch[i];
 		struct qev *e = &ring[tail & mask];
-		bool compact = ev_is_compact(x);
+		bool compact;
 		uint64_t kf;
 
 		memcpy(&kf, x, sizeof(kf));
 		memcpy(e, x, QEV_HEAD);
-		if (compact && tail < lim && (kf & kf_mask) == kf_want && x->tsc == run_tsc &&
+		if (tail < lim && (kf & kf_mask) == kf_want && x->tsc == run_tsc &&
 		    x->branch != AUXCAP_BR_NONE) {
 			/* The usual event: a branch of the open run, with its timestamp, that
-			 * next_fast() can take. */
+			 * next_fast() can take (compact: a BRANCH without a tid). */
 			insns += x->ninsn;
 			e->key = insns;
 			e->full = false;
@@ -465,6 +477,7 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 			tail++;
 			continue;
 		}
+		compact = ev_is_compact(x);
 		e->full = !compact;
 		e->quick = false;
 		q->tail = tail;

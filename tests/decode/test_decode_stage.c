@@ -205,6 +205,88 @@ static void test_interpolation(void **state)
 	auxcap_decode_close(d);
 }
 
+/* A toy event with bits of toy_rec.has_tsc (TOY_JUNK, TOY_TID) set. */
+static struct toy_rec rec_x(uint64_t tsc, enum auxcap_trace_kind kind,
+			    enum auxcap_branch_type branch, uint64_t ip, uint64_t to, unsigned int x)
+{
+	struct toy_rec r = rec(tsc, kind, branch, ip, to, 2);
+
+	r.has_tsc |= (uint16_t)x;
+	return r;
+}
+
+/*
+ * Fields an event's kind does not use are zero (backend.h), and the stage hands them out so
+ * even from a backend that leaves junk there: a BRANCH without a tid of its own has no field
+ * past @branch in use.  A BRANCH with F_HAS_TID keeps its tid, an INSN its bytes, a GAP its
+ * reason, whichever way the stage takes (the quick one for branches of a timed run).
+ */
+static void test_unused_fields(void **state)
+{
+	struct toy_rec t[] = {
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 0x10, 0x100, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x104, 0x108, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 0x10c, 0x200, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 0x204, 0x111, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, 0x118, 0x130, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_INSN, AUXCAP_BR_NONE, 0x130, 0, TOY_JUNK),
+		rec_x(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x134, 0x140, TOY_JUNK),
+		rec_x(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x144, 0x150, TOY_JUNK),
+		rec_x(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x154, 0x1042, TOY_JUNK | TOY_TID),
+		rec_x(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1044, 0x1050, TOY_JUNK),
+		rec_x(2000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 0x1054, 0x15, TOY_JUNK),
+		rec_x(2000, AUXCAP_TRACE_GAP, AUXCAP_BR_NONE, 0, 0, 0),
+		rec_x(3000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x20, 0x30, 0),
+	};
+	static const uint8_t zero[sizeof(((struct auxcap_trace_event *)0)->raw)];
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("unused_fields.data", path, sizeof(path), true);
+	size_t n = 0, nb = 0;
+
+	(void)state;
+	cb_itrace_start(b, 7, 7, 500, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, 0);
+	while (auxcap_decode_next(d, &ev) == 1) {
+		const struct auxcap_trace_event *e = ev->trace;
+
+		if (ev->kind != AUXCAP_DECODE_TRACE)
+			continue;
+		assert_true(n < sizeof(t) / sizeof(t[0]));
+		assert_int_equal(e->kind, t[n].kind);
+		assert_int_equal(e->ip, t[n].ip);
+		if (e->kind == AUXCAP_TRACE_BRANCH && (t[n].has_tsc & TOY_TID)) {
+			assert_true(e->flags & AUXCAP_TRACE_F_HAS_TID);
+			assert_int_equal(e->tid, 0x1042);
+		} else if (e->kind == AUXCAP_TRACE_BRANCH) {
+			/* junk or not, nothing past @branch */
+			assert_false(e->flags & AUXCAP_TRACE_F_HAS_TID);
+			assert_int_equal(e->size, 0);
+			assert_memory_equal(e->raw, zero, sizeof(zero));
+			assert_null(e->what);
+			assert_int_equal(e->payload, 0);
+			assert_int_equal(e->tid, 0);
+			nb++;
+		} else if (e->kind == AUXCAP_TRACE_INSN) {
+			assert_int_equal(e->size, 3);
+			assert_int_equal(e->raw[0], 0xcc);
+			assert_int_equal(e->raw[14], 0xcc);
+		} else {
+			assert_int_equal(e->kind, AUXCAP_TRACE_GAP);
+			assert_string_equal(e->what, "toy gap");
+			assert_int_equal(e->err, -EBADMSG);
+		}
+		n++;
+	}
+	assert_int_equal(n, sizeof(t) / sizeof(t[0]));
+	assert_int_equal(nb, 10);
+	auxcap_decode_close(d);
+}
+
 /*
  * The spreading rule on many runs of random instruction counts and timestamp distances,
  * small and large (so that span * instructions goes past 64 bits for some), against the
@@ -1035,7 +1117,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
-		cmocka_unit_test(test_interpolation_random),
+		cmocka_unit_test(test_interpolation_random), cmocka_unit_test(test_unused_fields),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
 		cmocka_unit_test(test_sample_at_timestamp),

@@ -47,9 +47,20 @@ static int toy_next(void *p, struct auxcap_trace_event *ev)
 	ev->ip = r.ip;
 	ev->to = r.to;
 	ev->offset = d->base + d->i * sizeof(r);
-	if (r.has_tsc) {
+	if (r.has_tsc & 1) {
 		ev->tsc = r.tsc;
 		ev->flags |= AUXCAP_TRACE_F_HAS_TSC;
+	}
+	if (r.has_tsc & TOY_JUNK) {
+		/* what a backend breaking "unused fields are zero" would leave */
+		ev->size = 3;
+		memset(ev->raw, 0xcc, sizeof(ev->raw));
+		ev->what = "junk";
+		ev->payload = 0xdead;
+	}
+	if (r.has_tsc & TOY_TID) {
+		ev->tid = (int64_t)(r.to & 0xffff);
+		ev->flags |= AUXCAP_TRACE_F_HAS_TID;
 	}
 	if (r.kind == AUXCAP_TRACE_GAP) {
 		ev->err = -EBADMSG;

@@ -147,7 +147,8 @@ enum {
 
 /**
  * One decoded trace event.  Filled by decoder_next(); pointers in it are borrowed until the
- * next call.  Unused fields are zero.
+ * next call.  Unused fields are zero: the decode stage relies on it and does not read the
+ * fields past @branch of a BRANCH without F_HAS_TID (none of them is a branch's).
  */
 struct auxcap_trace_event {
 	enum auxcap_trace_kind kind;
