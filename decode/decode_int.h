@@ -74,10 +74,10 @@ struct qev {
 	uint64_t offset, tsc, time, ip, to;
 	uint32_t ninsn;
 	enum auxcap_branch_type branch;
+	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) (side by */
+	uint64_t run_hi; /* side: close_run() stores both at once) */
 	uint64_t key;	 /* perf time it is merged at (interpolated), ns; while its run is
 			  * open: the run's instructions up to and including it */
-	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) */
-	uint64_t run_hi;
 	bool has_time;	 /* @key comes from the trace's own time */
 	bool quick;	 /* a BRANCH of known type and known IP in a timed run, no tid of
 			  * its own, not @full: what next_fast() can take (false: the

@@ -276,31 +276,30 @@ static void finalize(struct dqueue *q, struct qev *e, uint64_t key)
 }
 
 /*
- * Exact floor(n / d) for any 64-bit n by a divisor d fixed for a run: a multiplication and
- * shifts instead of a division per event (Granlund and Montgomery, "Division by invariant
- * integers using multiplication", PLDI 1994, figure 4.1: with l = ceil(log2 d),
+ * Exact floor(n / d) for any 64-bit n by a divisor d >= 2 fixed for a run: a multiplication
+ * and shifts instead of a division per event (Granlund and Montgomery, "Division by
+ * invariant integers using multiplication", PLDI 1994, figure 4.1: with l = ceil(log2 d),
  * m = floor(2^64 (2^l - d) / d) + 1, t = mulhi(m, n), q = (t + ((n - t) >> min(l, 1))) >>
- * max(l - 1, 0)).
+ * max(l - 1, 0); l >= 1 here, so the first shift is by 1).
  */
 struct udiv {
 	uint64_t m;
-	unsigned int s1, s2;
+	unsigned int s;
 };
 
 static void udiv_init(struct udiv *u, uint64_t d)
 {
-	unsigned int l = d > 1 ? 64 - (unsigned int)__builtin_clzll(d - 1) : 0;
+	unsigned int l = 64 - (unsigned int)__builtin_clzll(d - 1);
 
 	u->m = (uint64_t)(((((unsigned __int128)1 << l) - d) << 64) / d) + 1;
-	u->s1 = l < 1 ? l : 1;
-	u->s2 = l > 1 ? l - 1 : 0;
+	u->s = l - 1;
 }
 
 static uint64_t udiv_do(const struct udiv *u, uint64_t n)
 {
 	uint64_t t = (uint64_t)(((unsigned __int128)u->m * n) >> 64);
 
-	return (t + ((n - t) >> u->s1)) >> u->s2;
+	return (t + ((n - t) >> 1)) >> u->s;
 }
 
 /*
@@ -318,13 +317,15 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 		if (spread && have_next && t1 > t0)
 			hi = t1;
 		span = hi - t0;
-		if (!span) {
+		if (!span || !total) {
+			/* every event at t0 (no instruction before any of them: cum 0) */
 			last = t0 > last ? t0 : last;
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);
 
 				e->key = last;
-				e->run_lo = e->run_hi = t0;
+				e->run_lo = t0;
+				e->run_hi = hi;
 				e->has_time = true;
 			}
 		} else if (!__builtin_mul_overflow(span, total, &prod)) {
@@ -343,10 +344,11 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 				for (end = e + k; e != end; e++) {
 					uint64_t key = t0 + udiv_do(&u, span * e->key);
 
-					last = key > last ? key : last;
-					e->key = last;
+					/* run_lo and run_hi side by side: one store of both */
 					e->run_lo = t0;
 					e->run_hi = hi;
+					last = key > last ? key : last;
+					e->key = last;
 					e->has_time = true;
 				}
 				pos += k;
