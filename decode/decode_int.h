@@ -273,6 +273,8 @@ struct auxcap_decode {
 	size_t lim_c;	       /* the other cursors, and that cursor (see set_limit()) */
 	struct dthread *fast_t; /* the thread of the last event, a trace event, NULL after a
 				   record (next_fast()) */
+	const struct qev *fast_first; /* the window's first event (held_q's head moves on by
+				       * fast_next - fast_first: merge_next()) */
 	const struct qev *fast_next; /* the window next_fast() hands out from: events of */
 	const struct qev *fast_end;  /* held_q after the held one (see set_fast_window()), */
 	uint64_t fast_lim;	     /* with keys below this */

@@ -1126,6 +1126,7 @@ static void set_fast_window(struct auxcap_decode *d, size_t c, struct dqueue *q)
 	 * time, takes the general way). */
 	if (c < d->lim_c && lim != UINT64_MAX)
 		lim++;
+	d->fast_first = e;
 	d->fast_next = e;
 	d->fast_end = e + n;
 	d->fast_lim = lim;
@@ -1151,6 +1152,10 @@ int merge_next(struct auxcap_decode *d)
 	size_t c;
 	int r;
 
+	if (q && d->fast_next) {
+		/* what next_fast() handed out: the last of it is the held event */
+		q->head += (size_t)(d->fast_next - d->fast_first);
+	}
 	d->fast_next = d->fast_end = NULL; /* the ring may move: set again by emit_queue() */
 	if (q) {
 		struct qev *e;
@@ -1277,8 +1282,7 @@ static inline bool next_fast(struct auxcap_decode *d)
 		}
 	}
 
-	d->fast_next = e + 1;
-	d->held_q->head++; /* the last event dropped, this one held */
+	d->fast_next = e + 1; /* the last event dropped, this one held (q->head: merge_next()) */
 	out->time = now;
 	out->has_time = true;
 	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
