@@ -74,8 +74,8 @@ struct qev {
 	uint64_t offset, tsc, time, ip, to;
 	uint32_t ninsn;
 	enum auxcap_branch_type branch;
-	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns) (side by */
-	uint64_t run_hi; /* side: close_run() stores both at once) */
+	uint64_t run_lo; /* the hardware timestamps around it, as perf time (ns); next to */
+	uint64_t run_hi; /* each other, so that close_run() stores both at once */
 	uint64_t key;	 /* perf time it is merged at (interpolated), ns; while its run is
 			  * open: the run's instructions up to and including it */
 	bool has_time;	 /* @key comes from the trace's own time */
