@@ -186,10 +186,12 @@ struct dthread {
 	bool has_trace;
 	struct auxcap_decode_frame *stack; /* outermost first */
 	uint32_t depth, cap_stack;
-	struct hist *hist; /* ring of hcap entries, the newest at (hcount - 1) & (hcap - 1) */
+	struct hist *hist; /* ring of hcap entries, the newest just before hnext (wrapping) */
 	struct hist scratch; /* stands in for history entries when none are kept */
 	uint32_t hcap;
-	uint64_t hcount; /* entries ever pushed */
+	struct hist *hnext; /* where the next entry goes */
+	struct hist *hend;  /* hist + hcap */
+	bool hwrapped;	    /* hcap entries or more were pushed: every entry is kept */
 	uint64_t seq_from; /* where the current sequential run began, 0 if not known */
 	bool seq_start;	   /* ... at a trace (re)start */
 	uint64_t last_time; /* of the last trace event */

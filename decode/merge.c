@@ -137,13 +137,14 @@ static int thread_init(struct auxcap_decode *d, struct dthread *t, int32_t tid)
 	t->tid = tid;
 	t->pid = -1;
 	t->hcap = h;
-	t->hist = malloc(h * sizeof(*t->hist));
+	t->hist = t->hnext = t->hend = malloc(h * sizeof(*t->hist));
 	t->cap_stack = 64;
 	t->stack = malloc(t->cap_stack * sizeof(*t->stack));
 	t->ft_cap = 64;
 	t->ft = calloc(t->ft_cap, sizeof(*t->ft));
 	if (!t->hist || !t->stack || !t->ft)
 		return -ENOMEM;
+	t->hend += h;
 	return 0;
 }
 
@@ -353,22 +354,26 @@ static inline __attribute__((always_inline)) void ftime_account(struct dthread *
 /* A new history entry; the caller sets from, to, seq_from, seq_start, time, type. */
 static inline struct hist *hist_push(struct dthread *t)
 {
-	struct hist *h = &t->hist[t->hcount++ & (t->hcap - 1)];
+	struct hist *h = t->hnext;
 
+	if (__builtin_expect(++t->hnext == t->hend, 0)) {
+		t->hnext = t->hist;
+		t->hwrapped = true;
+	}
 	h->undo = UNDO_NONE;
 	return h;
 }
 
-/* The @k-th newest history entry (0: newest). */
+/* The @k-th newest history entry (0: newest; k < hist_n()). */
 static struct hist *hist_at(const struct dthread *t, uint32_t k)
 {
-	return &t->hist[(t->hcount - 1 - k) & (t->hcap - 1)];
+	return &t->hist[((size_t)(t->hnext - t->hist) - 1 - k) & (t->hcap - 1)];
 }
 
 /* How many history entries are kept. */
 static uint32_t hist_n(const struct dthread *t)
 {
-	return t->hcount < t->hcap ? (uint32_t)t->hcount : t->hcap;
+	return t->hwrapped ? t->hcap : (uint32_t)(t->hnext - t->hist);
 }
 
 /* A BRANCH event on thread @t (see apply_trace()). */
