@@ -205,13 +205,13 @@ static void test_interpolation(void **state)
 	auxcap_decode_close(d);
 }
 
-/* A toy event with bits of toy_rec.has_tsc (TOY_JUNK, TOY_TID) set. */
+/* A toy event with flags @x (TOY_JUNK, TOY_TID) besides its timestamp. */
 static struct toy_rec rec_x(uint64_t tsc, enum auxcap_trace_kind kind,
 			    enum auxcap_branch_type branch, uint64_t ip, uint64_t to, unsigned int x)
 {
 	struct toy_rec r = rec(tsc, kind, branch, ip, to, 2);
 
-	r.has_tsc |= (uint16_t)x;
+	r.flags |= (uint16_t)x;
 	return r;
 }
 
@@ -259,7 +259,7 @@ static void test_unused_fields(void **state)
 		assert_true(n < sizeof(t) / sizeof(t[0]));
 		assert_int_equal(e->kind, t[n].kind);
 		assert_int_equal(e->ip, t[n].ip);
-		if (e->kind == AUXCAP_TRACE_BRANCH && (t[n].has_tsc & TOY_TID)) {
+		if (e->kind == AUXCAP_TRACE_BRANCH && (t[n].flags & TOY_TID)) {
 			assert_true(e->flags & AUXCAP_TRACE_F_HAS_TID);
 			assert_int_equal(e->tid, 0x1042);
 		} else if (e->kind == AUXCAP_TRACE_BRANCH) {
@@ -325,7 +325,7 @@ static void test_interpolation_random(void **state)
 						       : (uint32_t)(seed % 20);
 			t[n] = rec(tsc, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1000 + 16 * n,
 				   0x1008 + 16 * n, ninsn);
-			t[n].has_tsc = i == 0; /* the run's timestamp, then events without one */
+			t[n].flags = i == 0 ? TOY_TSC : 0; /* the run's timestamp, then events without one */
 			total += ninsn;
 			n++;
 		}

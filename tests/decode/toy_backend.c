@@ -47,18 +47,18 @@ static int toy_next(void *p, struct auxcap_trace_event *ev)
 	ev->ip = r.ip;
 	ev->to = r.to;
 	ev->offset = d->base + d->i * sizeof(r);
-	if (r.has_tsc & 1) {
+	if (r.flags & TOY_TSC) {
 		ev->tsc = r.tsc;
 		ev->flags |= AUXCAP_TRACE_F_HAS_TSC;
 	}
-	if (r.has_tsc & TOY_JUNK) {
+	if (r.flags & TOY_JUNK) {
 		/* what a backend breaking "unused fields are zero" would leave */
 		ev->size = 3;
 		memset(ev->raw, 0xcc, sizeof(ev->raw));
 		ev->what = "junk";
 		ev->payload = 0xdead;
 	}
-	if (r.has_tsc & TOY_TID) {
+	if (r.flags & TOY_TID) {
 		ev->tid = (int64_t)(r.to & 0xffff);
 		ev->flags |= AUXCAP_TRACE_F_HAS_TID;
 	}
@@ -89,7 +89,7 @@ const struct auxcap_backend_ops toy_backend_ops = {
 struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind, enum auxcap_branch_type branch,
 		   uint64_t ip, uint64_t to, uint32_t ninsn)
 {
-	struct toy_rec r = { (uint8_t)kind, (uint8_t)branch, 1, ninsn, tsc, ip, to };
+	struct toy_rec r = { (uint8_t)kind, (uint8_t)branch, TOY_TSC, ninsn, tsc, ip, to };
 
 	return r;
 }

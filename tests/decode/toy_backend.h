@@ -15,8 +15,9 @@
 #define TOY_TYPE (AUXCAP_AUXTRACE_PRIVATE + 1)
 #define TOY_ATTR_TYPE 0x7000
 
-/* Bits of toy_rec.has_tsc past the first (which says the event has its timestamp). */
+/* Bits of toy_rec.flags. */
 enum {
+	TOY_TSC = 1u << 0,  /* @tsc is the event's timestamp */
 	TOY_JUNK = 1u << 1, /* junk in fields the kind does not use (size, raw, what, payload) */
 	TOY_TID = 1u << 2,  /* F_HAS_TID, tid = the low 16 bits of @to */
 };
@@ -25,7 +26,7 @@ enum {
 struct toy_rec {
 	uint8_t kind;	/* enum auxcap_trace_kind */
 	uint8_t branch; /* enum auxcap_branch_type */
-	uint16_t has_tsc; /* bit 0: @tsc is the event's timestamp; TOY_JUNK, TOY_TID */
+	uint16_t flags; /* TOY_* */
 	uint32_t ninsn;
 	uint64_t tsc;
 	uint64_t ip;
