@@ -47,6 +47,7 @@
 #include <intel-pt.h>
 
 #include "auxcap/perf_data.h"
+#include "auxcap/timeconv.h"
 #include "ipt.h"
 
 static double now_s(void)
@@ -316,41 +317,22 @@ struct base {
 	uint64_t *tsc_off; /* offsets of the TSC packets in the stream */
 	size_t nr_tsc;
 	uint64_t tsc_span; /* last TSC - first TSC + a little */
+	uint64_t tsc_first;
+	struct auxcap_perf_time_conv tc; /* the capture's, to move samples on with the trace */
+	bool have_tc;
+	uint64_t nr_samples; /* PERF_RECORD_SAMPLEs in the capture */
 };
 
-static void base_load(const char *path, struct base *b)
+/* Where @b's TSC packets are (to move each copy on in time), and their span. */
+static void scan_tsc(struct base *b, const char *path)
 {
-	struct auxcap_perf_event ev;
 	struct pt_packet_decoder *pkt;
 	struct pt_config cfg;
 	struct pt_packet p;
 	uint64_t first = 0, last = 0;
 	size_t cap = 0;
-	int r;
 
-	memset(b, 0, sizeof(*b));
-	if (auxcap_perf_reader_open(path, NULL, &b->rd) < 0)
-		die("cannot read %s", path);
-	while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
-		if (ev.rec.type != AUXCAP_PERF_RECORD_AUXTRACE)
-			continue;
-		if (!b->aux) {
-			b->aux = ev.u.auxtrace.data;
-			b->aux_len = (size_t)ev.u.auxtrace.size;
-			continue;
-		}
-		if (!b->own) {
-			b->own = malloc(b->aux_len);
-			memcpy(b->own, b->aux, b->aux_len);
-		}
-		b->own = realloc(b->own, b->aux_len + (size_t)ev.u.auxtrace.size);
-		memcpy(b->own + b->aux_len, ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size);
-		b->aux_len += (size_t)ev.u.auxtrace.size;
-		b->aux = b->own;
-	}
-	if (r < 0 || !b->aux_len)
-		die("%s holds no AUX trace", path);
-	/* where the TSC packets are, to move each copy on in time */
+	b->nr_tsc = 0;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)b->aux;
 	cfg.end = (uint8_t *)b->aux + b->aux_len;
@@ -377,10 +359,146 @@ static void base_load(const char *path, struct base *b)
 	if (!b->nr_tsc)
 		die("no TSC packets in %s", path);
 	b->tsc_span = last - first + 1000000;
+	b->tsc_first = first;
 }
 
-/* @path: the capture's records and features, and its AUX stream looped to @bytes. */
-static size_t write_looped(const struct base *b, const char *path, size_t bytes)
+static uint64_t tsc_at(const struct base *b, size_t i)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, b->aux + b->tsc_off[i] + 1, 7);
+	return v;
+}
+
+/*
+ * TSC packets added to @b's stream, each before a TNT packet at least @every bytes after the
+ * last timestamp, outside PSB+, valued between the stream's own timestamps around it in
+ * proportion to the offset.  The emulated PMU writes TSC only with a PSB or where tracing
+ * restarts; hardware gives a timestamp (MTC) every few hundred branches at perf's defaults.
+ */
+static void add_timestamps(struct base *b, const char *path, size_t every)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_config cfg;
+	struct pt_packet p;
+	uint8_t *out = malloc(b->aux_len + (b->aux_len / every + 1) * 8);
+	size_t olen = 0, copied = 0, k = 0, added = 0;
+	uint64_t mark = 0;
+	bool in_psb = false;
+
+	if (!out)
+		die("out of memory");
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)b->aux;
+	cfg.end = (uint8_t *)b->aux + b->aux_len;
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt || pt_pkt_sync_set(pkt, 0) < 0)
+		die("the AUX stream of %s does not start with a PSB", path);
+	for (;;) {
+		uint64_t off;
+
+		if (pt_pkt_get_offset(pkt, &off) < 0 || pt_pkt_next(pkt, &p, sizeof(p)) < 0)
+			break;
+		if (p.type == ppt_psb)
+			in_psb = true;
+		else if (p.type == ppt_psbend)
+			in_psb = false;
+		if (p.type == ppt_tsc) {
+			k++; /* tsc_off[k] is the next of the stream's own after here */
+			mark = off;
+			continue;
+		}
+		if ((p.type == ppt_tnt_8 || p.type == ppt_tnt_64) && !in_psb && k > 0 &&
+		    k < b->nr_tsc && off - mark >= every) {
+			uint64_t lo = tsc_at(b, k - 1), hi = tsc_at(b, k);
+			uint64_t o0 = b->tsc_off[k - 1], o1 = b->tsc_off[k];
+			uint64_t v = lo + (uint64_t)((unsigned __int128)(hi - lo) * (off - o0) /
+						     (o1 - o0));
+
+			memcpy(out + olen, b->aux + copied, off - copied);
+			olen += off - copied;
+			copied = off;
+			out[olen] = 0x19;
+			memcpy(out + olen + 1, &v, 7);
+			olen += 8;
+			mark = off;
+			added++;
+		}
+	}
+	pt_pkt_free_decoder(pkt);
+	memcpy(out + olen, b->aux + copied, b->aux_len - copied);
+	olen += b->aux_len - copied;
+	free(b->own);
+	b->own = out;
+	b->aux = out;
+	b->aux_len = olen;
+	scan_tsc(b, path);
+	printf("%zu TSC packets added (one per %zu bytes of trace at most)\n", added, every);
+}
+
+static void base_load(const char *path, struct base *b)
+{
+	struct auxcap_perf_event ev;
+	int r;
+
+	memset(b, 0, sizeof(*b));
+	if (auxcap_perf_reader_open(path, NULL, &b->rd) < 0)
+		die("cannot read %s", path);
+	while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
+		if (ev.rec.type == PERF_RECORD_SAMPLE)
+			b->nr_samples++;
+		if (ev.rec.type == AUXCAP_PERF_RECORD_TIME_CONV) {
+			b->tc = ev.u.time_conv;
+			b->have_tc = true;
+		}
+		if (ev.rec.type != AUXCAP_PERF_RECORD_AUXTRACE)
+			continue;
+		if (!b->aux) {
+			b->aux = ev.u.auxtrace.data;
+			b->aux_len = (size_t)ev.u.auxtrace.size;
+			continue;
+		}
+		if (!b->own) {
+			b->own = malloc(b->aux_len);
+			memcpy(b->own, b->aux, b->aux_len);
+		}
+		b->own = realloc(b->own, b->aux_len + (size_t)ev.u.auxtrace.size);
+		memcpy(b->own + b->aux_len, ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size);
+		b->aux_len += (size_t)ev.u.auxtrace.size;
+		b->aux = b->own;
+	}
+	if (r < 0 || !b->aux_len)
+		die("%s holds no AUX trace", path);
+	scan_tsc(b, path);
+}
+
+/* Byte offset of the time in a PERF_RECORD_SAMPLE of @e (header included), 0 if it has none. */
+static size_t sample_time_off(const struct auxcap_perf_evsel *e)
+{
+	uint64_t st = e ? e->attr->sample_type : 0;
+
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	return 8 + 8 * !!(st & PERF_SAMPLE_IDENTIFIER) + 8 * !!(st & PERF_SAMPLE_IP) +
+	       8 * !!(st & PERF_SAMPLE_TID);
+}
+
+/* Whether sample @j of copy @c is kept when @want of @total are (evenly, 0: all). */
+static bool sample_kept(uint64_t c, uint64_t j, uint64_t per_copy, uint64_t total, uint64_t want)
+{
+	uint64_t k = c * per_copy + j;
+
+	return !want || want >= total || k * want / total != (k + 1) * want / total;
+}
+
+/*
+ * @path: the capture's records and features, and its AUX stream looped to @bytes.  With
+ * @samples, the capture's PERF_RECORD_SAMPLEs are repeated for every copy, moved on in time
+ * as its TSC packets are, and @samples of them are kept, spread evenly (0: the capture's own
+ * samples, once).
+ */
+static size_t write_looped(const struct base *b, const char *path, size_t bytes,
+			   uint64_t samples)
 {
 	const size_t rec_bytes = 1 << 20;
 	struct auxcap_perf_writer *w = NULL;
@@ -388,6 +506,7 @@ static size_t write_looped(const struct base *b, const char *path, size_t bytes)
 	uint8_t *big;
 	bool done_aux = false;
 	size_t copies = (bytes + b->aux_len - 1) / b->aux_len, len = copies * b->aux_len;
+	uint64_t j0 = 0;
 	int r;
 
 	big = malloc(len);
@@ -425,11 +544,16 @@ static size_t write_looped(const struct base *b, const char *path, size_t bytes)
 	}
 	/* The capture's records in their order, its AUX data replaced by the looped stream in
 	 * 1 MiB AUXTRACE records where its first AUXTRACE record was. */
+	if (samples && !b->have_tc)
+		die("the capture has no PERF_RECORD_TIME_CONV: its samples cannot be moved on");
 	auxcap_perf_reader_rewind(b->rd);
 	while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
 		uint32_t t = ev.rec.type;
 
 		if (t == PERF_RECORD_AUX)
+			continue;
+		if (t == PERF_RECORD_SAMPLE &&
+		    !sample_kept(0, j0++, b->nr_samples, b->nr_samples * copies, samples))
 			continue;
 		if (t == AUXCAP_PERF_RECORD_AUXTRACE) {
 			if (done_aux)
@@ -467,6 +591,33 @@ static size_t write_looped(const struct base *b, const char *path, size_t bytes)
 			r = auxcap_perf_writer_write(w, ev.rec.data);
 		if (r < 0)
 			die("cannot copy record type %u to %s: %s", t, path, strerror(-r));
+	}
+	/* the samples of the copies after the first, in their time order after the records */
+	for (size_t c = 1; samples && c < copies; c++) {
+		uint64_t shift = auxcap_time_conv_to_ns(&b->tc, b->tsc_first + c * b->tsc_span) -
+				 auxcap_time_conv_to_ns(&b->tc, b->tsc_first);
+		uint64_t j = 0;
+		uint8_t rec[4096];
+
+		auxcap_perf_reader_rewind(b->rd);
+		while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
+			size_t off = sample_time_off(ev.evsel), size = ev.rec.size;
+			uint64_t t;
+
+			if (ev.rec.type != PERF_RECORD_SAMPLE)
+				continue;
+			if (!sample_kept(c, j++, b->nr_samples, b->nr_samples * copies, samples) ||
+			    !off || size > sizeof(rec) || off + 8 > size)
+				continue;
+			memcpy(rec, ev.rec.data, size);
+			memcpy(&t, rec + off, 8);
+			t += shift;
+			memcpy(rec + off, &t, 8);
+			if (auxcap_perf_writer_write(w, rec) < 0)
+				die("cannot write a sample to %s", path);
+		}
+		if (auxcap_perf_writer_write_finished_round(w) < 0)
+			die("cannot write to %s", path);
 	}
 	if (auxcap_perf_writer_close(w) < 0)
 		die("cannot finish %s", path);
@@ -813,7 +964,7 @@ static void usage(FILE *f)
 		"usage: auxcap-bench-ipt [-a AUXCAP] [-e EXAMPLE] [-b BASE] [-d DIR] [-s MB] [-S MB]\n"
 		"                        [-i ITER] [-r REPS] [-o perf,parallel,rss] [-c BYTES]\n"
 		"                        [--no-perf]\n"
-		"                        [--keep] [--gen BYTES]\n"
+		"                        [--keep] [--gen BYTES] [--samples N] [--tsc-every BYTES]\n"
 		"  -a AUXCAP   the auxcap binary ($AUXCAP)\n"
 		"  -e EXAMPLE  the example program to capture ($AUXCAP_EXAMPLE_LOOP)\n"
 		"  -b BASE     use this capture instead of recording the example\n"
@@ -824,7 +975,12 @@ static void usage(FILE *f)
 		"  -o LIST     only these measurements\n"
 		"  -c BYTES    parallel decode: trace bytes per piece (default: the library's)\n"
 		"  --no-perf   the same as -o parallel,rss\n"
-		"  --keep      keep the files; --gen BYTES: only write a file of that much trace\n");
+		"  --keep      keep the files; --gen BYTES: only write a file of that much trace\n"
+		"  --samples N the capture's samples repeated with every copy of its trace, N of\n"
+		"              them kept (a tenth in the small file); default: its own, once\n"
+		"  --tsc-every BYTES  a TSC packet added before a TNT packet that far after the\n"
+		"              last timestamp (hardware's MTC density; the emulated PMU has TSC\n"
+		"              only at PSBs and where tracing restarts)\n");
 }
 
 int main(int argc, char **argv)
@@ -833,6 +989,8 @@ int main(int argc, char **argv)
 		{ "no-perf", no_argument, NULL, 1 },
 		{ "keep", no_argument, NULL, 2 },
 		{ "gen", required_argument, NULL, 3 },
+		{ "samples", required_argument, NULL, 4 },
+		{ "tsc-every", required_argument, NULL, 5 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -841,6 +999,8 @@ int main(int argc, char **argv)
 	size_t big_mb = 50, small_mb = 5, iters = 3000, gen = 0;
 	unsigned int reps = 3;
 	size_t chunk = 0;
+	uint64_t samples = 0;
+	size_t tsc_every = 0;
 	bool keep = false, missed = false;
 	char base_path[4096], big_path[4096], small_path[4096], iter_s[32];
 	struct figures fig = { 0 };
@@ -863,6 +1023,8 @@ int main(int argc, char **argv)
 		case 1: only = "parallel,rss"; break;
 		case 2: keep = true; break;
 		case 3: gen = strtoul(optarg, NULL, 0); break;
+		case 4: samples = strtoull(optarg, NULL, 0); break;
+		case 5: tsc_every = strtoul(optarg, NULL, 0); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -890,14 +1052,16 @@ int main(int argc, char **argv)
 		run_cmd(rec, false, &rr);
 	}
 	base_load(base_path, &b);
+	if (tsc_every)
+		add_timestamps(&b, base_path, tsc_every);
 	if (gen) {
 		/* only write a file of @gen bytes of trace (for a look at it) */
 		snprintf(big_path, sizeof(big_path), "%s/auxcap-bench-ipt-%zub.data", dir, gen);
-		printf("%s: %zu bytes of trace\n", big_path, write_looped(&b, big_path, gen));
+		printf("%s: %zu bytes of trace\n", big_path, write_looped(&b, big_path, gen, samples));
 		return 0;
 	}
-	big_len = write_looped(&b, big_path, big_mb << 20);
-	small_len = write_looped(&b, small_path, small_mb << 20);
+	big_len = write_looped(&b, big_path, big_mb << 20, samples);
+	small_len = write_looped(&b, small_path, small_mb << 20, samples / 10);
 	printf("trace: %zu bytes captured, %zu TSC packets; looped to %.1f MB (%s) and %.1f MB "
 	       "(%s)\n",
 	       b.aux_len, b.nr_tsc, (double)big_len / 1e6, big_path, (double)small_len / 1e6,

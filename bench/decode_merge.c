@@ -26,7 +26,13 @@
  * as the emulated PMU does), the worst case for the stage, which holds every event between
  * two timestamps.
  *
+ * With -b FILE, an existing capture instead (a real program's, say, looped to size with
+ * auxcap-bench-ipt --gen --samples): only the merged decode and the report are timed, since
+ * the baseline is made for the synthesized capture; bench/stage-share gives the stage's share
+ * of the merged decode from one sampled run.
+ *
  * usage: auxcap-bench-decode-merge [-s MIB] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m] [-k]
+ *                                  [-b FILE]
  *   -s: trace size in MiB, or in KiB with a k suffix (-s 8k: the decode fuzz target's seeds)
  *   -r: timed rounds (default 3, at most 64), -o b / -o m: time only the baseline / only the merged decode
  *   (to profile one side with perf), -k: keep the files
@@ -353,6 +359,50 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* -b FILE: the merged decode and the report of an existing capture, best of @rounds. */
+static int bench_file(const char *path, unsigned int rounds, char only)
+{
+	double best_m = 1e9, best_r = 1e9;
+	uint64_t em = 0, ns = 0, na = 0, rns = 0;
+	size_t rfuncs = 0;
+
+	if (only == 'b') {
+		fprintf(stderr, "bench: -o b needs the synthesized capture (no -b): the baseline "
+				"drives the backend over its buffers; bench/stage-share gives the "
+				"stage's share of -b FILE -o m\n");
+		return 2;
+	}
+	for (unsigned int i = 0; i < rounds; i++) {
+		double t0 = now(), t;
+
+		if ((!only || only == 'm') && merged(path, &em, &ns, &na, NULL) < 0) {
+			fprintf(stderr, "bench: merged decode of %s failed\n", path);
+			return 1;
+		}
+		t = now() - t0;
+		best_m = t < best_m ? t : best_m;
+		t0 = now();
+		if ((!only || only == 'r') && reported(path, &rfuncs, &rns) < 0) {
+			fprintf(stderr, "bench: report of %s failed\n", path);
+			return 1;
+		}
+		t = now() - t0;
+		best_r = t < best_r ? t : best_r;
+	}
+	if (!only || only == 'm')
+		printf("merged (stage, %" PRIu64 " samples, %" PRIu64 " aligned): %.3f s CPU, %" PRIu64
+		       " events, %.1f ns per event\n",
+		       ns, na, best_m, em, em ? best_m * 1e9 / (double)em : 0.0);
+	if (!only || only == 'r')
+		printf("report (merged stream + aggregation, %zu functions, %.3f s traced): %.3f s "
+		       "CPU\n",
+		       rfuncs, (double)rns / 1e9, best_r);
+	if (!only)
+		printf("ratio report / merged: %.3f (what auxcap report adds to the stream)\n",
+		       best_r / best_m);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t bytes = 50ull << 20, nsamples = 100000, tsc0 = 1000000000000ull;
@@ -366,11 +416,12 @@ int main(int argc, char **argv)
 	unsigned int timing = 64;
 	unsigned int rounds = 3;
 	char only = 0;
+	const char *file = NULL;
 	bool keep = false;
 	FILE *f;
 	int opt, r;
 
-	while ((opt = getopt(argc, argv, "s:n:t:r:o:k")) != -1) {
+	while ((opt = getopt(argc, argv, "s:n:t:r:o:kb:")) != -1) {
 		if (opt == 'r')
 			rounds = (unsigned int)strtoul(optarg, NULL, 0);
 		else if (opt == 'o' && (optarg[0] == 'b' || optarg[0] == 'm' || optarg[0] == 'r'))
@@ -387,13 +438,20 @@ int main(int argc, char **argv)
 			nsamples = strtoull(optarg, NULL, 0);
 		else if (opt == 'k')
 			keep = true;
+		else if (opt == 'b')
+			file = optarg;
 		else {
 			fprintf(stderr,
-				"usage: %s [-s MIB|KIBk] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m|r] [-k]\n",
-				argv[0]);
+				"usage: %s [-s MIB|KIBk] [-n SAMPLES] [-t ITERS] [-r ROUNDS] [-o b|m|r] [-k]\n"
+				"       %s -b FILE [-r ROUNDS] [-o m|r]\n",
+				argv[0], argv[0]);
 			return 2;
 		}
 	}
+	if (rounds > 64)
+		rounds = 64;
+	if (file)
+		return bench_file(file, rounds, only);
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;
@@ -428,8 +486,6 @@ int main(int argc, char **argv)
 		mem_big = child_anon(big);
 		mem_small = child_anon(small);
 	}
-	if (rounds > 64)
-		rounds = 64;
 	for (unsigned int i = 0; i < rounds; i++) {
 		double t0 = now(), t1, tb, tm;
 
