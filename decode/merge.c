@@ -289,6 +289,12 @@ static void stack_return(struct stack *s, uint64_t to, uint64_t time,
 /* ---- per-function time ------------------------------------------------------------------- */
 
 /* Add @ns (> 0) to @func's time, past the two remembered slots (ftime_account()). */
+/* Where function @func's slot of per-function time is looked for first. */
+static inline uint32_t ftime_hash(uint64_t func)
+{
+	return (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40);
+}
+
 static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 {
 	uint32_t mask, i;
@@ -302,7 +308,7 @@ static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 		for (uint32_t k = 0; k < t->ft_cap; k++) {
 			if (!t->ft[k].ns)
 				continue;
-			for (i = (uint32_t)((t->ft[k].func * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+			for (i = ftime_hash(t->ft[k].func) & (cap - 1);
 			     nf[i].ns; i = (i + 1) & (cap - 1))
 				;
 			nf[i] = t->ft[k];
@@ -313,7 +319,7 @@ static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 		t->ft_last_valid = 0;
 	}
 	mask = t->ft_cap - 1;
-	for (i = (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40) & mask; t->ft[i].ns;
+	for (i = ftime_hash(func) & mask; t->ft[i].ns;
 	     i = (i + 1) & mask)
 		if (t->ft[i].func == func)
 			break;
@@ -1277,11 +1283,10 @@ static inline bool next_fast(struct auxcap_decode *d)
 		if (d->want_context && now > t->ft_since) {
 			uint64_t func = t->stack[depth - 1].func;
 
-			if ((t->ft_last_valid & 1) && t->ft_last_func[0] == func)
-				slot = &t->ft[t->ft_last_slot[0]];
-			else if ((t->ft_last_valid & 2) && t->ft_last_func[1] == func)
-				slot = &t->ft[t->ft_last_slot[1]];
-			else
+			/* the function's slot where its hash puts it (a slot with no time is
+			 * empty: the general way adds it) */
+			slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
+			if (slot->func != func || !slot->ns)
 				return false;
 			ns = now - t->ft_since;
 		}
