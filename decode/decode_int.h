@@ -80,8 +80,8 @@ struct qev {
 			  * open: the run's instructions up to and including it */
 	bool has_time;	 /* @key comes from the trace's own time */
 	bool quick;	 /* a BRANCH of known type and known IP in a timed run, no tid of
-			  * its own, not @full: what next_fast() can take (false: the
-			  * general way) */
+			  * its own, not @full: what the quick way of auxcap_decode_next()
+			  * can take (false: the general way) */
 	bool full;	 /* the whole event is in the spill ring */
 };
 
@@ -274,10 +274,10 @@ struct auxcap_decode {
 	uint64_t lim_key;      /* while the top queue hands out events: the smallest key of */
 	size_t lim_c;	       /* the other cursors, and that cursor (see set_limit()) */
 	struct dthread *fast_t; /* the thread of the last event, a trace event, NULL after a
-				   record (next_fast()) */
+				   record (the quick way of auxcap_decode_next()) */
 	const struct qev *fast_first; /* the window's first event (held_q's head moves on by
 				       * fast_next - fast_first: merge_next()) */
-	const struct qev *fast_next; /* the window next_fast() hands out from: events of */
+	const struct qev *fast_next; /* the window the quick way hands out from: events of */
 	const struct qev *fast_end;  /* held_q after the held one (see set_fast_window()), */
 	uint64_t fast_lim;	     /* with keys below this */
 

@@ -18,8 +18,9 @@
  *   - the time spent per function (the innermost frame's), while tracing is on.
  * A counter sample takes the thread's context at the trace position where its IP runs (see
  * auxcap/decode.h): searched backwards in the history and forwards in its queue's next
- * events (decoded as far as needed), inside the sample's window; the stack there is the current one with the history's
- * effects undone, or with the effects of the queue's next events applied.
+ * events (decoded as far as needed), inside the sample's window; the stack there is the
+ * current one with the history's effects undone, or with the effects of the queue's next
+ * events applied.
  */
 #include "config.h"
 
@@ -600,7 +601,8 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	t->pid = q->c_pid;
 	t->queue = q;
 	apply_trace(t, e, d->want_context, &out->stack);
-	/* The queue's next events go to the same thread until a record comes (next_fast()). */
+	/* The queue's next events go to the same thread until a record comes (the quick way of
+	 * auxcap_decode_next()). */
 	d->fast_t = e->flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
 	if (!e->has_time && !d->have_tc && !d->info.raw && !d->warned_timeless) {
 		d->warned_timeless = true;
@@ -1111,9 +1113,9 @@ static void set_limit(struct auxcap_decode *d)
 }
 
 /*
- * The window of next_fast() after the event just handed out from queue @c (@q), held: the
- * events after it that are final, in one stretch of the ring, while the thread is in the
- * state next_fast() needs (a stack, per-function time running, the last event handed out
+ * The window of the quick way (auxcap_decode_next()) after the event just handed out from
+ * queue @c (@q), held: the events after it that are final, in one stretch of the ring, while
+ * the thread is in the state the quick way needs (a stack, per-function time running, the last event handed out
  * compact; its own steps keep that state), and the key below which the queue's events come
  * before every other cursor (the heap's limit).  Empty (NULL) otherwise; merge_next()
  * empties it first.
@@ -1132,7 +1134,7 @@ static void set_fast_window(struct auxcap_decode *d, size_t c, struct dqueue *q)
 	n = q->cap - (pos & (q->cap - 1)); /* to the end of the ring */
 	if (n > q->ready - pos)
 		n = q->ready - pos;
-	/* The events before the limit (next_fast() checks each: a scan here costs as much).
+	/* The events before the limit (the quick way checks each: a scan here costs as much).
 	 * At the limit's own key the lower cursor goes first (a key of UINT64_MAX, never a
 	 * time, takes the general way). */
 	if (c < d->lim_c && lim != UINT64_MAX)
@@ -1164,7 +1166,7 @@ int merge_next(struct auxcap_decode *d)
 	int r;
 
 	if (q && d->fast_next) {
-		/* what next_fast() handed out: the last of it is the held event */
+		/* what the quick way handed out: the last of it is the held event */
 		q->head += (size_t)(d->fast_next - d->fast_first);
 	}
 	d->fast_next = d->fast_end = NULL; /* the ring may move: set again by emit_queue() */
@@ -1174,7 +1176,7 @@ int merge_next(struct auxcap_decode *d)
 		/* The queue of the last event: its next one, still first in the usual case. */
 		c = d->held_c;
 		if (d->fast_t) {
-			/* what next_fast() leaves: the thread's last event is the held one */
+			/* what the quick way leaves: the thread's last event is the held one */
 			const struct qev *held = queue_held(q);
 
 			d->fast_t->last_time = held->key;
@@ -1244,53 +1246,15 @@ int merge_next(struct auxcap_decode *d)
 }
 
 /*
- * The most common step, done without the general machinery: the next event of the window
- * set_fast_window() made (the queue of the last event goes on with a quick branch of the
- * same thread, before every other cursor), whose effect on the stack and the function times
- * is in place (a call with room on the stack, a return from the top frame's call, a
- * function among the two remembered).  Then it does exactly what merge_next(), emit_trace()
- * and apply_trace() do for it, without calling anything (no registers to save); else it
- * returns false, having changed nothing, for the general way.
+ * What every quick step does: hand out @e (time, the event), and with samples to give context
+ * to, the history entry (its undo is UNDO_NONE; the caller sets it).  The entry, or the
+ * thread's scratch one.
  */
-static inline bool next_fast(struct auxcap_decode *d)
+static inline __attribute__((always_inline)) struct hist *
+fast_out(struct auxcap_decode *d, struct dthread *t, const struct qev *e, uint64_t now)
 {
-	const struct qev *e = d->fast_next;
 	struct auxcap_decode_event *out = &d->out;
-	struct ftime_slot *slot = NULL;
-	struct dthread *t;
-	uint64_t now, ns = 0, ip, to;
-	uint32_t depth;
-	bool call, ret;
-	struct hist *h;
-
-	if (e == d->fast_end)
-		return false;
-	now = e->key;
-	if (!e->quick || now >= d->fast_lim)
-		return false;
-	t = d->fast_t;
-	/* The events were written a run ago: fetch the coming ones ahead. */
-	__builtin_prefetch(e + 8);
-	ip = e->ip;
-	to = e->to;
-	depth = t->depth;
-	call = e->branch == AUXCAP_BR_CALL;
-	ret = e->branch == AUXCAP_BR_RETURN;
-	if (call || ret) {
-		if (call ? depth >= t->cap_stack
-			 : depth < 2 || !returns_to(&t->stack[depth - 1], to))
-			return false;
-		if (d->want_context && now > t->ft_since) {
-			uint64_t func = t->stack[depth - 1].func;
-
-			/* the function's slot where its hash puts it (a slot with no time is
-			 * empty: the general way adds it) */
-			slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
-			if (slot->func != func || !slot->ns)
-				return false;
-			ns = now - t->ft_since;
-		}
-	}
+	struct hist *h = &t->scratch; /* no history kept: what is written there is never read */
 
 	d->fast_next = e + 1; /* the last event dropped, this one held (q->head: merge_next()) */
 	out->time = now;
@@ -1298,39 +1262,22 @@ static inline bool next_fast(struct auxcap_decode *d)
 	memcpy(&d->trace, e, QEV_HEAD); /* queue_expand() of a compact event */
 	/* out->trace is &d->trace already (emit_trace()); t->last_time, last_run_lo,
 	 * last_run_hi: set from the held event when the general way resumes (merge_next()) */
-	h = &t->scratch; /* no history kept: what is written there is never read */
 	if (d->want_context) {
 		h = hist_push(t);
-		h->from = ip;
-		h->to = to;
+		h->from = e->ip;
+		h->to = e->to;
 		h->seq_from = t->seq_from;
 		h->seq_start = t->seq_start;
 		h->time = now;
 		h->type = (uint8_t)e->branch;
 	}
-	if (slot) {
-		t->trace_ns += ns;
-		slot->ns += ns;
-		t->ft_since = now;
-	}
-	if (call) {
-		t->stack[depth++] = (struct auxcap_decode_frame){ to, ip, now };
-		h->undo = UNDO_PUSHED;
-	} else if (ret) {
-		h->undo = UNDO_POPPED;
-		h->saved = t->stack[--depth];
-	}
-	/* one store of the whole change */
-	out->stack = (struct auxcap_decode_stack_change){ .popped = ret, .pushed = call,
-							  .depth = depth };
-	t->depth = depth;
-	t->seq_from = to; /* a quick event's IP is known */
+	t->seq_from = e->to; /* a quick event's IP is known */
 	t->seq_start = false;
 	d->info.trace_events++;
-	return true;
+	return h;
 }
 
-/* auxcap_decode_next() past next_fast(). */
+/* auxcap_decode_next() past its quick way. */
 static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
 					       const struct auxcap_decode_event **ret_ev)
 {
@@ -1341,15 +1288,82 @@ static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
 	return r;
 }
 
+/*
+ * The quick way for a call or a return (see auxcap_decode_next()), else the general way: a
+ * function of its own, so that the other branches (most of them) are handed out with no
+ * registers saved and restored.
+ */
+static __attribute__((noinline)) int next_call_ret(struct auxcap_decode *d,
+						   const struct auxcap_decode_event **ret_ev)
+{
+	const struct qev *e = d->fast_next;
+	struct dthread *t = d->fast_t;
+	struct ftime_slot *slot = NULL;
+	uint64_t now = e->key, ns = 0, to = e->to;
+	uint32_t depth = t->depth;
+	bool call = e->branch == AUXCAP_BR_CALL;
+	struct hist *h;
+
+	if (call ? depth >= t->cap_stack : depth < 2 || !returns_to(&t->stack[depth - 1], to))
+		return next_slow(d, ret_ev);
+	if (d->want_context && now > t->ft_since) {
+		uint64_t func = t->stack[depth - 1].func;
+
+		/* the function's slot where its hash puts it (a slot with no time is empty: the
+		 * general way adds it) */
+		slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
+		if (slot->func != func || !slot->ns)
+			return next_slow(d, ret_ev);
+		ns = now - t->ft_since;
+	}
+	h = fast_out(d, t, e, now);
+	if (slot) {
+		t->trace_ns += ns;
+		slot->ns += ns;
+		t->ft_since = now;
+	}
+	if (call) {
+		t->stack[depth++] = (struct auxcap_decode_frame){ to, e->ip, now };
+		h->undo = UNDO_PUSHED;
+	} else {
+		h->undo = UNDO_POPPED;
+		h->saved = t->stack[--depth];
+	}
+	/* one store of the whole change */
+	d->out.stack = (struct auxcap_decode_stack_change){ .popped = !call, .pushed = call,
+							    .depth = depth };
+	t->depth = depth;
+	*ret_ev = &d->out;
+	return 1;
+}
+
+/*
+ * The most common step, done without the general machinery: the next event of the window
+ * set_fast_window() made (the queue of the last event goes on with a quick branch of the
+ * same thread, before every other cursor), whose effect on the stack and the function times
+ * is in place (none; a call with room on the stack, a return from the top frame's call, each
+ * from a function whose time has a slot where its hash puts it).  It does exactly what
+ * merge_next(), emit_trace() and apply_trace() do for it, without calling anything but
+ * next_call_ret() for a call or a return; anything else takes the general way.
+ */
 int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
 {
+	const struct qev *e;
+	uint64_t now;
+
 	if (__builtin_expect(!d || !ret_ev, 0))
 		return -EINVAL;
-	if (next_fast(d)) {
-		*ret_ev = &d->out;
-		return 1;
-	}
-	return next_slow(d, ret_ev);
+	e = d->fast_next;
+	if (e == d->fast_end || !e->quick || (now = e->key) >= d->fast_lim)
+		return next_slow(d, ret_ev);
+	/* The events were written a run ago: fetch the coming ones ahead. */
+	__builtin_prefetch(e + 8);
+	if (e->branch == AUXCAP_BR_CALL || e->branch == AUXCAP_BR_RETURN)
+		return next_call_ret(d, ret_ev);
+	(void)fast_out(d, d->fast_t, e, now);
+	d->out.stack = (struct auxcap_decode_stack_change){ .depth = d->fast_t->depth };
+	*ret_ev = &d->out;
+	return 1;
 }
 
 const char *auxcap_decode_error(const struct auxcap_decode *d)

@@ -471,7 +471,8 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 		if (tail < lim && (kf & kf_mask) == kf_want && x->tsc == run_tsc &&
 		    x->branch != AUXCAP_BR_NONE) {
 			/* The usual event: a branch of the open run, with its timestamp, that
-			 * next_fast() can take (compact: a BRANCH without a tid). */
+			 * the quick way of auxcap_decode_next() can take (compact: a BRANCH
+			 * without a tid). */
 			insns += x->ninsn;
 			e->key = insns;
 			e->full = false;
