@@ -323,26 +323,41 @@ struct base {
 	uint64_t nr_samples; /* PERF_RECORD_SAMPLEs in the capture */
 };
 
-/* Where @b's TSC packets are (to move each copy on in time), and their span. */
-static void scan_tsc(struct base *b, const char *path)
+/* A packet decoder over @b's AUX stream, synchronized at its start. */
+static struct pt_packet_decoder *packets_of(const struct base *b, const char *path)
 {
 	struct pt_packet_decoder *pkt;
 	struct pt_config cfg;
-	struct pt_packet p;
-	uint64_t first = 0, last = 0;
-	size_t cap = 0;
 
-	b->nr_tsc = 0;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)b->aux;
 	cfg.end = (uint8_t *)b->aux + b->aux_len;
 	pkt = pt_pkt_alloc_decoder(&cfg);
 	if (!pkt || pt_pkt_sync_set(pkt, 0) < 0)
 		die("the AUX stream of %s does not start with a PSB", path);
+	return pkt;
+}
+
+/* The next packet and its offset; false at the end of the stream (or where it breaks). */
+static bool packet_next(struct pt_packet_decoder *pkt, uint64_t *off, struct pt_packet *p)
+{
+	return pt_pkt_get_offset(pkt, off) >= 0 && pt_pkt_next(pkt, p, sizeof(*p)) >= 0;
+}
+
+/* Where @b's TSC packets are (to move each copy on in time), and their span. */
+static void scan_tsc(struct base *b, const char *path)
+{
+	struct pt_packet_decoder *pkt;
+	struct pt_packet p;
+	uint64_t first = 0, last = 0;
+	size_t cap = 0;
+
+	b->nr_tsc = 0;
+	pkt = packets_of(b, path);
 	for (;;) {
 		uint64_t off;
 
-		if (pt_pkt_get_offset(pkt, &off) < 0 || pt_pkt_next(pkt, &p, sizeof(p)) < 0)
+		if (!packet_next(pkt, &off, &p))
 			break;
 		if (p.type != ppt_tsc)
 			continue;
@@ -379,7 +394,6 @@ static uint64_t tsc_at(const struct base *b, size_t i)
 static void add_timestamps(struct base *b, const char *path, size_t every)
 {
 	struct pt_packet_decoder *pkt;
-	struct pt_config cfg;
 	struct pt_packet p;
 	uint8_t *out = malloc(b->aux_len + (b->aux_len / every + 1) * 8);
 	size_t olen = 0, copied = 0, k = 0, added = 0;
@@ -388,16 +402,11 @@ static void add_timestamps(struct base *b, const char *path, size_t every)
 
 	if (!out)
 		die("out of memory");
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)b->aux;
-	cfg.end = (uint8_t *)b->aux + b->aux_len;
-	pkt = pt_pkt_alloc_decoder(&cfg);
-	if (!pkt || pt_pkt_sync_set(pkt, 0) < 0)
-		die("the AUX stream of %s does not start with a PSB", path);
+	pkt = packets_of(b, path);
 	for (;;) {
 		uint64_t off;
 
-		if (pt_pkt_get_offset(pkt, &off) < 0 || pt_pkt_next(pkt, &p, sizeof(p)) < 0)
+		if (!packet_next(pkt, &off, &p))
 			break;
 		if (p.type == ppt_psb)
 			in_psb = true;
