@@ -289,13 +289,13 @@ static void stack_return(struct stack *s, uint64_t to, uint64_t time,
 
 /* ---- per-function time ------------------------------------------------------------------- */
 
-/* Add @ns (> 0) to @func's time, past the two remembered slots (ftime_account()). */
 /* Where function @func's slot of per-function time is looked for first. */
 static inline uint32_t ftime_hash(uint64_t func)
 {
 	return (uint32_t)((func * 0x9e3779b97f4a7c15ull) >> 40);
 }
 
+/* Add @ns (> 0) to @func's time, past the two remembered slots (ftime_account()). */
 static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 {
 	uint32_t mask, i;
@@ -1115,10 +1115,10 @@ static void set_limit(struct auxcap_decode *d)
 /*
  * The window of the quick way (auxcap_decode_next()) after the event just handed out from
  * queue @c (@q), held: the events after it that are final, in one stretch of the ring, while
- * the thread is in the state the quick way needs (a stack, per-function time running, the last event handed out
- * compact; its own steps keep that state), and the key below which the queue's events come
- * before every other cursor (the heap's limit).  Empty (NULL) otherwise; merge_next()
- * empties it first.
+ * the thread is in the state the quick way needs (a stack, per-function time running, the
+ * last event handed out compact; its own steps keep that state), and the key below which
+ * the queue's events come before every other cursor (the heap's limit).  Empty (NULL)
+ * otherwise; merge_next() empties it first.
  */
 static void set_fast_window(struct auxcap_decode *d, size_t c, struct dqueue *q)
 {
