@@ -481,17 +481,6 @@ static void base_load(const char *path, struct base *b)
 	scan_tsc(b, path);
 }
 
-/* Byte offset of the time in a PERF_RECORD_SAMPLE of @e (header included), 0 if it has none. */
-static size_t sample_time_off(const struct auxcap_perf_evsel *e)
-{
-	uint64_t st = e ? e->attr->sample_type : 0;
-
-	if (!(st & PERF_SAMPLE_TIME))
-		return 0;
-	return 8 + 8 * !!(st & PERF_SAMPLE_IDENTIFIER) + 8 * !!(st & PERF_SAMPLE_IP) +
-	       8 * !!(st & PERF_SAMPLE_TID);
-}
-
 /* Whether sample @j of copy @c is kept when @want of @total are (evenly, 0: all). */
 static bool sample_kept(uint64_t c, uint64_t j, uint64_t per_copy, uint64_t total, uint64_t want)
 {
@@ -610,7 +599,8 @@ static size_t write_looped(const struct base *b, const char *path, size_t bytes,
 
 		auxcap_perf_reader_rewind(b->rd);
 		while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
-			size_t off = sample_time_off(ev.evsel), size = ev.rec.size;
+			size_t off = ev.evsel ? auxcap_sample_time_offset(&ev.evsel->layout) : 0;
+			size_t size = ev.rec.size;
 			uint64_t t;
 
 			if (ev.rec.type != PERF_RECORD_SAMPLE)

@@ -689,21 +689,11 @@ static int append(struct auxcap_perf_writer *w, const void *data, size_t n)
 	return pd_buf_put(&w->buf, data, n);
 }
 
-/* Offset of the time field in a SAMPLE of @attr, or 0 if it has none. */
-static size_t sample_time_offset(const struct perf_event_attr *attr)
-{
-	uint64_t t = attr->sample_type;
-
-	if (!(t & PERF_SAMPLE_TIME))
-		return 0;
-	return 8 + 8 * (size_t)(!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
-				!!(t & PERF_SAMPLE_TID));
-}
-
 /* Widen the SAMPLE time span with the SAMPLE at @rec (its attr found by IDENTIFIER). */
 static void note_sample_time(struct auxcap_perf_writer *w, const unsigned char *rec, uint16_t size)
 {
 	const struct perf_event_attr *attr = &w->attrs[0].attr;
+	struct auxcap_sample_layout l = { 0 };
 	size_t off;
 	uint64_t t;
 
@@ -721,7 +711,8 @@ static void note_sample_time(struct auxcap_perf_writer *w, const unsigned char *
 		if (!attr)
 			return;
 	}
-	off = sample_time_offset(attr);
+	l.sample_type = attr->sample_type;
+	off = auxcap_sample_time_offset(&l);
 	if (!off || off + 8 > size)
 		return;
 	memcpy(&t, rec + off, 8);

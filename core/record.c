@@ -126,6 +126,16 @@ size_t auxcap_sample_id_size(const struct auxcap_sample_layout *l)
 	return 8 * (size_t)__builtin_popcountll(l->sample_type & SAMPLE_ID_BITS);
 }
 
+size_t auxcap_sample_time_offset(const struct auxcap_sample_layout *l)
+{
+	uint64_t t = l->sample_type;
+
+	if (!(t & PERF_SAMPLE_TIME))
+		return 0;
+	return 8 + 8 * (size_t)(!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+				!!(t & PERF_SAMPLE_TID));
+}
+
 size_t auxcap_sample_id_encode(const struct auxcap_sample_layout *l,
 			       const struct auxcap_sample_id *sid, void *buf)
 {

@@ -1377,6 +1377,52 @@ static void test_sample_id_encode_round_trips(void **state)
 	assert_int_equal(auxcap_sample_id_encode(&l, &sid, buf), 0);
 }
 
+/* auxcap_sample_time_offset(): where the parser finds the time, for every mix of the fields
+ * before it; 0 without PERF_SAMPLE_TIME. */
+static void test_sample_time_offset(void **state)
+{
+	(void)state;
+	for (unsigned int m = 0; m < 8; m++) {
+		struct auxcap_sample_layout l = { 0 };
+		struct auxcap_record rec;
+		unsigned char buf[64];
+		struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+		uint64_t v, time = 0x123456789ull, period = 4000;
+		size_t off = 8;
+
+		l.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+		if (m & 1) {
+			l.sample_type |= PERF_SAMPLE_IDENTIFIER;
+			v = 42;
+			memcpy(buf + off, &v, 8);
+			off += 8;
+		}
+		if (m & 2) {
+			l.sample_type |= PERF_SAMPLE_IP;
+			v = 0x401000;
+			memcpy(buf + off, &v, 8);
+			off += 8;
+		}
+		if (m & 4) {
+			l.sample_type |= PERF_SAMPLE_TID;
+			v = 7ull << 32 | 7;
+			memcpy(buf + off, &v, 8);
+			off += 8;
+		}
+		memcpy(buf + off, &time, 8);
+		memcpy(buf + off + 8, &period, 8);
+		h.size = (uint16_t)(off + 16);
+		memcpy(buf, &h, 8);
+		assert_int_equal(auxcap_record_parse(&l, buf, h.size, &rec), 0);
+		assert_int_equal(rec.u.sample.time, time);
+		assert_int_equal(auxcap_sample_time_offset(&l), off);
+		memcpy(&v, buf + auxcap_sample_time_offset(&l), 8);
+		assert_int_equal(v, time);
+		l.sample_type &= ~(uint64_t)PERF_SAMPLE_TIME;
+		assert_int_equal(auxcap_sample_time_offset(&l), 0);
+	}
+}
+
 /* The AUXCAP_SNAPSHOTS feature: read back as written, laid out as documented, never in pipes. */
 static void test_snapshot_feature(void **state)
 {
@@ -1654,6 +1700,7 @@ int main(void)
 		cmocka_unit_test(test_fuzzed_and_cut_pipe_streams),
 		cmocka_unit_test(test_other_endian_and_empty_inputs),
 		cmocka_unit_test(test_sample_id_encode_round_trips),
+		cmocka_unit_test(test_sample_time_offset),
 		cmocka_unit_test(test_clock_features),
 		cmocka_unit_test(test_empty_capture_reads_as_final),
 		cmocka_unit_test(test_reader_drop_keeps_payloads_readable),

@@ -180,6 +180,12 @@ void auxcap_sample_layout_from_attr(const struct perf_event_attr *attr,
 size_t auxcap_sample_id_size(const struct auxcap_sample_layout *l);
 
 /**
+ * Byte offset of the time field in a PERF_RECORD_SAMPLE laid out as @l (from the record
+ * header; the fields before it are IDENTIFIER, IP and TID), or 0 if it has none.
+ */
+size_t auxcap_sample_time_offset(const struct auxcap_sample_layout *l);
+
+/**
  * Encode the sample_id trailer of @sid as @l lays it out (for records a tool synthesizes,
  * e.g. COMM or MMAP2 of pre-existing threads).  @buf must hold auxcap_sample_id_size(@l)
  * bytes; fields of @sid that @l does not carry are ignored, reserved words are zero.
