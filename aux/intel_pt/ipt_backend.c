@@ -28,6 +28,11 @@
  *     event comes out once.
  *   - Time: the TSC of each event; perf time too when the capture has no TIME_CONV record
  *     but the AUXTRACE_INFO words hold the conversion (cap_user_time_zero).
+ *   - Images: the code is read from ctx->maps.  When a traced process exec'd, the maps come
+ *     with the spans of time they were in place (ctx->map_spans): the decoder then reads the
+ *     code in place at the trace's own time, asking again after every sync and where tracing
+ *     resumes (an execve returns into the new image), with an image per stretch between two
+ *     execs made on first use.
  */
 #include "config.h"
 
@@ -288,9 +293,31 @@ struct part {
 	uint64_t resume_ip; /* cut: where the flow goes on (the sync point's FUP), 0 if unknown */
 };
 
+/*
+ * The traced code over time, for a process that exec'd (ctx->map_spans): an image per
+ * stretch of time between two changes of the mappings, made when the trace first reaches
+ * that stretch.
+ */
+struct epoch_map {
+	char *path; /* owned */
+	uint64_t offset, size, vaddr;
+	struct auxcap_image_span span;
+};
+
+struct epochs {
+	struct epoch_map *maps; /* owned */
+	size_t nr_maps;
+	uint64_t *bounds; /* owned: the times the mappings change, ascending, distinct */
+	size_t nr_bounds;
+	struct auxcap_ipt_image **images; /* owned: nr_bounds + 1, NULL until made; the last
+					    * is the decoder's @image */
+	struct auxcap_perf_time_conv tc;  /* hardware time to perf time */
+};
+
 struct ipt_dec {
 	struct ipt_opts opts;
-	struct auxcap_ipt_image *image; /* owned */
+	struct auxcap_ipt_image *image; /* owned: the code at the end of the capture */
+	struct epochs *epochs;		/* owned, NULL when the code does not change */
 	struct auxcap_ipt_decoder *dec; /* owned: the decoder of parts[cur] */
 	uint8_t *seam;			/* owned copy for the seam part, or NULL */
 	struct part parts[2];
@@ -585,6 +612,123 @@ static void translate(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether @sp holds perf time @t. */
+static bool span_has(const struct auxcap_image_span *sp, uint64_t t)
+{
+	return sp->since <= t && t < sp->until;
+}
+
+/*
+ * The image in place at hardware time @tsc (auxcap_ipt_decoder_opts.image_at): the stretch
+ * between two changes of the mappings that holds it, its image made on first use.  NULL keeps
+ * the decoder's current image (out of memory: the code may be wrong, as without spans).
+ */
+static struct auxcap_ipt_image *image_at(void *arg, uint64_t tsc)
+{
+	struct epochs *ep = arg;
+	uint64_t t = auxcap_time_conv_to_ns(&ep->tc, tsc), from;
+	size_t lo = 0, hi = ep->nr_bounds;
+	struct auxcap_ipt_image *image;
+
+	/* k = how many changes happened by @t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ep->bounds[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (ep->images[lo])
+		return ep->images[lo];
+	if (auxcap_ipt_image_new(&image) < 0)
+		return NULL;
+	from = lo ? ep->bounds[lo - 1] : 0;
+	for (size_t i = 0; i < ep->nr_maps; i++)
+		if (span_has(&ep->maps[i].span, from))
+			(void)auxcap_ipt_image_add_raw(image, ep->maps[i].path, ep->maps[i].offset,
+						       ep->maps[i].size, ep->maps[i].vaddr);
+	ep->images[lo] = image;
+	return image;
+}
+
+/*
+ * The code over time from ctx->map_spans (d->epochs), when the mappings change during the
+ * capture and the trace's time can be turned into perf time; the maps in place at the end go
+ * into d->image (the image until the trace's time is known, and without epochs).  Without
+ * spans every map goes there.
+ */
+static int setup_images(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx)
+{
+	const struct auxcap_image_span *spans =
+		ctx->sz >= offsetof(struct auxcap_decode_ctx, map_spans) + sizeof(ctx->map_spans)
+			? ctx->map_spans
+			: NULL;
+	struct epochs *ep = NULL;
+	size_t nb = 0;
+	int r;
+
+	if (spans && (ctx->time_conv || d->have_tc)) {
+		for (size_t i = 0; i < ctx->nr_maps; i++)
+			nb += (spans[i].since != 0) + (spans[i].until != UINT64_MAX);
+	}
+	if (nb) {
+		ep = calloc(1, sizeof(*ep));
+		if (!ep)
+			return -ENOMEM;
+		d->epochs = ep;
+		ep->tc = ctx->time_conv ? *ctx->time_conv : d->tc;
+		ep->maps = calloc(ctx->nr_maps, sizeof(*ep->maps));
+		ep->bounds = malloc(nb * sizeof(*ep->bounds));
+		if (!ep->maps || !ep->bounds)
+			return -ENOMEM;
+		nb = 0;
+		for (size_t i = 0; i < ctx->nr_maps; i++) {
+			struct epoch_map *m = &ep->maps[ep->nr_maps];
+
+			m->path = strdup(ctx->maps[i].path);
+			if (!m->path)
+				return -ENOMEM;
+			m->offset = ctx->maps[i].file_offset;
+			m->size = ctx->maps[i].size;
+			m->vaddr = ctx->maps[i].vaddr;
+			m->span = spans[i];
+			ep->nr_maps++;
+			if (spans[i].since != 0)
+				ep->bounds[nb++] = spans[i].since;
+			if (spans[i].until != UINT64_MAX)
+				ep->bounds[nb++] = spans[i].until;
+		}
+		qsort(ep->bounds, nb, sizeof(*ep->bounds), cmp_u64);
+		ep->nr_bounds = 0;
+		for (size_t i = 0; i < nb; i++)
+			if (!ep->nr_bounds || ep->bounds[i] != ep->bounds[ep->nr_bounds - 1])
+				ep->bounds[ep->nr_bounds++] = ep->bounds[i];
+		ep->images = calloc(ep->nr_bounds + 1, sizeof(*ep->images));
+		if (!ep->images)
+			return -ENOMEM;
+	}
+	r = auxcap_ipt_image_new(&d->image);
+	if (r < 0)
+		return r;
+	/* Files the decode stage could not read were left out by it; skip any that vanished. */
+	for (size_t i = 0; i < ctx->nr_maps; i++)
+		if (!ep || spans[i].until == UINT64_MAX)
+			(void)auxcap_ipt_image_add_raw(d->image, ctx->maps[i].path,
+						       ctx->maps[i].file_offset, ctx->maps[i].size,
+						       ctx->maps[i].vaddr);
+	if (ep)
+		ep->images[ep->nr_bounds] = d->image;
+	return 0;
+}
+
 static int start_part(struct ipt_dec *d)
 {
 	struct auxcap_ipt_decoder_opts o = { .sz = sizeof(o) };
@@ -592,10 +736,29 @@ static int start_part(struct ipt_dec *d)
 
 	/* Blocks are enough unless instructions are wanted, or asked for. */
 	o.block = !d->per_insn && !d->opts.insn_decoder;
+	if (d->epochs) {
+		o.image_at = image_at;
+		o.image_arg = d->epochs;
+	}
 	auxcap_ipt_decoder_free(d->dec);
 	d->dec = NULL;
 	flow_reset(d);
 	return auxcap_ipt_decoder_new(p->buf, p->len, d->image, &d->opts.params, &o, &d->dec);
+}
+
+static void epochs_free(struct epochs *ep)
+{
+	if (!ep)
+		return;
+	for (size_t i = 0; i < ep->nr_maps; i++)
+		free(ep->maps[i].path);
+	/* the last image is the decoder's own */
+	for (size_t k = 0; ep->images && k < ep->nr_bounds; k++)
+		auxcap_ipt_image_free(ep->images[k]);
+	free(ep->images);
+	free(ep->bounds);
+	free(ep->maps);
+	free(ep);
 }
 
 static void ipt_decoder_free(void *p)
@@ -605,6 +768,7 @@ static void ipt_decoder_free(void *p)
 	if (!d)
 		return;
 	auxcap_ipt_decoder_free(d->dec);
+	epochs_free(d->epochs);
 	auxcap_ipt_image_free(d->image);
 	free(d->seam);
 	free(d);
@@ -699,13 +863,9 @@ static int ipt_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 		d->tc.cap_user_time_zero = true;
 		d->have_tc = d->tc.time_mult && d->tc.time_shift < 64;
 	}
-	r = auxcap_ipt_image_new(&d->image);
+	r = setup_images(d, ctx);
 	if (r < 0)
 		goto err;
-	/* Files the decode stage could not read were left out by it; skip any that vanished. */
-	for (size_t i = 0; i < ctx->nr_maps; i++)
-		(void)auxcap_ipt_image_add_raw(d->image, ctx->maps[i].path, ctx->maps[i].file_offset,
-					       ctx->maps[i].size, ctx->maps[i].vaddr);
 	r = plan_parts(d, ctx, buf, len);
 	if (r < 0)
 		goto err;

@@ -57,7 +57,7 @@ struct auxcap_ipt_decoder {
  * The bytes of the last instruction of a block (for a conditional jump: its length tells a
  * taken jump from a fall-through) come from the image section cache, which locks and maps
  * the section for every read: hot loops end blocks at the same few addresses, so they are
- * kept here, direct-mapped by address.  Sections do not change while a decoder runs.
+ * kept here, direct-mapped by address (emptied when the decoder changes image).
  */
 #define RAW_CACHE 8192
 
@@ -124,6 +124,41 @@ static int dec_get_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)
 	if (r >= 0 && *offset > dec->len)
 		*offset = dec->len;
 	return r;
+}
+
+/*
+ * The image in place at @tsc (opts.image_at), if it is another one: set it in libipt's
+ * decoder.  The bytes kept for block ends belong to the old image's sections.
+ */
+static void dec_image_at(struct auxcap_ipt_decoder *dec, uint64_t tsc)
+{
+	struct auxcap_ipt_image *image = dec->opts.image_at(dec->opts.image_arg, tsc);
+	int r;
+
+	if (!image || image == dec->image)
+		return;
+	r = dec->insn ? pt_insn_set_image(dec->insn, auxcap_ipt_image_pt(image))
+		      : pt_blk_set_image(dec->blk, auxcap_ipt_image_pt(image));
+	if (r < 0)
+		return; /* libipt refuses only a NULL decoder: keep the old image */
+	dec->image = image;
+	if (dec->raw_cache)
+		memset(dec->raw_cache, 0, RAW_CACHE * sizeof(*dec->raw_cache));
+}
+
+/* After a sync: the image in place at the PSB+'s timestamp. */
+static void dec_image_after_sync(struct auxcap_ipt_decoder *dec)
+{
+	uint64_t tsc = 0;
+	uint32_t lost_mtc = 0, lost_cyc = 0;
+	int r;
+
+	if (!dec->opts.image_at)
+		return;
+	r = dec->insn ? pt_insn_time(dec->insn, &tsc, &lost_mtc, &lost_cyc)
+		      : pt_blk_time(dec->blk, &tsc, &lost_mtc, &lost_cyc);
+	if (r >= 0)
+		dec_image_at(dec, tsc);
 }
 
 static int dec_get_sync_offset(struct auxcap_ipt_decoder *dec, uint64_t *offset)
@@ -492,6 +527,7 @@ static int do_sync(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *item)
 	dec->status = r;
 	dec->state = STATE_RUNNING;
 	dec->pending_err = 0;
+	dec_image_after_sync(dec);
 	if (!dec->synced_once) {
 		dec->synced_once = true;
 		if (dec_get_sync_offset(dec, &offset) >= 0 && offset > 0) {
@@ -728,6 +764,9 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 			if (dec_get_offset(dec, &offset) >= 0)
 				item->offset = offset;
 			fill_event(item, &ev);
+			/* Tracing resumes: after an execve, in another image. */
+			if (ev.type == ptev_enabled && ev.has_tsc && dec->opts.image_at)
+				dec_image_at(dec, ev.tsc);
 			return 1;
 		}
 		if (dec->status & pts_eos) {

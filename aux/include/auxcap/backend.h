@@ -194,6 +194,15 @@ struct auxcap_image_map {
 	int64_t pid;	      /* process it belongs to, -1: every process */
 };
 
+/**
+ * When a mapping was in place, in perf time (ns): from @since (inclusive) to @until
+ * (exclusive).  A process that exec'd has other code at the same addresses before and after.
+ */
+struct auxcap_image_span {
+	uint64_t since; /* 0: from the start of the capture */
+	uint64_t until; /* UINT64_MAX: to its end */
+};
+
 /** What the decode stage gives a backend decoder.  Borrowed for the op call only. */
 struct auxcap_decode_ctx {
 	size_t sz;			  /* sizeof(struct auxcap_decode_ctx) */
@@ -238,6 +247,15 @@ struct auxcap_decode_ctx {
 	const char *cpuid;	/* the capture's CPUID text (perf's CPUID feature, e.g.
 				 * "GenuineIntel,6,142,10"), NULL if not known */
 	const struct perf_event_attr *attr; /* the AUX event's attr, NULL if not known */
+	/**
+	 * When each of @maps was in place (@nr_maps entries, in the same order), or NULL when
+	 * all of them were for the whole capture.  A process that exec'd has the mappings of
+	 * each image it ran, each with the span between its execs: a decoder that reads code
+	 * takes the mappings in place at the trace's own time (@time_conv, or the backend's own
+	 * conversion, turns its timestamps into perf time).  Later entries replace earlier ones
+	 * where they overlap; a decoder that ignores this sees every image at once.
+	 */
+	const struct auxcap_image_span *map_spans;
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
