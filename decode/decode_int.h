@@ -24,6 +24,12 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 /* Forget the mappings of @pid made before @time (an exec at @time replaced its address space;
  * UINT64_MAX: every one). */
 void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time);
+/* Map @i (in the order added) was in place from perf time @since to @until (exclusive). */
+int auxcap_symbols_set_span(struct auxcap_symbols *s, size_t i, uint64_t since, uint64_t until);
+/* Look-ups from now on are for perf time @t (the mappings in place then); [*ret_lo,
+ * *ret_hi) is the stretch around @t over which the answers stay the same. */
+void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret_lo,
+			     uint64_t *ret_hi);
 /* Read up to @len bytes of code at @addr of @pid from its file.  Returns the bytes read, or
  * -ENOENT if no readable mapping holds @addr. */
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
@@ -113,6 +119,10 @@ struct dqueue {
 	uint64_t run_tsc;
 	uint64_t run_insns;  /* instructions of the open run's events */
 	bool run_gap;	     /* the open run holds a gap */
+	bool run_untraced;   /* the open run holds a DISABLE: untraced time follows it */
+	const uint64_t *execs; /* the capture's exec times, ascending (borrowed from the
+				* decode) */
+	size_t nr_execs;
 	uint64_t run_clock;  /* its perf time */
 	uint64_t last_key;   /* key of the last final event (keys never go back) */
 	int32_t c_tid, c_pid; /* the thread of the last event handed out, its process */
@@ -246,8 +256,14 @@ struct auxcap_decode {
 	/* The image: executable mappings with readable files. */
 	struct auxcap_image_map *maps; /* paths owned */
 	uint64_t *map_times;	       /* parallel to @maps: when each was made, 0 if not known */
+	struct auxcap_image_span *map_spans; /* parallel to @maps: when each was in place (its
+					      * process's execs around it) */
 	size_t nr_maps, cap_maps;
+	bool have_spans;		/* a map's span is not the whole capture */
+	uint64_t *exec_times; /* every exec with a time, ascending */
+	size_t nr_exec_times;
 	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
+	struct auxcap_image_span *qspans; /* and their spans */
 	struct auxcap_symbols *syms;
 
 	struct tid_info *tids; /* hash table by tid */
@@ -280,6 +296,8 @@ struct auxcap_decode {
 	const struct qev *fast_next; /* the window the quick way hands out from: events of */
 	const struct qev *fast_end;  /* held_q after the held one (see set_fast_window()), */
 	uint64_t fast_lim;	     /* with keys below this */
+	uint64_t sym_lo, sym_hi; /* the stretch of time the symbols answer for now (the
+				  * mappings in place then; auxcap_symbols_set_time()) */
 
 	/* the event handed out, and what it points to */
 	struct auxcap_decode_event out;

@@ -508,6 +508,16 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
  * The type of the branch at @from, for backends that do not know it (Intel BTS): from the
  * instruction in the binary, disassembled.  AUXCAP_BR_NONE if it cannot be read.
  */
+/*
+ * The symbols answer for time @t from now on: the mappings in place then (a process that
+ * exec'd had others before).  The quick way stops where they change (set_fast_window()).
+ */
+static inline void sym_time(struct auxcap_decode *d, uint64_t t)
+{
+	if (t < d->sym_lo || t >= d->sym_hi)
+		auxcap_symbols_set_time(d->syms, t, &d->sym_lo, &d->sym_hi);
+}
+
 static enum auxcap_branch_type branch_at(struct auxcap_decode *d, int32_t pid, uint64_t from)
 {
 	size_t slot = (size_t)((from * 0x9e3779b97f4a7c15ull) >> 52) & (BRC_SIZE - 1);
@@ -574,6 +584,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		q->c_pid = q->info.tid >= 0 && tid == q->info.tid ? q->info.pid : ti ? ti->pid : -1;
 		q->c_comm = ti && ti->comm[0] ? ti->comm : NULL;
 	}
+	sym_time(d, e->key);
 	if (e->kind == AUXCAP_TRACE_BRANCH && e->branch == AUXCAP_BR_NONE)
 		e->branch = branch_at(d, q->c_pid, e->ip);
 	out->kind = AUXCAP_DECODE_TRACE;
@@ -615,6 +626,34 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 	if (e->kind == AUXCAP_TRACE_GAP)
 		d->info.gaps++;
 	return 0;
+}
+
+/*
+ * Thread @t exec'd at @time: the frames of the old image end (@sc says how many), and a
+ * sample after this is not taken back before it.  The new image's first traced event starts
+ * the stack again.
+ */
+static void thread_exec(struct auxcap_decode *d, struct dthread *t, uint64_t time,
+			struct auxcap_decode_stack_change *sc)
+{
+	if (d->want_context) {
+		struct hist *h = hist_push(t);
+
+		h->from = h->to = h->seq_from = 0;
+		h->seq_start = false;
+		h->time = time;
+		h->type = AUXCAP_BR_NONE;
+		h->undo = UNDO_LOST;
+	}
+	if (!t->ft_paused) {
+		ftime_account(t, time);
+		t->ft_paused = true;
+	}
+	sc->popped = t->depth;
+	sc->depth = 0;
+	t->depth = 0;
+	t->seq_from = 0;
+	t->seq_start = false;
 }
 
 /* ---- samples --------------------------------------------------------------------------- */
@@ -909,6 +948,8 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 	out->kind = AUXCAP_DECODE_SIDEBAND;
 	out->time = e->time;
 	out->has_time = e->has_time;
+	if (e->has_time)
+		sym_time(d, e->time);
 	out->cpu = out->pid = out->tid = out->queue = -1;
 	out->evsel = es;
 	if (e->type == AUXCAP_PERF_RECORD_AUXTRACE_ERROR) {
@@ -1018,6 +1059,14 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 		}
 		out->pid = (int32_t)rec->u.comm.pid;
 		out->tid = (int32_t)rec->u.comm.tid;
+		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			struct dthread *t = thread_get(d, out->tid, false);
+
+			/* (trace at the exec's own time is the new image's: a traced command's
+			 * first events come at the time of its exec) */
+			if (t && t->has_trace && t->last_time < out->time)
+				thread_exec(d, t, out->time, &out->stack);
+		}
 		break;
 	}
 	case PERF_RECORD_LOST:
@@ -1139,6 +1188,9 @@ static void set_fast_window(struct auxcap_decode *d, size_t c, struct dqueue *q)
 	 * time, takes the general way). */
 	if (c < d->lim_c && lim != UINT64_MAX)
 		lim++;
+	/* where the mappings change, the general way tells the symbols (sym_time()) */
+	if (lim > d->sym_hi)
+		lim = d->sym_hi;
 	d->fast_first = e;
 	d->fast_next = e;
 	d->fast_end = e + n;

@@ -233,6 +233,15 @@ static int fd_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 		return trace_event(w, ev);
 	if (ev->kind == AUXCAP_DECODE_SAMPLE)
 		sample_event(w, ev);
+	if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->stack.popped && ev->tid >= 0) {
+		/* an exec: the old image's frames end */
+		bool is_new;
+		struct fthread *t = out_tmap_get(f->threads, ev->tid, &is_new);
+
+		if (!t)
+			return -ENOMEM;
+		t->n = t->n > ev->stack.popped ? t->n - ev->stack.popped : 0;
+	}
 	if (ev->kind == AUXCAP_DECODE_LOSS && ev->lost && ev->rec &&
 	    (ev->rec->type == PERF_RECORD_LOST || ev->rec->type == PERF_RECORD_LOST_SAMPLES)) {
 		uint32_t node = child(f, ROOT, FUNC_LOST, -1); /* may move f->nodes */

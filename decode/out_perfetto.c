@@ -323,6 +323,9 @@ static int pf_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 		if (ev->rec && ev->rec->type == PERF_RECORD_COMM && ev->tid >= 0) {
 			struct pthread *t = thread_of(w, ev);
 
+			/* an exec: the old image's frames end */
+			for (uint32_t i = 0; t && i < ev->stack.popped && t->open; i++)
+				slice_end(w, t, ev->time);
 			if (t)
 				name_thread(w, t, ev->rec->u.comm.comm);
 		}

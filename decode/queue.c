@@ -11,7 +11,10 @@
  * spread between the two by instruction count: event i of a run that started at t0, with the
  * next timestamp t1, gets t0 + (t1 - t0) * (instructions up to and including i) /
  * (instructions of the run + 1).  A run with a gap in it is not spread (time was lost: its
- * events stay at t0); a run is also closed, without spreading, by a gap that has its own
+ * events stay at t0).  A run where tracing stopped (a DISABLE: a system call) that holds the
+ * time of an exec is spread up to that time only: its events ran in the old image, before the
+ * exec, and are ordered before its COMM record (the sample windows still reach t1).  A run
+ * is also closed, without spreading, by a gap that has its own
  * timestamp, the end of the trace, or when it reaches RUN_MAX events (memory stays bounded).
  * Events before the first timestamp of the queue take that timestamp.  A timestamp that
  * converts to a time before the clock's zero (wrapped: a torn or corrupt timestamp packet)
@@ -302,6 +305,22 @@ static uint64_t udiv_do(const struct udiv *u, uint64_t n)
 	return (t + ((n - t) >> 1)) >> u->s;
 }
 
+/* The first exec after @t0 (the capture's, any process's), UINT64_MAX if none. */
+static uint64_t exec_after(const struct dqueue *q, uint64_t t0)
+{
+	size_t lo = 0, hi = q->nr_execs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->execs[mid] <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < q->nr_execs ? q->execs[lo] : UINT64_MAX;
+}
+
 /*
  * Make the open run final.  With @have_next, @t1 is the perf time of the timestamp that ends
  * it; @spread says whether the run's events may be spread up to it.
@@ -317,6 +336,13 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 		if (spread && have_next && t1 > t0)
 			hi = t1;
 		span = hi - t0;
+		if (span && q->run_untraced) {
+			/* an exec while tracing was stopped: up to it only */
+			uint64_t te = exec_after(q, t0);
+
+			if (te < hi)
+				span = te - 1 - t0;
+		}
 		if (!span || !total) {
 			/* every event at t0 (no instruction before any of them: cum 0) */
 			last = t0 > last ? t0 : last;
@@ -385,6 +411,7 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 	q->run_has_clock = false;
 	q->run_from_tsc = false;
 	q->run_gap = false;
+	q->run_untraced = false;
 	q->run_insns = 0;
 }
 
@@ -409,6 +436,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		return;
 	} else if (has_clock && q->run_has_clock && c == q->run_clock) {
 		/* one more event of the open run (another counter value, the same time) */
+		q->run_untraced |= ev->kind == AUXCAP_TRACE_DISABLE;
 		q->tail++;
 		q->run_insns += ev->ninsn;
 		e->key = q->run_insns;
@@ -427,6 +455,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		q->run_from_tsc = d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC);
 		q->run_tsc = ev->tsc;
 	}
+	q->run_untraced |= ev->kind == AUXCAP_TRACE_DISABLE;
 	q->tail++;
 	q->run_insns += ev->ninsn;
 	e->key = q->run_insns;
@@ -582,6 +611,8 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	if (q->piece)
 		q->prog_base += q->pieces[q->piece - 1].len;
 	queue_progress(d, q, q->prog_base, true);
+	q->execs = d->exec_times;
+	q->nr_execs = d->nr_exec_times;
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {

@@ -623,6 +623,17 @@ int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_even
 	case AUXCAP_DECODE_LOSS:
 		loss_event(r, ev);
 		return 0;
+	case AUXCAP_DECODE_SIDEBAND:
+		if (ev->stack.popped && ev->tid >= 0) {
+			/* an exec: the old image's frames end */
+			struct rthread *t = thread_get(r, ev->tid);
+
+			if (!t)
+				return -ENOMEM;
+			for (uint32_t i = 0; i < ev->stack.popped && t->n; i++)
+				frame_pop(r, t);
+		}
+		return 0;
 	default:
 		return 0;
 	}

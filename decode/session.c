@@ -164,6 +164,7 @@ static int add_map(struct auxcap_decode *d, const char *path, uint64_t off, uint
 	if (d->nr_maps == d->cap_maps) {
 		size_t cap = d->cap_maps ? 2 * d->cap_maps : 16;
 		struct auxcap_image_map *nm = realloc(d->maps, cap * sizeof(*nm));
+		struct auxcap_image_span *ns;
 		uint64_t *nt;
 
 		if (!nm)
@@ -173,63 +174,140 @@ static int add_map(struct auxcap_decode *d, const char *path, uint64_t off, uint
 		if (!nt)
 			return -ENOMEM;
 		d->map_times = nt;
+		ns = realloc(d->map_spans, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		d->map_spans = ns;
 		d->cap_maps = cap;
 	}
 	p = strdup(path);
 	if (!p)
 		return -ENOMEM;
 	d->map_times[d->nr_maps] = time;
+	d->map_spans[d->nr_maps] = (struct auxcap_image_span){ 0, UINT64_MAX };
 	m = &d->maps[d->nr_maps++];
 	*m = (struct auxcap_image_map){ p, off, size, vaddr, pid };
 	return auxcap_symbols_add(d->syms, (int32_t)pid, vaddr, size, off, path, time);
 }
 
 /*
- * The execs seen so far, newest per process.  Records reach the file in the order the rings
- * were drained, not in time order: with a ring per CPU, a process that exec'd on one CPU and
- * mapped its libraries on another can have those MMAP2 records written before its COMM exec.
- * So an exec drops only the mappings made before it, by time, and a mapping that comes later
- * in the file but was made before the process's last exec is dropped as it is added.
+ * The execs of the capture with a time, for when each mapping was in place.  Records reach
+ * the file in the order the rings were drained, not in time order: with a ring per CPU, a
+ * process that exec'd on one CPU and mapped its libraries on another can have those MMAP2
+ * records written before its COMM exec.  So a mapping belongs to the image its time falls in
+ * (set_spans()), whatever its place in the file.
  */
+struct exec_at {
+	int32_t pid;
+	uint64_t time;
+};
+
 struct execs {
-	struct {
-		int32_t pid;
-		uint64_t time; /* UINT64_MAX: not known (all earlier records are before it) */
-	} *v;
+	struct exec_at *v;
 	size_t n, cap;
 };
 
-static uint64_t exec_time(const struct execs *e, int32_t pid)
+static int exec_add(struct execs *e, int32_t pid, uint64_t time)
 {
-	for (size_t i = 0; i < e->n; i++)
-		if (e->v[i].pid == pid)
-			return e->v[i].time;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 8;
+		struct exec_at *nv = realloc(e->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		e->v = nv;
+		e->cap = cap;
+	}
+	e->v[e->n++] = (struct exec_at){ pid, time };
 	return 0;
 }
 
-static int exec_note(struct execs *e, int32_t pid, uint64_t time)
+static int cmp_u64(const void *a, const void *b)
 {
-	size_t i;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (i = 0; i < e->n; i++)
-		if (e->v[i].pid == pid)
-			break;
-	if (i == e->n) {
-		if (e->n == e->cap) {
-			size_t cap = e->cap ? 2 * e->cap : 8;
-			void *nv = realloc(e->v, cap * sizeof(*e->v));
+	return x < y ? -1 : x > y;
+}
 
-			if (!nv)
-				return -ENOMEM;
-			e->v = nv;
-			e->cap = cap;
-		}
-		e->v[e->n].pid = pid;
-		e->v[e->n++].time = 0;
+static int cmp_exec(const void *a, const void *b)
+{
+	const struct exec_at *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The first exec of a later process than @pid, or of @pid after @t. */
+static size_t exec_after(const struct execs *e, int64_t pid, uint64_t t)
+{
+	size_t lo = 0, hi = e->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->v[mid].pid < pid || (e->v[mid].pid == pid && e->v[mid].time <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* Files written out of time order: the newest exec counts. */
-	if (time > e->v[i].time || time == UINT64_MAX)
-		e->v[i].time = time;
+	return lo;
+}
+
+/*
+ * Each mapping's span: from the last exec of its process at or before the time it was made
+ * to the next exec after it (UINT64_MAX if none).  A mapping whose time is not known is taken
+ * for one made at the start.  A process's first exec starts its first span only when it had
+ * mappings before it (a traced command's own exec does not: its image is there from the
+ * start).  The symbols get the same spans.
+ */
+static int set_spans(struct auxcap_decode *d, struct execs *e)
+{
+	bool *before; /* per exec: its process had mappings before it */
+
+	if (!e->n)
+		return 0;
+	d->exec_times = malloc(e->n * sizeof(*d->exec_times));
+	if (!d->exec_times)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n; i++)
+		d->exec_times[i] = e->v[i].time;
+	qsort(d->exec_times, e->n, sizeof(*d->exec_times), cmp_u64);
+	d->nr_exec_times = e->n;
+	qsort(e->v, e->n, sizeof(*e->v), cmp_exec);
+	before = calloc(e->n, sizeof(*before));
+	if (!before)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nr_maps; i++) {
+		int64_t pid = d->maps[i].pid;
+		size_t k = exec_after(e, pid, d->map_times[i]);
+
+		if (pid >= 0 && k < e->n && e->v[k].pid == pid && (!k || e->v[k - 1].pid != pid))
+			before[k] = true;
+	}
+	for (size_t i = 0; i < d->nr_maps; i++) {
+		int64_t pid = d->maps[i].pid;
+		struct auxcap_image_span sp = { 0, UINT64_MAX };
+		size_t k;
+
+		if (pid < 0)
+			continue;
+		k = exec_after(e, pid, d->map_times[i]);
+		if (k < e->n && e->v[k].pid == pid)
+			sp.until = e->v[k].time;
+		if (k > 0 && e->v[k - 1].pid == pid) {
+			bool first = k == 1 || e->v[k - 2].pid != pid;
+
+			if (!first || before[k - 1])
+				sp.since = e->v[k - 1].time;
+		}
+		if (sp.since == 0 && sp.until == UINT64_MAX)
+			continue;
+		d->map_spans[i] = sp;
+		d->have_spans = true;
+		auxcap_symbols_set_span(d->syms, i, sp.since, sp.until);
+	}
+	free(before);
 	return 0;
 }
 
@@ -705,7 +783,7 @@ static int first_pass(struct auxcap_decode *d)
 	while ((r = auxcap_perf_reader_next(d->rd, &ev)) == 1) {
 		const struct auxcap_record *rec = &ev.rec;
 		bool has_time;
-		uint64_t t = decode_record_time(&ev, &has_time), te;
+		uint64_t t = decode_record_time(&ev, &has_time);
 
 		if (d->opts.progress && !(++nrec & 4095) && ev.offset >= data_start)
 			d->opts.progress(d->opts.progress_arg, AUXCAP_DECODE_PHASE_READ,
@@ -720,18 +798,16 @@ static int first_pass(struct auxcap_decode *d)
 		case PERF_RECORD_MMAP2:
 			note_tid(d, rec->u.mmap.pid, rec->u.mmap.tid, NULL);
 			r = on_mmap(d, rec, has_time ? t : 0, &miss);
-			/* made before an exec already seen (per-CPU rings): gone with it */
-			te = exec_time(&execs, (int32_t)rec->u.mmap.pid);
-			if (r >= 0 && has_time && t < te && te != UINT64_MAX)
-				drop_maps_before(d, (int32_t)rec->u.mmap.pid, te);
 			break;
 		case PERF_RECORD_COMM:
 			if (rec->misc & PERF_RECORD_MISC_COMM_EXEC) {
-				/* Mappings from before the exec are gone: keep the image's newest.
-				 * Without a time, every one seen so far is before it. */
-				te = has_time ? t : UINT64_MAX;
-				drop_maps_before(d, (int32_t)rec->u.comm.pid, te);
-				r = exec_note(&execs, (int32_t)rec->u.comm.pid, te);
+				/* The process runs another image from here: the mappings before
+				 * the exec are in place until its time (set_spans()).  Without a
+				 * time, every one seen so far is before it, and gone. */
+				if (has_time)
+					r = exec_add(&execs, (int32_t)rec->u.comm.pid, t);
+				else
+					drop_maps_before(d, (int32_t)rec->u.comm.pid, UINT64_MAX);
 			}
 			note_tid(d, rec->u.comm.pid, rec->u.comm.tid, rec->u.comm.comm);
 			break;
@@ -792,6 +868,8 @@ static int first_pass(struct auxcap_decode *d)
 	for (size_t i = 0; i < miss.n; i++)
 		free(miss.paths[i]);
 	free(miss.paths);
+	if (r == 0)
+		r = set_spans(d, &execs);
 	free(execs.v);
 	if (r == 0)
 		r = apply_cuts(d, &cuts);
@@ -820,7 +898,8 @@ int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
 
 	if (!d->qmaps && d->nr_maps) {
 		d->qmaps = calloc(d->nr_maps, sizeof(*d->qmaps));
-		if (!d->qmaps)
+		d->qspans = calloc(d->nr_maps, sizeof(*d->qspans));
+		if (!d->qmaps || !d->qspans)
 			return -ENOMEM;
 	}
 	/* A per-task queue sees its process (and global code); a per-CPU one sees all, and so
@@ -833,6 +912,7 @@ int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
 				continue;
 			if (!pass && q->info.pid >= 0 && m->pid >= 0 && m->pid != q->info.pid)
 				continue;
+			d->qspans[n] = d->map_spans[i];
 			d->qmaps[n++] = *m;
 		}
 	*ret = d->qmaps;
@@ -858,8 +938,8 @@ void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 	ctx->errlen = errlen;
 	ctx->cpuid = f ? f->cpuid : NULL;
 	ctx->attr = d->aux_attr;
-	if (q)
-		(void)decode_queue_maps(d, q, &ctx->maps, &ctx->nr_maps);
+	if (q && decode_queue_maps(d, q, &ctx->maps, &ctx->nr_maps) == 0 && d->have_spans)
+		ctx->map_spans = d->qspans;
 }
 
 /* ---- code given by the caller ---------------------------------------------------------- */
@@ -1137,7 +1217,10 @@ void auxcap_decode_close(struct auxcap_decode *d)
 		free((char *)d->maps[i].path);
 	free(d->maps);
 	free(d->map_times);
+	free(d->map_spans);
+	free(d->exec_times);
 	free(d->qmaps);
+	free(d->qspans);
 	auxcap_symbols_free(d->syms);
 	free(d->tids);
 	for (size_t i = 0; i < d->nr_found; i++) {

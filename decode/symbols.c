@@ -8,6 +8,10 @@
  * symbol table names.  This works for executables, PIEs and shared objects alike, whatever
  * segment of the file the mapping covers.  A direct-mapped cache in front keeps repeated
  * look-ups (the same branch sites over and over) cheap.
+ *
+ * A process that exec'd had other mappings before: each mapping has the span of time it was
+ * in place (auxcap_symbols_set_span()), and look-ups answer for the time the decode has
+ * reached (auxcap_symbols_set_time(); before that, for the end of the capture).
  */
 #include "config.h"
 
@@ -43,6 +47,7 @@ struct sym_map {
 	bool dropped;
 	uint64_t start, end, pgoff;
 	uint64_t time; /* when it was made, 0 if not known */
+	uint64_t since, until; /* when it was in place (auxcap_symbols_set_span()) */
 	size_t file; /* index into files */
 };
 
@@ -65,6 +70,10 @@ struct auxcap_symbols {
 	struct sym_cache *cache;
 	size_t last; /* map of the last hit */
 	uint32_t gen; /* bumped whenever the mappings change (auxcap_symbols_gen()) */
+	uint64_t now;	     /* the time look-ups are for (auxcap_symbols_set_time()) */
+	uint64_t *bounds;    /* the times the mappings change (ascending, distinct) */
+	size_t nr_bounds;
+	bool bounds_stale;   /* a span changed since @bounds was made */
 	char text_big[256]; /* auxcap_symbols_text() of a name too long for its cache entry */
 };
 
@@ -79,6 +88,7 @@ int auxcap_symbols_new(struct auxcap_symbols **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	s->now = UINT64_MAX; /* until told otherwise: the mappings at the end */
 	*ret = s;
 	return 0;
 }
@@ -98,6 +108,7 @@ void auxcap_symbols_free(struct auxcap_symbols *s)
 	free(s->files);
 	free(s->maps);
 	free(s->cache);
+	free(s->bounds);
 	free(s);
 }
 
@@ -146,9 +157,84 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 		s->maps = nm;
 		s->cap = cap;
 	}
-	s->maps[s->n++] = (struct sym_map){ pid, false, start, start + len, pgoff, time, f };
+	s->maps[s->n++] = (struct sym_map){ pid, false, start, start + len, pgoff, time, 0,
+					    UINT64_MAX, f };
 	cache_clear(s);
 	return 0;
+}
+
+int auxcap_symbols_set_span(struct auxcap_symbols *s, size_t i, uint64_t since, uint64_t until)
+{
+	if (i >= s->n || since >= until)
+		return -EINVAL;
+	s->maps[i].since = since;
+	s->maps[i].until = until;
+	s->bounds_stale = true;
+	cache_clear(s);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int make_bounds(struct auxcap_symbols *s)
+{
+	size_t n = 0;
+
+	free(s->bounds);
+	s->bounds = NULL;
+	s->nr_bounds = 0;
+	for (size_t i = 0; i < s->n; i++)
+		n += (s->maps[i].since != 0) + (s->maps[i].until != UINT64_MAX);
+	if (n) {
+		s->bounds = malloc(n * sizeof(*s->bounds));
+		if (!s->bounds)
+			return -ENOMEM;
+		n = 0;
+		for (size_t i = 0; i < s->n; i++) {
+			if (s->maps[i].since != 0)
+				s->bounds[n++] = s->maps[i].since;
+			if (s->maps[i].until != UINT64_MAX)
+				s->bounds[n++] = s->maps[i].until;
+		}
+		qsort(s->bounds, n, sizeof(*s->bounds), cmp_u64);
+		for (size_t i = 0; i < n; i++)
+			if (!s->nr_bounds || s->bounds[i] != s->bounds[s->nr_bounds - 1])
+				s->bounds[s->nr_bounds++] = s->bounds[i];
+	}
+	s->bounds_stale = false;
+	return 0;
+}
+
+void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret_lo,
+			     uint64_t *ret_hi)
+{
+	size_t lo = 0, hi;
+
+	if (s->bounds_stale && make_bounds(s) < 0) {
+		/* out of memory: look-ups stay as they were, asked again at every change */
+		*ret_lo = *ret_hi = t;
+		return;
+	}
+	hi = s->nr_bounds;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->bounds[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*ret_lo = lo ? s->bounds[lo - 1] : 0;
+	*ret_hi = lo < s->nr_bounds ? s->bounds[lo] : UINT64_MAX;
+	/* another stretch: other mappings, other answers */
+	if (s->now < *ret_lo || s->now >= *ret_hi || (s->now == UINT64_MAX && s->nr_bounds))
+		cache_clear(s);
+	s->now = t;
 }
 
 void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time)
@@ -159,10 +245,11 @@ void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t tim
 	cache_clear(s);
 }
 
-static bool map_has(const struct sym_map *m, int32_t pid, uint64_t addr)
+static bool map_has(const struct sym_map *m, int32_t pid, uint64_t addr, uint64_t now)
 {
 	return !m->dropped && addr >= m->start && addr < m->end &&
-	       (pid < 0 || m->pid < 0 || m->pid == pid);
+	       (pid < 0 || m->pid < 0 || m->pid == pid) && now >= m->since &&
+	       (now < m->until || m->until == UINT64_MAX);
 }
 
 /*
@@ -171,11 +258,11 @@ static bool map_has(const struct sym_map *m, int32_t pid, uint64_t addr)
  */
 static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uint64_t addr)
 {
-	if (s->last < s->n && map_has(&s->maps[s->last], pid, addr))
+	if (s->last < s->n && map_has(&s->maps[s->last], pid, addr, s->now))
 		return &s->maps[s->last];
 	for (int pass = 0; pass < 2; pass++, pid = -1)
 		for (size_t i = s->n; i-- > 0;)
-			if (map_has(&s->maps[i], pid, addr)) {
+			if (map_has(&s->maps[i], pid, addr, s->now)) {
 				s->last = i;
 				return &s->maps[i];
 			}

@@ -1013,18 +1013,31 @@ static void test_long_run(void **state)
 
 /*
  * Rings are written one after the other: a process that exec'd on CPU 1 and mapped a library
- * on CPU 0 has that MMAP2 in the file before its COMM exec.  The exec drops only what was
- * mapped before it, by time; a mapping made before the exec but written after it is dropped.
- * The mapped file is this test program (any readable ELF does).
+ * on CPU 0 has that MMAP2 in the file before its COMM exec.  Each mapping belongs to the
+ * image its time falls in, whatever its place in the file: the old image's (made before the
+ * exec at 1000) until the exec, the new one's from it.  The backend gets each mapping's span;
+ * symbols answer for the time the decode has reached, and for the end before it starts.  The
+ * mapped file is this test program (any readable ELF does).
  */
+static uint64_t span_of(uint64_t vaddr, bool until)
+{
+	for (size_t i = 0; i < toy_nr_maps; i++)
+		if (toy_map_vaddr[i] == vaddr)
+			return until ? toy_map_span[i].until : toy_map_span[i].since;
+	fail_msg("map at 0x%" PRIx64 " not given to the backend", vaddr);
+	return 0;
+}
+
 static void test_exec_maps_by_time(void **state)
 {
 	struct toy_rec t[] = { rec(1500, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x20010, 0x40010, 1) };
 	char exe[256], path[300];
 	const char *dso = NULL;
+	const struct auxcap_decode_event *ev;
 	struct auxcap_decode *d;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct cb *b = start("exec_order.data", path, sizeof(path), true);
+	int seen = 0, r;
 
 	(void)state;
 	assert_true(n > 0);
@@ -1040,12 +1053,15 @@ static void test_exec_maps_by_time(void **state)
 	cb_mmap2(b, 7, 7, 0x30000, 0x1000, 0, 5, exe, 800, 1);
 	/* pid 8: no exec, kept whatever the order */
 	cb_mmap2(b, 8, 8, 0x50000, 0x1000, 0, 5, exe, 3000, 0);
+	/* a sample in the old image */
+	cb_sample(b, 1, 0x10010, 7, 7, 900, 1, 1);
 	cb_itrace_start(b, 7, 7, 1001, 1);
 	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
 	cb_round(b);
 	assert_int_equal(cb_close(b), 0);
 
 	d = open_capture(path, 0);
+	/* before the decode: the mappings at the end */
 	assert_int_not_equal(auxcap_decode_symbolize(d, 7, 0x40010, NULL, NULL, &dso), 0);
 	assert_string_equal(dso, exe);
 	assert_int_not_equal(auxcap_decode_symbolize(d, 7, 0x20010, NULL, NULL, &dso), 0);
@@ -1055,6 +1071,35 @@ static void test_exec_maps_by_time(void **state)
 	assert_int_equal(auxcap_decode_symbolize(d, 7, 0x30010, NULL, NULL, &dso), 0);
 	assert_null(dso);
 	assert_int_not_equal(auxcap_decode_symbolize(d, 8, 0x50010, NULL, NULL, &dso), 0);
+	while ((r = auxcap_decode_next(d, &ev)) == 1) {
+		bool old;
+
+		if (ev->kind == AUXCAP_DECODE_SAMPLE && ev->time == 900)
+			old = true;
+		else if (ev->kind == AUXCAP_DECODE_TRACE && ev->time == 1500)
+			old = false;
+		else
+			continue;
+		seen++;
+		assert_int_equal(auxcap_decode_symbolize(d, 7, 0x10010, NULL, NULL, NULL) != 0, old);
+		assert_int_equal(auxcap_decode_symbolize(d, 7, 0x30010, NULL, NULL, NULL) != 0, old);
+		assert_int_equal(auxcap_decode_symbolize(d, 7, 0x20010, NULL, NULL, NULL) != 0, !old);
+		assert_int_equal(auxcap_decode_symbolize(d, 7, 0x40010, NULL, NULL, NULL) != 0, !old);
+		assert_int_not_equal(auxcap_decode_symbolize(d, 8, 0x50010, NULL, NULL, NULL), 0);
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(seen, 2);
+	/* the queue of pid 7 got its maps with their spans (pid 8's are another process's) */
+	assert_true(toy_had_spans);
+	assert_int_equal(toy_nr_maps, 4);
+	assert_int_equal(span_of(0x10000, false), 0);
+	assert_int_equal(span_of(0x10000, true), 1000);
+	assert_int_equal(span_of(0x30000, false), 0);
+	assert_int_equal(span_of(0x30000, true), 1000);
+	assert_int_equal(span_of(0x20000, false), 1000);
+	assert_true(span_of(0x20000, true) == UINT64_MAX);
+	assert_int_equal(span_of(0x40000, false), 1000);
+	assert_true(span_of(0x40000, true) == UINT64_MAX);
 	auxcap_decode_close(d);
 }
 

@@ -12,6 +12,11 @@ struct toy_dec {
 	uint64_t base;
 };
 
+uint64_t toy_map_vaddr[TOY_MAX_MAPS];
+struct auxcap_image_span toy_map_span[TOY_MAX_MAPS];
+size_t toy_nr_maps;
+bool toy_had_spans;
+
 static int toy_probe(const char *name, const struct auxcap_pmu *pmu)
 {
 	(void)pmu;
@@ -28,6 +33,13 @@ static int toy_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size
 	d->recs = (const struct toy_rec *)buf;
 	d->n = len / sizeof(struct toy_rec);
 	d->base = ctx->stream_offset;
+	toy_had_spans = ctx->map_spans != NULL;
+	toy_nr_maps = ctx->nr_maps < TOY_MAX_MAPS ? ctx->nr_maps : TOY_MAX_MAPS;
+	for (size_t i = 0; i < toy_nr_maps; i++) {
+		toy_map_vaddr[i] = ctx->maps[i].vaddr;
+		toy_map_span[i] = ctx->map_spans ? ctx->map_spans[i]
+						 : (struct auxcap_image_span){ 0, UINT64_MAX };
+	}
 	*ret = d;
 	return 0;
 }

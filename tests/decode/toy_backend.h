@@ -8,6 +8,7 @@
 #ifndef AUXCAP_TEST_TOY_BACKEND_H
 #define AUXCAP_TEST_TOY_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "auxcap/backend.h"
@@ -34,6 +35,14 @@ struct toy_rec {
 };
 
 extern const struct auxcap_backend_ops toy_backend_ops;
+
+/* What the last toy decoder was given: the maps' addresses and their spans (ctx->map_spans;
+ * toy_had_spans false if it was NULL), the first TOY_MAX_MAPS of them. */
+#define TOY_MAX_MAPS 16
+extern uint64_t toy_map_vaddr[TOY_MAX_MAPS];
+extern struct auxcap_image_span toy_map_span[TOY_MAX_MAPS];
+extern size_t toy_nr_maps;
+extern bool toy_had_spans;
 
 /* An event with a timestamp. */
 struct toy_rec rec(uint64_t tsc, enum auxcap_trace_kind kind, enum auxcap_branch_type branch,

@@ -189,6 +189,8 @@ struct auxcap_decode_event {
 
 	/* TRACE */
 	const struct auxcap_trace_event *trace;
+	/* TRACE; and SIDEBAND for a COMM exec of a thread with trace: its stack is emptied
+	 * (the old image's frames end: @popped of them, @depth 0) */
 	struct auxcap_decode_stack_change stack;
 
 	/* SAMPLE, SIDEBAND, LOSS (perf records) */
