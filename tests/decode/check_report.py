@@ -5,8 +5,9 @@ here from other sources: the merged stream as `auxcap decode --format json` prin
 (aggregated by this script without the call stacks auxcap reconstructs), the program's
 symbols and code (nm, objdump), its known call structure, and `auxcap info`.
 
-usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N] [--expect-loss]
-                       [--expect-no-loss] [--expect-samples] [--expect-snapshots] [--untimed]
+usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N [--images K]]
+                       [--expect-loss] [--expect-no-loss] [--expect-samples]
+                       [--expect-snapshots] [--untimed]
 
   - the JSON report validates against SCHEMA; the text report says the same things;
   - time span, CPUs, threads (trace time, instructions, branches, events, gaps, gap time,
@@ -18,6 +19,8 @@ usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N] [--expect-
     into it and the return out of it; self instructions and branches those of the branch
     events leaving from it; calls the call events to its first byte; work called N times,
     leaf_add and leaf_mul N/2, each leaf's instructions per call its body's (objdump);
+    with --images K the program exec'd itself K - 1 times (EXECS), each image running the
+    loop N times: an exec ends every activation of the thread;
   - samples per function and event: self by the sample's IP (nm), total by its stack;
   - losses: LOST, LOST_SAMPLES, AUX flags, AUXTRACE_ERROR and gaps counted from the stream's
     loss and gap events, TRUNCATED as `auxcap info` counts it; the first gaps in detail;
@@ -104,6 +107,10 @@ class Stream:
                 st = state.setdefault(key, {"last": None, "exact": False, "paused": False,
                                             "gap": False, "loc": None, "active": set()})
                 self.trace(e, self.threads[key], st)
+            elif t == "comm" and e["exec"] and e["tid"] in state:
+                # the old image is gone, and every activation in it
+                state[e["tid"]]["active"].clear()
+                state[e["tid"]]["loc"] = None
             elif t == "sample":
                 self.sample(e)
             elif t == "loss":
@@ -241,6 +248,11 @@ def main(argv):
         i = args.index("--iterations")
         iterations = int(args[i + 1])
         del args[i:i + 2]
+    images = 1
+    if "--images" in args:
+        i = args.index("--images")
+        images = int(args[i + 1])
+        del args[i:i + 2]
     auxcap, capture, program, schema_path = args
     with open(schema_path) as f:
         schema = Schema(json.load(f))
@@ -334,11 +346,13 @@ def main(argv):
           "functions ordered by self time (%s first)" % rep["functions"][0]["name"])
     if iterations:
         work, la, lm = by_name(rep, "work"), by_name(rep, "leaf_add"), by_name(rep, "leaf_mul")
-        check(work["calls"] == iterations and la["calls"] == iterations // 2 and
-              lm["calls"] == iterations // 2 and by_name(rep, "run")["calls"] == 1,
-              "calls: work %d, leaf_add %d, leaf_mul %d, run %d (the program: %d iterations)"
-              % (work["calls"], la["calls"], lm["calls"], by_name(rep, "run")["calls"],
-                 iterations))
+        n = iterations * images
+        check(work["calls"] == n and la["calls"] == n // 2 and lm["calls"] == n // 2 and
+              by_name(rep, "run")["calls"] == images,
+              "calls: work %d, leaf_add %d, leaf_mul %d, run %d (the program: %d iterations "
+              "in %d image%s)" % (work["calls"], la["calls"], lm["calls"],
+                                  by_name(rep, "run")["calls"], iterations, images,
+                                  "s" if images > 1 else ""))
         for f in (la, lm) if rep["trace"]["instructions"] else ():
             body = objdump_body(prog, f["name"])
             check(body and f["self_insns"] == body * f["calls"] and

@@ -9,7 +9,8 @@
 # placed by record times and decode says so once.  A record that samples the traced command
 # with the kernel's cpu-clock beside --emulate gets the same checks, and its samples' IPs are
 # compared with perf script's reading of them.  An Arm SPE capture whose small AUX buffer
-# truncates keeps every sample at its timestamp's time.
+# truncates keeps every sample at its timestamp's time.  A program that execs itself is decoded
+# image by image.
 # Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5
@@ -58,6 +59,34 @@ if [ $st -ne 0 ]; then
 else
 	python3 "$(dirname "$CHECK")/check_trace_times.py" "$AUXCAP" "$TMP/spe.data" \
 		--min-truncated 1 || fails=$((fails + 1))
+fi
+
+# A process that execs: the example runs its loop, then execs itself and runs it again (one
+# process, two images of the program, at other addresses: ASLR).  Each image's trace must be
+# decoded with that image's code and named with its symbols: no gap, every sample found in
+# the trace, the program's call chain in every stack (an exec ends the old image's frames),
+# and auxcap report's figures as check_report.py computes them from the stream (work called
+# 2 x 3000 times, run twice).
+"$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/exec.data" -- "$EXAMPLE" 3000 0 1 \
+	>/dev/null 2>"$TMP/exec.err"; st=$?
+if [ $st -ne 0 ]; then
+	echo "FAIL record --emulate of a program that execs: $(cat "$TMP/exec.err")"
+	fails=$((fails + 1))
+else
+	"$AUXCAP" decode --format json "$TMP/exec.data" >"$TMP/exec.json" 2>/dev/null
+	gaps=$(grep -c '"type":"gap"' "$TMP/exec.json")
+	images=$(grep '"type":"mmap"' "$TMP/exec.json" | grep -c "$(basename "$EXAMPLE")\"")
+	if [ "$gaps" -eq 0 ] && [ "$images" -ge 2 ]; then
+		echo "ok   a program that exec'd: $images mappings of it, no decode gap"
+	else
+		echo "FAIL a program that exec'd: $gaps decode gaps, $images mappings of it"
+		fails=$((fails + 1))
+	fi
+	python3 "$CHECK" "$AUXCAP" "$TMP/exec.data" "$EXAMPLE" "$SCHEMA" --min-samples 500 \
+		--min-known 100 --all-aligned || fails=$((fails + 1))
+	python3 "$(dirname "$CHECK")/check_report.py" "$AUXCAP" "$TMP/exec.data" "$EXAMPLE" \
+		"$(dirname "$SCHEMA")/report-json.schema.json" --iterations 3000 --images 2 \
+		--expect-samples || fails=$((fails + 1))
 fi
 
 # No TIME_CONV: one warning, trace at its buffer's time, still decoded.
