@@ -37,6 +37,7 @@
 #include "auxcap/log.h"
 #include "auxcap/timeconv.h"
 #include "decode_int.h"
+#include "sorted.h"
 
 #define RUN_MAX 16384 /* events held in one open run */
 
@@ -308,17 +309,9 @@ static uint64_t udiv_do(const struct udiv *u, uint64_t n)
 /* The first exec after @t0 (the capture's, any process's), UINT64_MAX if none. */
 static uint64_t exec_after(const struct dqueue *q, uint64_t t0)
 {
-	size_t lo = 0, hi = q->nr_execs;
+	size_t k = auxcap_upper_bound_u64(q->execs, q->nr_execs, t0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (q->execs[mid] <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < q->nr_execs ? q->execs[lo] : UINT64_MAX;
+	return k < q->nr_execs ? q->execs[k] : UINT64_MAX;
 }
 
 /*

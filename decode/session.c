@@ -34,6 +34,7 @@
 #include "auxcap/log.h"
 #include "auxcap/timeconv.h"
 #include "decode_int.h"
+#include "sorted.h"
 #if AUXCAP_HAVE_LIBELF
 #include "binaries.h"
 #include "elf_file.h"
@@ -222,13 +223,6 @@ static int exec_add(struct execs *e, int32_t pid, uint64_t time)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_exec(const void *a, const void *b)
 {
 	const struct exec_at *x = a, *y = b;
@@ -272,7 +266,7 @@ static int set_spans(struct auxcap_decode *d, struct execs *e)
 		return -ENOMEM;
 	for (size_t i = 0; i < e->n; i++)
 		d->exec_times[i] = e->v[i].time;
-	qsort(d->exec_times, e->n, sizeof(*d->exec_times), cmp_u64);
+	qsort(d->exec_times, e->n, sizeof(*d->exec_times), auxcap_cmp_u64);
 	d->nr_exec_times = e->n;
 	qsort(e->v, e->n, sizeof(*e->v), cmp_exec);
 	before = calloc(e->n, sizeof(*before));

@@ -26,6 +26,7 @@
 
 #include "auxcap/file.h"
 #include "decode_int.h"
+#include "sorted.h"
 #if AUXCAP_HAVE_LIBELF
 #include "elf_file.h"
 #endif
@@ -174,13 +175,6 @@ int auxcap_symbols_set_span(struct auxcap_symbols *s, size_t i, uint64_t since, 
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int make_bounds(struct auxcap_symbols *s)
 {
 	size_t n = 0;
@@ -201,10 +195,7 @@ static int make_bounds(struct auxcap_symbols *s)
 			if (s->maps[i].until != UINT64_MAX)
 				s->bounds[n++] = s->maps[i].until;
 		}
-		qsort(s->bounds, n, sizeof(*s->bounds), cmp_u64);
-		for (size_t i = 0; i < n; i++)
-			if (!s->nr_bounds || s->bounds[i] != s->bounds[s->nr_bounds - 1])
-				s->bounds[s->nr_bounds++] = s->bounds[i];
+		s->nr_bounds = auxcap_sort_unique_u64(s->bounds, n);
 	}
 	s->bounds_stale = false;
 	return 0;
@@ -213,22 +204,14 @@ static int make_bounds(struct auxcap_symbols *s)
 void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret_lo,
 			     uint64_t *ret_hi)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (s->bounds_stale && make_bounds(s) < 0) {
 		/* out of memory: look-ups stay as they were, asked again at every change */
 		*ret_lo = *ret_hi = t;
 		return;
 	}
-	hi = s->nr_bounds;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->bounds[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = auxcap_upper_bound_u64(s->bounds, s->nr_bounds, t);
 	*ret_lo = lo ? s->bounds[lo - 1] : 0;
 	*ret_hi = lo < s->nr_bounds ? s->bounds[lo] : UINT64_MAX;
 	/* another stretch: other mappings, other answers */

@@ -51,6 +51,7 @@
 #include "auxcap/timeconv.h"
 #include "ipt.h"
 #include "ipt_record.h"
+#include "sorted.h"
 
 /* perf's intel_pt AUXTRACE_INFO words (spec/perf-data-and-perf-tool.md section 1.5). */
 enum {
@@ -612,13 +613,6 @@ static void translate(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Whether @sp holds perf time @t. */
 static bool span_has(const struct auxcap_image_span *sp, uint64_t t)
 {
@@ -634,18 +628,9 @@ static struct auxcap_ipt_image *image_at(void *arg, uint64_t tsc)
 {
 	struct epochs *ep = arg;
 	uint64_t t = auxcap_time_conv_to_ns(&ep->tc, tsc), from;
-	size_t lo = 0, hi = ep->nr_bounds;
+	size_t lo = auxcap_upper_bound_u64(ep->bounds, ep->nr_bounds, t); /* changes by @t */
 	struct auxcap_ipt_image *image;
 
-	/* k = how many changes happened by @t */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ep->bounds[mid] <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (ep->images[lo])
 		return ep->images[lo];
 	if (auxcap_ipt_image_new(&image) < 0)
@@ -706,11 +691,7 @@ static int setup_images(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx)
 			if (spans[i].until != UINT64_MAX)
 				ep->bounds[nb++] = spans[i].until;
 		}
-		qsort(ep->bounds, nb, sizeof(*ep->bounds), cmp_u64);
-		ep->nr_bounds = 0;
-		for (size_t i = 0; i < nb; i++)
-			if (!ep->nr_bounds || ep->bounds[i] != ep->bounds[ep->nr_bounds - 1])
-				ep->bounds[ep->nr_bounds++] = ep->bounds[i];
+		ep->nr_bounds = auxcap_sort_unique_u64(ep->bounds, nb);
 		ep->images = calloc(ep->nr_bounds + 1, sizeof(*ep->images));
 		if (!ep->images)
 			return -ENOMEM;
