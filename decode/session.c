@@ -34,6 +34,7 @@
 #include "auxcap/log.h"
 #include "auxcap/timeconv.h"
 #include "decode_int.h"
+#include "grow.h"
 #include "sorted.h"
 #if AUXCAP_HAVE_LIBELF
 #include "binaries.h"
@@ -210,15 +211,8 @@ struct execs {
 
 static int exec_add(struct execs *e, int32_t pid, uint64_t time)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 8;
-		struct exec_at *nv = realloc(e->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		e->v = nv;
-		e->cap = cap;
-	}
+	if (auxcap_grow_array(&e->v, &e->cap, e->n + 1, 8, sizeof(*e->v)) < 0)
+		return -ENOMEM;
 	e->v[e->n++] = (struct exec_at){ pid, time };
 	return 0;
 }
