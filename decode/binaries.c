@@ -5,9 +5,13 @@
 #include "binaries.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "auxcap/perf_data.h"
 #include "elf_file.h"
@@ -25,6 +29,97 @@ char *auxcap_build_id_hex(const uint8_t *id, size_t size, char *buf)
 	return buf;
 }
 
+/* Make the directories of @path (not its last component), as mkdir -p. */
+static int mkdirs(char *path)
+{
+	for (char *p = strchr(path + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			int r = -errno;
+
+			*p = '/';
+			return r;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+/*
+ * The vdso has no file to read its code from later: save this process's, which is the one
+ * the kernel maps into every process, into perf's build-id cache
+ * ($HOME/.debug/.build-id/xx/rest/elf, where perf keeps it too and auxcap_binary_find()
+ * looks), and put its path in *@ret (owned).  Returns 0, or a negative errno (no vdso, no
+ * $HOME, not writable): the capture then has no code for it, as before.
+ */
+static int save_vdso(char **ret)
+{
+	char line[512], tmp[PATH_MAX], hex[AUXCAP_BUILD_ID_HEX_MAX], *dst = NULL;
+	const char *home = getenv("HOME");
+	unsigned long start = 0, end = 0;
+	struct auxcap_elf *elf;
+	const uint8_t *id;
+	size_t size;
+	FILE *maps;
+	int fd, r;
+
+	if (!home || !home[0])
+		return -ENOENT;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &start, &end) == 2)
+			break;
+	fclose(maps);
+	if (end <= start)
+		return -ENOENT;
+	if (snprintf(tmp, sizeof(tmp), "%s/.debug/.build-id/vdso.XXXXXX", home) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	r = mkdirs(tmp);
+	if (r < 0)
+		return r;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	r = 0;
+	for (const char *p = (const char *)start, *e = (const char *)end; p < e;) {
+		ssize_t n = write(fd, p, (size_t)(e - p));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0)
+		r = auxcap_elf_open(tmp, &elf);
+	if (r == 0) {
+		size = auxcap_elf_build_id(elf, &id);
+		if (size < 2)
+			r = -ENOENT;
+		else if (asprintf(&dst, "%s/.debug/.build-id/%.2s/%s/elf", home,
+				  auxcap_build_id_hex(id, size, hex), hex + 2) < 0)
+			r = -ENOMEM;
+		auxcap_elf_free(elf);
+	}
+	if (r == 0)
+		r = mkdirs(dst);
+	if (r == 0 && rename(tmp, dst) < 0)
+		r = -errno;
+	if (r < 0) {
+		(void)unlink(tmp);
+		free(dst);
+		return r;
+	}
+	*ret = dst;
+	return 0;
+}
+
 int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w)
 {
 	const char *path;
@@ -35,9 +130,18 @@ int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w)
 		struct auxcap_elf *elf;
 		const uint8_t *id;
 		size_t size;
+		char *saved = NULL;
 		int r;
 
-		if (auxcap_elf_open(path, &elf) < 0)
+		if (!strcmp(path, "[vdso]")) {
+			if (save_vdso(&saved) < 0)
+				continue;
+			r = auxcap_elf_open(saved, &elf);
+			free(saved);
+		} else {
+			r = auxcap_elf_open(path, &elf);
+		}
+		if (r < 0)
 			continue;
 		size = auxcap_elf_build_id(elf, &id);
 		r = size ? auxcap_perf_writer_add_build_id(w, cpumode, -1, id, size, path) : 0;
@@ -114,9 +218,11 @@ int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id,
 		free(p);
 		p = NULL;
 	}
-	if (home && home[0]) {
+	/* perf's cache names a vdso's image "vdso", every other "elf" (ours: "elf" for all) */
+	for (int k = 0; home && home[0] && k < (strcmp(path, "[vdso]") ? 1 : 2); k++) {
 		auxcap_build_id_hex(id, size, hex);
-		if (asprintf(&p, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2) < 0)
+		if (asprintf(&p, "%s/.debug/.build-id/%.2s/%s/%s", home, hex, hex + 2,
+			     k ? "vdso" : "elf") < 0)
 			return -ENOMEM;
 		if (matches(p, id, size)) {
 			*ret = p;

@@ -50,7 +50,9 @@ int auxcap_archive_path(const char *capture, const uint8_t *id, size_t size, cha
  * Find the binary that capture @capture (may be NULL) mapped from @path with build-id
  * @id/@size (@size 0: unknown).  Tries, in order: @path itself when its build-id matches (or
  * none is known); the capture's archive; perf's build-id cache ($HOME/.debug/.build-id/xx/
- * rest/elf).  On success *@ret (owned, free()) is the path to read.
+ * rest/elf, or for "[vdso]" also .../vdso, perf's name for it).  On success *@ret (owned,
+ * free()) is the path to read.  auxcap_binaries_add_build_ids() saves the vdso's image there
+ * (a "[vdso]" mapping has no file).
  * Returns 0, -ENOENT if none of them has it, -ENOMEM.
  */
 int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id, size_t size,

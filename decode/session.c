@@ -379,19 +379,27 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, uin
 	const uint8_t *id = NULL;
 	size_t id_size;
 	char *found = NULL;
+	bool vdso;
 	int r;
 
 	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
 		return 0;
 	if (rec->type == PERF_RECORD_MMAP && (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
 		return 0;
-	if (!fn || fn[0] != '/')
-		return 0; /* [vdso], [kernel.kallsyms]_text, //anon, ... */
+	if (!fn)
+		return 0;
+	/* [kernel.kallsyms]_text, //anon, ...: no code; the vdso's only by its build-id (the
+	 * image auxcap record saved in the build-id cache) */
+	vdso = !strcmp(fn, "[vdso]");
+	if (fn[0] != '/' && !vdso)
+		return 0;
 	if (missing_has(miss, fn))
 		return 0;
 	file = path_found(d, fn);
 	if (!file) {
 		id_size = mapping_build_id(d, rec, &id);
+		if (vdso && !id_size)
+			return 0; /* a capture from before the vdso was saved */
 #if AUXCAP_HAVE_LIBELF
 		r = auxcap_binary_find(d->path, fn, id, id_size, &found);
 		/* Not ELF (raw code, a JIT's file) and no build-id to check: the file as it is. */
@@ -412,8 +420,10 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, uin
 				   "'%s' (mapped at 0x%" PRIx64 ") %s; its code is not decoded (run "
 				   "'auxcap archive' where it was recorded, or copy it back)",
 				   fn, rec->u.mmap.addr,
-				   id_size ? "is missing or was rebuilt (build-id differs)"
-					   : "cannot be read");
+				   vdso ? "has no saved image (neither in the capture's archive nor in "
+					  "~/.debug/.build-id)"
+				   : id_size ? "is missing or was rebuilt (build-id differs)"
+					     : "cannot be read");
 			d->info.missing_binaries++;
 			missing_add(miss, fn);
 			return 0;

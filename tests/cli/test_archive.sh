@@ -85,6 +85,27 @@ if [ "$(id -u)" -eq 0 ]; then
 	check '[ $st -eq 1 ] && grep -q "another user" mine.err && [ -z "$(ls mine/c.data.archive)" ]' "root: an archive directory of another user is refused: $(grep error mine.err)"
 fi
 
+# The vdso has no file: record saves the kernel's image by build-id into perf's build-id cache
+# under $HOME (as perf does), decode reads the calls into it from there, and archive copies
+# it.  date(1) reads the clock through the vdso's clock_gettime.
+mkdir -p home empty
+if HOME=$T/home $A record --emulate -e intel_pt//u -o v.data -- date >/dev/null 2>v.err; then
+	vid=$($A info v.data | awk '$2 == "[vdso]" {print $1}')
+	check '[ -n "$vid" ] && [ -s "home/.debug/.build-id/${vid:0:2}/${vid:2}/elf" ]' \
+		"record saved the vdso ($vid) in \$HOME/.debug/.build-id and listed its build-id"
+	HOME=$T/home $A decode --itrace=bc v.data >v.txt 2>v.derr
+	check '! grep -q "!! gap" v.txt && grep -q "call .*=> *[0-9a-f]* .*clock_gettime+0x0" v.txt && ! grep -q vdso v.derr' \
+		"decode: the calls into the vdso's clock_gettime decoded, no gap"
+	HOME=$T/empty $A decode --itrace=bc v.data >v0.txt 2>v0.err
+	check 'grep -q "!! gap" v0.txt && grep -q "\[vdso\].*not decoded" v0.err' \
+		"without the saved image: a gap, and a warning naming [vdso]: $(grep vdso v0.err)"
+	HOME=$T/home $A archive v.data >/dev/null 2>&1
+	HOME=$T/empty $A decode --itrace=bc v.data >v1.txt 2>/dev/null
+	check 'cmp -s v.txt v1.txt' "archived: decoded the same with an empty \$HOME"
+else
+	bad "record --emulate -- date: $(cat v.err)"
+fi
+
 # Bad input: clear one-line error, exit 1.
 echo junk >junk.data
 $A archive junk.data 2>junk.err; st=$?
