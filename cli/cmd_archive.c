@@ -100,17 +100,7 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 			r = -errno;
 			break;
 		}
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = write(out, buf + done, (size_t)(n - done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				r = w < 0 ? -errno : -EIO;
-				break;
-			}
-			done += w;
-		}
+		r = auxcap_file_write_all(out, buf, (size_t)n);
 		if (r < 0)
 			break;
 		*ret_bytes += (uint64_t)n;

@@ -164,3 +164,19 @@ int auxcap_file_open_regular(const char *path)
 	}
 	return fd;
 }
+
+int auxcap_file_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf, *end = p + len;
+
+	while (p < end) {
+		ssize_t n = write(fd, p, (size_t)(end - p));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+	}
+	return 0;
+}

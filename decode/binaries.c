@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include "auxcap/file.h"
 #include "auxcap/perf_data.h"
 #include "elf_file.h"
 
@@ -82,18 +83,7 @@ static int save_vdso(char **ret)
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return -errno;
-	r = 0;
-	for (const char *p = (const char *)start, *e = (const char *)end; p < e;) {
-		ssize_t n = write(fd, p, (size_t)(e - p));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		p += n;
-	}
+	r = auxcap_file_write_all(fd, (const void *)start, end - start);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0)

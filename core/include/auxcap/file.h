@@ -59,4 +59,11 @@ int auxcap_file_create(const char *path, enum auxcap_file_mode mode, char *errbu
  */
 int auxcap_file_open_regular(const char *path);
 
+/**
+ * Write the @len bytes at @buf to @fd, retrying short writes and EINTR.
+ *
+ * Returns 0, or the errno of write() (-ENOSPC, -EIO, ...; -EIO if it wrote nothing).
+ */
+int auxcap_file_write_all(int fd, const void *buf, size_t len);
+
 #endif /* AUXCAP_FILE_H */
