@@ -321,6 +321,7 @@ struct base {
 	struct auxcap_perf_time_conv tc; /* the capture's, to move samples on with the trace */
 	bool have_tc;
 	uint64_t nr_samples; /* PERF_RECORD_SAMPLEs in the capture */
+	uint64_t nr_execs;   /* COMM records of an exec */
 };
 
 /* A packet decoder over @b's AUX stream, synchronized at its start. */
@@ -456,6 +457,8 @@ static void base_load(const char *path, struct base *b)
 	while ((r = auxcap_perf_reader_next(b->rd, &ev)) == 1) {
 		if (ev.rec.type == PERF_RECORD_SAMPLE)
 			b->nr_samples++;
+		if (ev.rec.type == PERF_RECORD_COMM && (ev.rec.misc & PERF_RECORD_MISC_COMM_EXEC))
+			b->nr_execs++;
 		if (ev.rec.type == AUXCAP_PERF_RECORD_TIME_CONV) {
 			b->tc = ev.u.time_conv;
 			b->have_tc = true;
@@ -478,6 +481,12 @@ static void base_load(const char *path, struct base *b)
 	}
 	if (r < 0 || !b->aux_len)
 		die("%s holds no AUX trace", path);
+	if (b->nr_execs > 1)
+		fprintf(stderr,
+			"warning: %s ran %" PRIu64 " images (execs): looped copies repeat its trace, "
+			"not its side band, and decode with the last image's code only; capture the "
+			"program itself, not a wrapper that execs it\n",
+			path, b->nr_execs);
 	scan_tsc(b, path);
 }
 
