@@ -37,6 +37,7 @@ struct fnode {
 	uint32_t parent;
 	int32_t pid;
 	uint64_t samples, ns, insns;
+	uint64_t time; /* when it was first on a stack: its name is the mapping's then */
 };
 
 struct fthread {
@@ -54,6 +55,7 @@ struct folded {
 	size_t icap;
 	struct out_tmap *threads;
 	uint64_t samples, ns;
+	uint64_t now; /* time of the event being added */
 };
 
 static int fd_init(struct auxcap_out *w)
@@ -136,7 +138,7 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->nodes = nn;
 		f->cap = cap;
 	}
-	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0, 0 };
+	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0, 0, f->now };
 	f->index[i] = (uint32_t)f->n;
 	return (uint32_t)f->n++;
 }
@@ -229,6 +231,7 @@ static int fd_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	struct folded *f = w->priv;
 
+	f->now = ev->time;
 	if (ev->kind == AUXCAP_DECODE_TRACE)
 		return trace_event(w, ev);
 	if (ev->kind == AUXCAP_DECODE_SAMPLE)
@@ -276,7 +279,7 @@ static void append_name(struct auxcap_out *w, const struct fnode *nd, char *buf,
 	else if (nd->func == FUNC_LOST)
 		s = "[lost samples]";
 	else
-		s = out_sym(w, nd->pid, nd->func, false, name, sizeof(name));
+		s = out_sym_at(w, nd->pid, nd->func, nd->time, name, sizeof(name));
 	if (*len && *len + 1 < size)
 		buf[(*len)++] = ';';
 	for (; *s && *len + 1 < size; s++)

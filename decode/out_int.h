@@ -33,6 +33,9 @@ extern const struct out_ops auxcap_out_perfetto_ops;
 extern const struct out_ops auxcap_out_folded_ops;
 
 /* "sym+0xoff" (@with_off) or "sym" for @addr of @pid into @buf; "[unknown]" if no symbol. */
+/* out_sym() of an address as mapped at perf time @time (named after the stream moved on). */
+const char *out_sym_at(struct auxcap_out *w, int32_t pid, uint64_t addr, uint64_t time, char *buf,
+		       size_t n);
 const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
 		    size_t n);
 

@@ -115,6 +115,18 @@ const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_
 	return buf;
 }
 
+const char *out_sym_at(struct auxcap_out *w, int32_t pid, uint64_t addr, uint64_t time, char *buf,
+		       size_t n)
+{
+	const char *name = NULL;
+
+	if (auxcap_decode_symbolize_at(w->d, pid, addr, time, &name, NULL, NULL) == 1)
+		snprintf(buf, n, "%s", name);
+	else
+		snprintf(buf, n, "[unknown]");
+	return buf;
+}
+
 const char *out_branch_kind(enum auxcap_branch_type t)
 {
 	switch (t) {

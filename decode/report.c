@@ -624,6 +624,10 @@ int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_even
 		loss_event(r, ev);
 		return 0;
 	case AUXCAP_DECODE_SIDEBAND:
+		/* an exec: other code at the same addresses from now on */
+		if (ev->rec && ev->rec->type == PERF_RECORD_COMM &&
+		    (ev->rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+			memset(r->fcache, 0, FCACHE_SIZE * sizeof(*r->fcache));
 		if (ev->stack.popped && ev->tid >= 0) {
 			/* an exec: the old image's frames end */
 			struct rthread *t = thread_get(r, ev->tid);

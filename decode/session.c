@@ -1274,6 +1274,15 @@ int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 	return auxcap_symbols_lookup(d->syms, pid, addr, ret_name, ret_off, ret_dso);
 }
 
+int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			       uint64_t time, const char **ret_name, uint64_t *ret_off,
+			       const char **ret_dso)
+{
+	if (!d)
+		return 0;
+	return auxcap_symbols_lookup_at(d->syms, pid, addr, time, ret_name, ret_off, ret_dso);
+}
+
 void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len)
 {

@@ -72,6 +72,7 @@ struct auxcap_symbols {
 	size_t last; /* map of the last hit */
 	uint32_t gen; /* bumped whenever the mappings change (auxcap_symbols_gen()) */
 	uint64_t now;	     /* the time look-ups are for (auxcap_symbols_set_time()) */
+	uint64_t now_lo, now_hi; /* the stretch around @now with the same mappings */
 	uint64_t *bounds;    /* the times the mappings change (ascending, distinct) */
 	size_t nr_bounds;
 	bool bounds_stale;   /* a span changed since @bounds was made */
@@ -90,6 +91,8 @@ int auxcap_symbols_new(struct auxcap_symbols **ret)
 		return -ENOMEM;
 	}
 	s->now = UINT64_MAX; /* until told otherwise: the mappings at the end */
+	s->now_lo = 0;
+	s->now_hi = UINT64_MAX;
 	*ret = s;
 	return 0;
 }
@@ -171,6 +174,7 @@ int auxcap_symbols_set_span(struct auxcap_symbols *s, size_t i, uint64_t since, 
 	s->maps[i].since = since;
 	s->maps[i].until = until;
 	s->bounds_stale = true;
+	s->now_lo = s->now_hi = s->now; /* not known until set_time() */
 	cache_clear(s);
 	return 0;
 }
@@ -218,6 +222,8 @@ void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret
 	if (s->now < *ret_lo || s->now >= *ret_hi || (s->now == UINT64_MAX && s->nr_bounds))
 		cache_clear(s);
 	s->now = t;
+	s->now_lo = *ret_lo;
+	s->now_hi = *ret_hi;
 }
 
 void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time)
@@ -239,13 +245,14 @@ static bool map_has(const struct sym_map *m, int32_t pid, uint64_t addr, uint64_
  * The newest mapping holding @addr in @pid (later mappings replace earlier ones), else in any
  * process (a thread whose process is not known, or whose mappings the capture lacks).
  */
-static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uint64_t addr)
+static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+				      uint64_t now)
 {
-	if (s->last < s->n && map_has(&s->maps[s->last], pid, addr, s->now))
+	if (s->last < s->n && map_has(&s->maps[s->last], pid, addr, now))
 		return &s->maps[s->last];
 	for (int pass = 0; pass < 2; pass++, pid = -1)
 		for (size_t i = s->n; i-- > 0;)
-			if (map_has(&s->maps[i], pid, addr, s->now)) {
+			if (map_has(&s->maps[i], pid, addr, now)) {
 				s->last = i;
 				return &s->maps[i];
 			}
@@ -255,7 +262,7 @@ static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uin
 static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const char **ret_name,
 		  uint64_t *ret_off, const char **ret_dso)
 {
-	const struct sym_map *m = find_map(s, pid, addr);
+	const struct sym_map *m = find_map(s, pid, addr, s->now);
 	struct sym_file *f;
 
 	if (!m)
@@ -317,10 +324,35 @@ int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 	return c->result;
 }
 
+int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
+			     const char **ret_name, uint64_t *ret_off, const char **ret_dso)
+{
+	uint64_t now = s->now;
+	const char *name = NULL, *dso = NULL;
+	uint64_t off = 0;
+	int r;
+
+	if (t >= s->now_lo && t < s->now_hi)
+		return auxcap_symbols_lookup(s, pid, addr, ret_name, ret_off, ret_dso);
+	/* another stretch: looked up past the cache, which holds the current one's answers */
+	s->now = t;
+	r = lookup(s, pid, addr, &name, &off, &dso);
+	s->now = now;
+	if (r == 1) {
+		if (ret_name)
+			*ret_name = name;
+		if (ret_off)
+			*ret_off = off;
+	}
+	if (r && ret_dso)
+		*ret_dso = dso;
+	return r;
+}
+
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
 			size_t len)
 {
-	const struct sym_map *m = find_map(s, pid, addr);
+	const struct sym_map *m = find_map(s, pid, addr, s->now);
 	struct sym_file *f;
 	ssize_t n;
 

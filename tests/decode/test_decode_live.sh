@@ -82,6 +82,27 @@ else
 		echo "FAIL a program that exec'd: $gaps decode gaps, $images mappings of it"
 		fails=$((fails + 1))
 	fi
+	# folded names each frame with the image it ran in: as many samples under run;work as
+	# the JSON stacks hold, in both images
+	"$AUXCAP" decode --format folded "$TMP/exec.data" >"$TMP/exec.folded" 2>/dev/null
+	if python3 - "$TMP/exec.json" "$TMP/exec.folded" <<'PY'
+import json, sys
+js = 0
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "sample" and e["context"]:
+        names = [f["func_sym"] for f in e["context"]["stack"]]
+        js += "work" in names and "run" in names
+fo = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]) if ";run;work" in l)
+print("# samples under run and work: JSON %d, folded %d" % (js, fo))
+sys.exit(0 if js == fo and js > 0 else 1)
+PY
+	then
+		echo "ok   a program that exec'd: folded names both images' frames as JSON does"
+	else
+		echo "FAIL a program that exec'd: folded and JSON disagree on run;work"
+		fails=$((fails + 1))
+	fi
 	python3 "$CHECK" "$AUXCAP" "$TMP/exec.data" "$EXAMPLE" "$SCHEMA" --min-samples 500 \
 		--min-known 100 --all-aligned || fails=$((fails + 1))
 	python3 "$(dirname "$CHECK")/check_report.py" "$AUXCAP" "$TMP/exec.data" "$EXAMPLE" \

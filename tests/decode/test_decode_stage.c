@@ -1089,6 +1089,12 @@ static void test_exec_maps_by_time(void **state)
 	}
 	assert_int_equal(r, 0);
 	assert_int_equal(seen, 2);
+	/* after the decode, by the time given: the old image at 900, the new one at 1500 */
+	assert_int_not_equal(auxcap_decode_symbolize_at(d, 7, 0x10010, 900, NULL, NULL, NULL), 0);
+	assert_int_equal(auxcap_decode_symbolize_at(d, 7, 0x20010, 900, NULL, NULL, NULL), 0);
+	assert_int_equal(auxcap_decode_symbolize_at(d, 7, 0x10010, 1500, NULL, NULL, NULL), 0);
+	assert_int_not_equal(auxcap_decode_symbolize_at(d, 7, 0x20010, 1500, NULL, NULL, NULL), 0);
+	assert_int_not_equal(auxcap_decode_symbolize(d, 7, 0x20010, NULL, NULL, NULL), 0);
 	/* the queue of pid 7 got its maps with their spans (pid 8's are another process's) */
 	assert_true(toy_had_spans);
 	assert_int_equal(toy_nr_maps, 4);

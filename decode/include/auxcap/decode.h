@@ -289,6 +289,16 @@ int auxcap_decode_symbolize(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_name, uint64_t *ret_off, const char **ret_dso);
 
 /**
+ * auxcap_decode_symbolize() with the mappings in place at perf time @time, for an address
+ * named after the decode has moved on (a process that exec'd had other code at the same
+ * addresses before).  auxcap_decode_symbolize() answers for the time the decode has reached
+ * (before it starts: the end of the capture).
+ */
+int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			       uint64_t time, const char **ret_name, uint64_t *ret_off,
+			       const char **ret_dso);
+
+/**
  * The capture's header features (host, command line, CPUs, the auxcap snapshot table, ...),
  * borrowed from its reader until close; NULL in raw mode.
  */
