@@ -265,6 +265,8 @@ struct auxcap_decode {
 	bool have_spans;		/* a map's span is not the whole capture */
 	uint64_t *exec_times; /* every exec with a time, ascending */
 	size_t nr_exec_times;
+	int32_t *exec_pids;	    /* every exec with a time by process: its pid, */
+	uint64_t *exec_pid_times; /* and its time, ascending by (pid, time) */
 	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
 	struct auxcap_image_span *qspans; /* and their spans */
 	struct auxcap_symbols *syms;
@@ -332,6 +334,10 @@ struct auxcap_decode {
 };
 
 /* session.c */
+/* The exec times queue @q's runs are not spread across (its process's, or anyone's for a CPU's
+ * queue), ascending; borrowed from @d. */
+void decode_queue_execs(const struct auxcap_decode *d, const struct dqueue *q,
+			const uint64_t **ret, size_t *ret_n);
 int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
 		      const struct auxcap_image_map **ret, size_t *ret_n);
 void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,

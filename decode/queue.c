@@ -306,7 +306,7 @@ static uint64_t udiv_do(const struct udiv *u, uint64_t n)
 	return (t + ((n - t) >> 1)) >> u->s;
 }
 
-/* The first exec after @t0 (the capture's, any process's), UINT64_MAX if none. */
+/* The first exec after @t0 (of the queue's process, or anyone's), UINT64_MAX if none. */
 static uint64_t exec_after(const struct dqueue *q, uint64_t t0)
 {
 	size_t k = auxcap_upper_bound_u64(q->execs, q->nr_execs, t0);
@@ -604,8 +604,7 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	if (q->piece)
 		q->prog_base += q->pieces[q->piece - 1].len;
 	queue_progress(d, q, q->prog_base, true);
-	q->execs = d->exec_times;
-	q->nr_execs = d->nr_exec_times;
+	decode_queue_execs(d, q, &q->execs, &q->nr_execs);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {

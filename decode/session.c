@@ -263,6 +263,14 @@ static int set_spans(struct auxcap_decode *d, struct execs *e)
 	qsort(d->exec_times, e->n, sizeof(*d->exec_times), auxcap_cmp_u64);
 	d->nr_exec_times = e->n;
 	qsort(e->v, e->n, sizeof(*e->v), cmp_exec);
+	d->exec_pids = malloc(e->n * sizeof(*d->exec_pids));
+	d->exec_pid_times = malloc(e->n * sizeof(*d->exec_pid_times));
+	if (!d->exec_pids || !d->exec_pid_times)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n; i++) {
+		d->exec_pids[i] = e->v[i].pid;
+		d->exec_pid_times[i] = e->v[i].time;
+	}
 	before = calloc(e->n, sizeof(*before));
 	if (!before)
 		return -ENOMEM;
@@ -918,6 +926,24 @@ int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
 	return 0;
 }
 
+void decode_queue_execs(const struct auxcap_decode *d, const struct dqueue *q,
+			const uint64_t **ret, size_t *ret_n)
+{
+	size_t lo = 0, hi, n = d->nr_exec_times;
+
+	*ret = d->exec_times;
+	*ret_n = n;
+	if (q->info.pid < 0 || !n)
+		return; /* a CPU's queue: anyone's */
+	/* a task's: its process's, the run of them in (pid, time) order */
+	while (lo < n && d->exec_pids[lo] < q->info.pid)
+		lo++;
+	for (hi = lo; hi < n && d->exec_pids[hi] == q->info.pid; hi++)
+		;
+	*ret = d->exec_pid_times + lo;
+	*ret_n = hi - lo;
+}
+
 void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 		     struct auxcap_decode_ctx *ctx, char *errbuf, size_t errlen)
 {
@@ -1217,6 +1243,8 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->map_times);
 	free(d->map_spans);
 	free(d->exec_times);
+	free(d->exec_pids);
+	free(d->exec_pid_times);
 	free(d->qmaps);
 	free(d->qspans);
 	auxcap_symbols_free(d->syms);
