@@ -1111,6 +1111,61 @@ static void test_exec_maps_by_time(void **state)
 
 /* ---- bad input ------------------------------------------------------------------------- */
 
+/*
+ * A run that ends where tracing stopped (a system call) and holds an exec of its process is
+ * spread up to the exec only: its events ran in the old image, before the exec's COMM.  An
+ * exec of another process does not cut a task's run: spread up to the next timestamp.
+ */
+static void check_exec_clamp(uint32_t exec_pid, bool clamped)
+{
+	struct toy_rec t[] = {
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1000, 0x1010, 10),
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1020, 0x1030, 10),
+		rec(1000, AUXCAP_TRACE_DISABLE, AUXCAP_BR_NONE, 0x1040, 0, 10),
+		rec(3000, AUXCAP_TRACE_ENABLE, AUXCAP_BR_NONE, 0x2000, 0, 0),
+		rec(3000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x2000, 0x2010, 10),
+	};
+	/* t0 + span * (instructions up to it) / 31: span 2000 up to 3000, 999 up to the exec */
+	const uint64_t want_clamped[] = { 1322, 1644, 1966 }, want_spread[] = { 1645, 2290, 2935 };
+	const uint64_t *want = clamped ? want_clamped : want_spread;
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start(clamped ? "exec_clamp.data" : "exec_other.data", path, sizeof(path),
+			     true);
+	size_t n = 0;
+	bool seen_comm = false;
+	int r;
+
+	cb_itrace_start(b, 7, 7, 900, 0);
+	cb_comm(b, exec_pid, exec_pid, "next", true, 2000, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
+	cb_round(b);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, 0);
+	while ((r = auxcap_decode_next(d, &ev)) == 1) {
+		if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->rec &&
+		    ev->rec->type == PERF_RECORD_COMM)
+			seen_comm = true;
+		if (ev->kind != AUXCAP_DECODE_TRACE || n >= 3)
+			continue;
+		assert_int_equal(ev->time, want[n]);
+		/* clamped: the old image's events come before the exec */
+		assert_int_equal(seen_comm, !clamped && ev->time >= 2000);
+		n++;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(n, 3);
+	auxcap_decode_close(d);
+}
+
+static void test_exec_clamps_run(void **state)
+{
+	(void)state;
+	check_exec_clamp(7, true);
+	check_exec_clamp(8, false);
+}
+
 static void test_errors(void **state)
 {
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
@@ -1174,7 +1229,8 @@ int main(void)
 		cmocka_unit_test(test_sample_at_timestamp),
 		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
-		cmocka_unit_test(test_long_run), cmocka_unit_test(test_exec_maps_by_time), cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_long_run), cmocka_unit_test(test_exec_maps_by_time),
+		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_errors),
 	};
 
 	return cmocka_run_group_tests_name("decode/stage", tests, setup, teardown);
