@@ -1361,11 +1361,20 @@ static __attribute__((noinline)) int next_call_ret(struct auxcap_decode *d,
 	if (d->want_context && now > t->ft_since) {
 		uint64_t func = t->stack[depth - 1].func;
 
-		/* the function's slot where its hash puts it (a slot with no time is empty: the
-		 * general way adds it) */
+		/* the function's slot where its hash puts it, or that slot empty (no time: the
+		 * function's first since the last sample), where ftime_add_slow() would put it
+		 * too when the table need not grow; another function's: the general way */
 		slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
-		if (slot->func != func || !slot->ns)
-			return next_slow(d, ret_ev);
+		if (slot->ns) {
+			if (slot->func != func)
+				return next_slow(d, ret_ev);
+		} else {
+			if ((t->ft_n + 1) * 2 > t->ft_cap)
+				return next_slow(d, ret_ev);
+			/* nothing turns back after this: the slot is the function's */
+			slot->func = func;
+			t->ft_n++;
+		}
 		ns = now - t->ft_since;
 	}
 	h = fast_out(d, t, e, now);
