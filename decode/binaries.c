@@ -50,15 +50,16 @@ static int mkdirs(char *path)
  * The vdso has no file to read its code from later: save this process's, which is the one
  * the kernel maps into every process, into perf's build-id cache
  * ($HOME/.debug/.build-id/xx/rest/elf, where perf keeps it too and auxcap_binary_find()
- * looks), and put its path in *@ret (owned).  Returns 0, or a negative errno (no vdso, no
- * $HOME, not writable): the capture then has no code for it, as before.
+ * looks); *@ret_elf (owned) is the saved image, opened to name it by its build-id.  Returns
+ * 0, or a negative errno (no vdso, no $HOME, not writable): the capture then has no code for
+ * it, as before.
  */
-static int save_vdso(char **ret)
+static int save_vdso(struct auxcap_elf **ret_elf)
 {
 	char line[512], tmp[PATH_MAX], hex[AUXCAP_BUILD_ID_HEX_MAX], *dst = NULL;
 	const char *home = getenv("HOME");
 	unsigned long start = 0, end = 0;
-	struct auxcap_elf *elf;
+	struct auxcap_elf *elf = NULL;
 	const uint8_t *id;
 	size_t size;
 	FILE *maps;
@@ -95,18 +96,18 @@ static int save_vdso(char **ret)
 		else if (asprintf(&dst, "%s/.debug/.build-id/%.2s/%s/elf", home,
 				  auxcap_build_id_hex(id, size, hex), hex + 2) < 0)
 			r = -ENOMEM;
-		auxcap_elf_free(elf);
 	}
 	if (r == 0)
 		r = mkdirs(dst);
-	if (r == 0 && rename(tmp, dst) < 0)
+	if (r == 0 && rename(tmp, dst) < 0) /* the open image stays readable */
 		r = -errno;
+	free(dst);
 	if (r < 0) {
+		auxcap_elf_free(elf);
 		(void)unlink(tmp);
-		free(dst);
 		return r;
 	}
-	*ret = dst;
+	*ret_elf = elf;
 	return 0;
 }
 
@@ -120,17 +121,9 @@ int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w)
 		struct auxcap_elf *elf;
 		const uint8_t *id;
 		size_t size;
-		char *saved = NULL;
 		int r;
 
-		if (!strcmp(path, "[vdso]")) {
-			if (save_vdso(&saved) < 0)
-				continue;
-			r = auxcap_elf_open(saved, &elf);
-			free(saved);
-		} else {
-			r = auxcap_elf_open(path, &elf);
-		}
+		r = strcmp(path, "[vdso]") ? auxcap_elf_open(path, &elf) : save_vdso(&elf);
 		if (r < 0)
 			continue;
 		size = auxcap_elf_build_id(elf, &id);
