@@ -42,7 +42,8 @@ static int validate(const struct auxcap_backend_ops *ops)
 		return -EINVAL;
 	if (ops->info_size && !ops->recording_options)
 		return -EINVAL;
-	if (!ops->decoder_new != !ops->decoder_next || !ops->decoder_new != !ops->decoder_free)
+	if (!ops->decoder_new != !ops->decoder_next || !ops->decoder_new != !ops->decoder_free ||
+	    (ops->decoder_next_batch && !ops->decoder_new))
 		return -EINVAL;
 	return 0;
 }

@@ -209,14 +209,16 @@ static int write_capture(const char *path, const char *codefile, const struct ge
 	return cb_close(b);
 }
 
-/* The backend's decoder ops over the buffers, as the stage drives them. */
+/* The backend's decoder ops over the buffers, as the stage drives them (batches of 16). */
+#define BATCH 16
 static int baseline(const char *codefile, const struct gen *g, uint64_t *ret_events)
 {
 	const struct auxcap_backend_ops *ops = auxcap_backend_find("intel_pt");
 	struct auxcap_image_map map = { codefile, 0, sizeof(auxcap_loop_code), CODE_ADDR, -1 };
 	struct auxcap_trace_piece prev[256];
 	struct auxcap_decode_ctx ctx;
-	struct auxcap_trace_event ev;
+	struct auxcap_trace_head heads[BATCH];
+	struct auxcap_trace_event whole[BATCH];
 	uint64_t n = 0;
 	size_t np = 0;
 	int r = 0;
@@ -238,8 +240,14 @@ static int baseline(const char *codefile, const struct gen *g, uint64_t *ret_eve
 		r = ops->decoder_new(&ctx, g->buf + off, len, &dec);
 		if (r < 0)
 			break;
-		while ((r = ops->decoder_next(dec, &ev)) == 1)
-			n++;
+		if (ops->decoder_next_batch) {
+			while ((r = ops->decoder_next_batch(dec, heads, sizeof(heads[0]), whole,
+							    BATCH)) > 0)
+				n += (uint64_t)r;
+		} else {
+			while ((r = ops->decoder_next(dec, &whole[0])) == 1)
+				n++;
+		}
 		ops->decoder_free(dec);
 		if (np < 256)
 			prev[np++] = (struct auxcap_trace_piece){ g->buf + off, len };

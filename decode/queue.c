@@ -88,7 +88,10 @@ static int ring_reserve(struct dqueue *q, size_t k)
 	_Static_assert(offsetof(struct qev, f) == offsetof(struct auxcap_trace_event, f) && \
 			       sizeof(((struct qev *)0)->f) ==                               \
 				       sizeof(((struct auxcap_trace_event *)0)->f),          \
-		       "struct qev's head must match struct auxcap_trace_event: " #f)
+		       "struct qev's head must match struct auxcap_trace_event: " #f);    \
+	_Static_assert(offsetof(struct auxcap_trace_head, f) ==                             \
+			       offsetof(struct auxcap_trace_event, f),                      \
+		       "struct auxcap_trace_head must match struct auxcap_trace_event: " #f)
 SAME_FIELD(kind);
 SAME_FIELD(flags);
 SAME_FIELD(offset);
@@ -101,6 +104,8 @@ SAME_FIELD(branch);
 _Static_assert(QEV_HEAD == offsetof(struct auxcap_trace_event, branch) +
 				   sizeof(enum auxcap_branch_type),
 	       "every field of struct auxcap_trace_event before size is in struct qev");
+_Static_assert(sizeof(struct auxcap_trace_head) == QEV_HEAD,
+	       "decoder_next_batch() writes QEV_HEAD bytes into each slot");
 #define QEV_TAIL_WORDS ((sizeof(struct auxcap_trace_event) - QEV_HEAD) / 8)
 _Static_assert(QEV_HEAD % 8 == 0 && (sizeof(struct auxcap_trace_event) - QEV_HEAD) % 8 == 0,
 	       "the tail of struct auxcap_trace_event is whole words");
@@ -457,18 +462,20 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 }
 
 /*
- * The @n events decoded into q->batch join the queue.  The usual one, a branch of the open
- * run with its timestamp, only counts (its running instruction count goes into @key for
- * close_run()); the others take add_event().  The queue's counters are kept in locals: the
- * copies into the ring could alias them.
+ * The @n events decoded into the ring's slots at the tail (their heads; those with
+ * AUXCAP_TRACE_F_WHOLE whole in q->batch at the same index) join the queue.  The usual one,
+ * a branch of the open run with its timestamp, only counts (its running instruction count
+ * goes into @key for close_run()); the others take add_event().  The queue's counters are
+ * kept in locals: the stores into the ring could alias them.
  */
-static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
+static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 {
-	/* kind and flags as one little-endian word: a BRANCH with a TSC, no tid of its own and
-	 * its IP known */
-	const uint64_t kf_mask = 0xffffffffull | (uint64_t)(AUXCAP_TRACE_F_HAS_TSC |
-							      AUXCAP_TRACE_F_HAS_TID |
-							      AUXCAP_TRACE_F_IP_UNKNOWN) << 32;
+	/* kind and flags as one little-endian word: a BRANCH with a TSC, no tid of its own,
+	 * its IP known, nothing past its head */
+	const uint64_t kf_mask = 0xffffffffull |
+				 (uint64_t)(AUXCAP_TRACE_F_HAS_TSC | AUXCAP_TRACE_F_HAS_TID |
+					    AUXCAP_TRACE_F_IP_UNKNOWN | AUXCAP_TRACE_F_WHOLE)
+					 << 32;
 	const uint64_t kf_want = (uint64_t)AUXCAP_TRACE_BRANCH |
 				 (uint64_t)AUXCAP_TRACE_F_HAS_TSC << 32;
 	struct qev *ring = q->ring;
@@ -483,33 +490,31 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	if (q->run_from_tsc)
 		lim = q->ready + RUN_MAX - 1;
 	for (size_t i = 0; i < n; i++) {
-		const struct auxcap_trace_event *x = &q->batch[i];
 		struct qev *e = &ring[tail & mask];
-		bool compact;
 		uint64_t kf;
 
-		memcpy(&kf, x, sizeof(kf));
-		memcpy(e, x, QEV_HEAD);
-		if (tail < lim && (kf & kf_mask) == kf_want && x->tsc == run_tsc &&
-		    x->branch != AUXCAP_BR_NONE) {
+		memcpy(&kf, e, sizeof(kf));
+		if (tail < lim && (kf & kf_mask) == kf_want && e->tsc == run_tsc &&
+		    e->branch != AUXCAP_BR_NONE) {
 			/* The usual event: a branch of the open run, with its timestamp, that
-			 * the quick way of auxcap_decode_next() can take (compact: a BRANCH
-			 * without a tid). */
-			insns += x->ninsn;
+			 * the quick way of auxcap_decode_next() can take. */
+			insns += e->ninsn;
 			e->key = insns;
 			e->full = false;
 			e->quick = true;
 			tail++;
 			continue;
 		}
-		compact = ev_is_compact(x);
-		e->full = !compact;
 		e->quick = false;
+		e->full = (e->flags & AUXCAP_TRACE_F_WHOLE) != 0;
 		q->tail = tail;
 		q->run_insns = insns;
-		if (!compact) {
-			int r = spill_push(q, x);
+		if (e->full) {
+			int r;
 
+			e->flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
+			q->batch[i].flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
+			r = spill_push(q, &q->batch[i]);
 			if (r < 0)
 				return r;
 		}
@@ -522,6 +527,44 @@ static int add_batch(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	q->tail = tail;
 	q->run_insns = insns;
 	return 0;
+}
+
+/*
+ * A batch of events: decoder_next_batch() writes their heads straight into the ring's slots
+ * at the tail (as many as are contiguous there); with decoder_next() they are decoded into
+ * q->batch and their heads copied there.  Returns the number of events, and in *@ret_r the
+ * backend's last answer (> 0: more to come, 0: the end, < 0: a failure after them).
+ */
+static size_t decode_batch(struct auxcap_decode *d, struct dqueue *q, int *ret_r)
+{
+	size_t n = 0;
+	int r;
+
+	if (d->backend->decoder_next_batch) {
+		size_t room = q->cap - (q->tail & (q->cap - 1));
+
+		r = d->backend->decoder_next_batch(q->dec, ring_at(q, q->tail), sizeof(struct qev),
+						   q->batch,
+						   room < QUEUE_DEC_BATCH ? room : QUEUE_DEC_BATCH);
+		if (r > 0) {
+			n = (size_t)r;
+			r = 1;
+		}
+		*ret_r = r;
+		return n;
+	}
+	do
+		r = d->backend->decoder_next(q->dec, &q->batch[n]);
+	while (r > 0 && ++n < QUEUE_DEC_BATCH);
+	for (size_t i = 0; i < n; i++) {
+		struct auxcap_trace_event *x = &q->batch[i];
+
+		if (!ev_is_compact(x))
+			x->flags |= AUXCAP_TRACE_F_WHOLE;
+		memcpy(ring_at(q, q->tail + i), x, QEV_HEAD);
+	}
+	*ret_r = r;
+	return n;
 }
 
 void queue_progress(struct auxcap_decode *d, struct dqueue *q, uint64_t pos, bool call)
@@ -687,13 +730,10 @@ static int fill_to(struct auxcap_decode *d, struct dqueue *q, size_t i)
 			q->error = r;
 			return r;
 		}
-		n = 0;
-		do
-			r = d->backend->decoder_next(q->dec, &q->batch[n]);
-		while (r > 0 && ++n < QUEUE_DEC_BATCH);
+		n = decode_batch(d, q, &r);
 		if (n && d->opts.progress && (d->prog_tick += (uint32_t)n) >= 4096)
-			piece_progress(d, q, q->batch[n - 1].offset);
-		r2 = add_batch(d, q, n);
+			piece_progress(d, q, ring_at(q, q->tail + n - 1)->offset);
+		r2 = add_heads(d, q, n);
 		if (r2 < 0) {
 			q->error = r2;
 			return r2;

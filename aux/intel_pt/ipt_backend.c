@@ -341,6 +341,7 @@ struct ipt_dec {
 	/* Events made from one libipt item, handed out one per decoder_next(). */
 	struct auxcap_trace_event out[2];
 	int nout, iout;
+	int err; /* decoder_next_batch(): a failure to return on the next call */
 };
 
 /*
@@ -862,14 +863,12 @@ err:
 	return r;
 }
 
-static int ipt_decoder_next(void *p, struct auxcap_trace_event *ev)
+/* Decode until events are waiting in d->out: 1, 0 at the end of the piece, or an error. */
+static int refill(struct ipt_dec *d)
 {
-	struct ipt_dec *d = p;
 	struct auxcap_ipt_item item;
 	int r;
 
-	if (!d || !ev)
-		return -EINVAL;
 	while (d->iout == d->nout) {
 		if (!d->dec)
 			return 0; /* nothing of this piece is ours */
@@ -901,12 +900,71 @@ static int ipt_decoder_next(void *p, struct auxcap_trace_event *ev)
 		}
 		translate(d, &item);
 	}
-	*ev = d->out[d->iout++];
+	return 1;
+}
+
+/* The perf time of an event with a TSC, as both ways of handing events out give it. */
+static void set_time(const struct ipt_dec *d, struct auxcap_trace_event *ev)
+{
 	if (d->have_tc && (ev->flags & AUXCAP_TRACE_F_HAS_TSC)) {
 		ev->time = auxcap_time_conv_to_ns(&d->tc, ev->tsc);
 		ev->flags |= AUXCAP_TRACE_F_HAS_TIME;
 	}
+}
+
+static int ipt_decoder_next(void *p, struct auxcap_trace_event *ev)
+{
+	struct ipt_dec *d = p;
+	int r;
+
+	if (!d || !ev)
+		return -EINVAL;
+	r = refill(d);
+	if (r <= 0)
+		return r;
+	*ev = d->out[d->iout++];
+	set_time(d, ev);
 	return 1;
+}
+
+_Static_assert(sizeof(struct auxcap_trace_head) == offsetof(struct auxcap_trace_event, size),
+	       "struct auxcap_trace_head is the head of struct auxcap_trace_event");
+
+static int ipt_decoder_next_batch(void *p, void *heads, size_t stride,
+				  struct auxcap_trace_event *whole, size_t max)
+{
+	struct ipt_dec *d = p;
+	unsigned char *h = heads;
+	size_t n = 0;
+	int r;
+
+	if (!d || !heads || !whole || stride < sizeof(struct auxcap_trace_head) || !max)
+		return -EINVAL;
+	if (d->err) {
+		/* the failure after the events of the last call */
+		r = d->err;
+		d->err = 0;
+		return r;
+	}
+	do {
+		struct auxcap_trace_event *ev;
+
+		r = refill(d);
+		if (r <= 0)
+			break;
+		ev = &d->out[d->iout++];
+		set_time(d, ev);
+		/* a BRANCH has nothing past its head; the other kinds go whole (not many) */
+		if (ev->kind != AUXCAP_TRACE_BRANCH) {
+			ev->flags |= AUXCAP_TRACE_F_WHOLE;
+			whole[n] = *ev;
+		}
+		memcpy(h, ev, sizeof(struct auxcap_trace_head));
+		h += stride;
+	} while (++n < max);
+	if (r < 0 && n)
+		d->err = r; /* the next call returns it */
+	return n ? (int)n : r;
 }
 
 static int ipt_dump(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
@@ -946,6 +1004,7 @@ const struct auxcap_backend_ops auxcap_backend_intel_pt = {
 	.addr_filter = auxcap_ipt_addr_filter,
 	.decoder_new = ipt_decoder_new,
 	.decoder_next = ipt_decoder_next,
+	.decoder_next_batch = ipt_decoder_next_batch,
 	.decoder_free = ipt_decoder_free,
 	.dump = ipt_dump,
 };

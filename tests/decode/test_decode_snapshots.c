@@ -368,6 +368,128 @@ static void test_snapshots_first_psb_cut(void **state)
 	}
 }
 
+/* An entry of the caller's own, bigger than a head, as the decode stage's ring has them. */
+struct slot {
+	struct auxcap_trace_head head;
+	uint8_t after[40];
+};
+
+/*
+ * The Intel PT backend's decoder_next_batch() gives the events decoder_next() gives, in the
+ * same order, on a trace in three pieces (the flow cut inside packets) with damage in it (a
+ * gap, then the decode resynchronizes at the next PSB): each event's head in the caller's
+ * entry at the stride asked, the bytes after it left alone, and an event that is not a
+ * BRANCH whole in its @whole entry with AUXCAP_TRACE_F_WHOLE.  Batches of every size from 1
+ * to 16; the end comes as 0, once.
+ */
+static void test_ipt_batch_same_events(void **state)
+{
+	static struct trace t;
+	static struct auxcap_trace_event want[8192];
+	const struct auxcap_backend_ops *ops = auxcap_backend_find("intel_pt");
+	struct auxcap_image_map map;
+	struct auxcap_trace_piece prev[2];
+	struct auxcap_decode_ctx ctx;
+	struct auxcap_trace_event whole[16];
+	struct slot slots[16];
+	char code[300];
+	size_t cuts[4], nwant = 0, k = 0, ngap = 0, nwhole = 0, max = 1;
+	FILE *f;
+	int r;
+
+	(void)state;
+	if (!ops)
+		skip();
+	assert_non_null(ops->decoder_next_batch);
+	make_code();
+	gen_trace(&t, 9000);
+	assert_true(t.npsb >= 6);
+	/* bytes that are no packet, between PSB 2 and PSB 3 */
+	memset(t.buf + t.psb[2] + 300, 0xd5, 6);
+	cuts[0] = 0;
+	cuts[1] = t.psb[1] + 101;
+	cuts[2] = t.psb[4] + 7;
+	cuts[3] = t.len;
+	snprintf(code, sizeof(code), "%s/batch-code.bin", g_dir);
+	f = fopen(code, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(g_code, 1, sizeof(g_code), f), sizeof(g_code));
+	assert_int_equal(fclose(f), 0);
+	map = (struct auxcap_image_map){ code, 0, sizeof(g_code), CODE_ADDR, -1 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t p = 0; p < 3; p++) {
+			void *dec;
+
+			memset(&ctx, 0, sizeof(ctx));
+			ctx.sz = sizeof(ctx);
+			ctx.auxtrace_type = AUXCAP_AUXTRACE_INTEL_PT;
+			ctx.maps = &map;
+			ctx.nr_maps = 1;
+			ctx.cpu = -1;
+			ctx.stream_offset = cuts[p];
+			for (size_t i = 0; i < p; i++)
+				prev[i] = (struct auxcap_trace_piece){ t.buf + cuts[i],
+								      cuts[i + 1] - cuts[i] };
+			ctx.prev = p ? prev : NULL;
+			ctx.nr_prev = p;
+			ctx.more = p < 2;
+			assert_int_equal(ops->decoder_new(&ctx, t.buf + cuts[p], cuts[p + 1] - cuts[p],
+							  &dec),
+					 0);
+			if (pass == 0) {
+				while ((r = ops->decoder_next(dec, &want[nwant])) == 1) {
+					assert_true(++nwant < sizeof(want) / sizeof(want[0]));
+				}
+				assert_int_equal(r, 0);
+				ops->decoder_free(dec);
+				continue;
+			}
+			for (;;) {
+				memset(slots, 0xa5, sizeof(slots));
+				memset(whole, 0x5a, sizeof(whole));
+				r = ops->decoder_next_batch(dec, slots, sizeof(slots[0]), whole, max);
+				if (r <= 0)
+					break;
+				assert_true((size_t)r <= max);
+				for (size_t i = 0; i < (size_t)r; i++, k++) {
+					const struct auxcap_trace_event *w = &want[k];
+					struct auxcap_trace_head h = slots[i].head;
+
+					assert_true(k < nwant);
+					for (size_t j = 0; j < sizeof(slots[i].after); j++)
+						assert_int_equal(slots[i].after[j], 0xa5);
+					if (w->kind != AUXCAP_TRACE_BRANCH) {
+						struct auxcap_trace_event x = whole[i];
+
+						assert_true(h.flags & AUXCAP_TRACE_F_WHOLE);
+						assert_true(x.flags & AUXCAP_TRACE_F_WHOLE);
+						x.flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
+						assert_memory_equal(&x, w, sizeof(x));
+						nwhole++;
+						ngap += w->kind == AUXCAP_TRACE_GAP;
+					} else {
+						/* a BRANCH has nothing past its head */
+						assert_memory_equal(&w->size, &(struct auxcap_trace_event){ 0 }.size,
+								    sizeof(*w) - sizeof(h));
+					}
+					h.flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
+					assert_memory_equal(&h, w, sizeof(h));
+				}
+				max = max % 16 + 1;
+			}
+			assert_int_equal(r, 0);
+			assert_int_equal(ops->decoder_next_batch(dec, slots, sizeof(slots[0]), whole, 16),
+					 0);
+			ops->decoder_free(dec);
+		}
+	}
+	assert_int_equal(k, nwant);
+	assert_true(nwant > 1000);
+	assert_true(ngap >= 1);
+	assert_true(nwhole > ngap);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -389,6 +511,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_snapshots_join),
 		cmocka_unit_test(test_snapshots_first_psb_cut),
+		cmocka_unit_test(test_ipt_batch_same_events),
 	};
 
 	return cmocka_run_group_tests_name("decode/snapshots", tests, setup, teardown);

@@ -23,6 +23,9 @@
  *   timeless             without TIME_CONV, trace takes its buffer's record time
  *   execs                an exec drops the mappings made before it, by time, whatever the
  *                        order the rings put them in the file
+ *
+ * With --batch the toy backend also gives decoder_next_batch() (in short batches), which the
+ * stage then uses instead of decoder_next(): every test holds either way.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1201,13 +1204,15 @@ static void test_errors(void **state)
 	assert_null(d);
 }
 
+static bool g_batch;
+
 static int setup(void **state)
 {
 	(void)state;
 	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-decode-XXXXXX");
 	if (!mkdtemp(g_dir))
 		return -1;
-	return auxcap_backend_register(&toy_backend_ops);
+	return auxcap_backend_register(g_batch ? &toy_batch_backend_ops : &toy_backend_ops);
 }
 
 static int teardown(void **state)
@@ -1219,7 +1224,7 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
@@ -1233,5 +1238,8 @@ int main(void)
 		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_errors),
 	};
 
+	g_batch = argc > 1 && !strcmp(argv[1], "--batch");
+	if (g_batch)
+		return cmocka_run_group_tests_name("decode/stage --batch", tests, setup, teardown);
 	return cmocka_run_group_tests_name("decode/stage", tests, setup, teardown);
 }

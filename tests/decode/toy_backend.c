@@ -82,6 +82,37 @@ static int toy_next(void *p, struct auxcap_trace_event *ev)
 	return 1;
 }
 
+/*
+ * decoder_next_batch() as backend.h has it, from toy_next(): batches of 1 to 5 events
+ * whatever @max allows (the stage must take short ones), a BRANCH without a tid as its head
+ * only (junk or not), any other event whole too.
+ */
+static int toy_next_batch(void *p, void *heads, size_t stride, struct auxcap_trace_event *whole,
+			  size_t max)
+{
+	struct toy_dec *d = p;
+	unsigned char *h = heads;
+	size_t n = 0, lim = 1 + d->i % 5;
+
+	if (max > lim)
+		max = lim;
+	while (n < max) {
+		struct auxcap_trace_event ev;
+		int r = toy_next(p, &ev);
+
+		if (r <= 0)
+			return n ? (int)n : r;
+		if (ev.kind != AUXCAP_TRACE_BRANCH || (ev.flags & AUXCAP_TRACE_F_HAS_TID)) {
+			ev.flags |= AUXCAP_TRACE_F_WHOLE;
+			whole[n] = ev;
+		}
+		memcpy(h, &ev, sizeof(struct auxcap_trace_head));
+		h += stride;
+		n++;
+	}
+	return (int)n;
+}
+
 static void toy_free(void *p)
 {
 	free(p);
@@ -95,6 +126,18 @@ const struct auxcap_backend_ops toy_backend_ops = {
 	.probe = toy_probe,
 	.decoder_new = toy_new,
 	.decoder_next = toy_next,
+	.decoder_free = toy_free,
+};
+
+const struct auxcap_backend_ops toy_batch_backend_ops = {
+	.abi = AUXCAP_BACKEND_ABI,
+	.name = "toy_trace",
+	.description = "test backend (decoder_next_batch)",
+	.auxtrace_type = TOY_TYPE,
+	.probe = toy_probe,
+	.decoder_new = toy_new,
+	.decoder_next = toy_next,
+	.decoder_next_batch = toy_next_batch,
 	.decoder_free = toy_free,
 };
 

@@ -35,6 +35,8 @@ struct toy_rec {
 };
 
 extern const struct auxcap_backend_ops toy_backend_ops;
+/* The same backend with decoder_next_batch() too (register one or the other). */
+extern const struct auxcap_backend_ops toy_batch_backend_ops;
 
 /* What the last toy decoder was given: the maps' addresses and their spans (ctx->map_spans;
  * toy_had_spans false if it was NULL), the first TOY_MAX_MAPS of them. */

@@ -51,7 +51,8 @@ extern "C" {
 #endif
 
 /** Version of this contract; a backend's @abi must equal it. */
-#define AUXCAP_BACKEND_ABI 2 /* 2: reference, alignment, flags appended to the ops */
+#define AUXCAP_BACKEND_ABI 3 /* 2: reference, alignment, flags appended to the ops;
+				* 3: decoder_next_batch */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
@@ -143,6 +144,8 @@ enum {
 	AUXCAP_TRACE_F_HAS_ADDR = 1u << 6,    /* SAMPLE: @addr valid */
 	AUXCAP_TRACE_F_HAS_PHYS = 1u << 7,    /* SAMPLE: @phys_addr valid */
 	AUXCAP_TRACE_F_HAS_TID = 1u << 8,     /* @tid from the trace itself (SPE context) */
+	AUXCAP_TRACE_F_WHOLE = 1u << 9,	      /* decoder_next_batch(): the whole event is in
+					       * its @whole entry (never handed out) */
 };
 
 /**
@@ -177,6 +180,22 @@ struct auxcap_trace_event {
 	int native;	  /* GAP: the decoder's own error code (libipt pt_error_code, ...) */
 	const char *what; /* GAP, OTHER: static text naming the event ("overflow", "psb") */
 	uint64_t payload; /* OTHER: backend-specific value */
+};
+
+/**
+ * The fields of struct auxcap_trace_event up to @branch, laid out the same: what most events
+ * are (a BRANCH without a tid of its own), and what decoder_next_batch() writes of each.
+ */
+struct auxcap_trace_head {
+	enum auxcap_trace_kind kind;
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t tsc;
+	uint64_t time;
+	uint64_t ip;
+	uint64_t to;
+	uint32_t ninsn;
+	enum auxcap_branch_type branch;
 };
 
 /** A stretch of trace bytes (borrowed). */
@@ -353,6 +372,21 @@ struct auxcap_backend_ops {
 	 * small), -ENOMEM.
 	 */
 	int (*addr_filter)(const struct auxcap_record_ctx *ctx, char *buf, size_t len);
+
+	/**
+	 * Decode side, optional (ABI 3), what the decode stage calls instead of decoder_next()
+	 * when given: up to @max next events of the stream at once, each as decoder_next()
+	 * would give it.  Event i's head (its fields up to @branch) goes to the struct
+	 * auxcap_trace_head at (char *)@heads + i * @stride (@stride >= its size; the heads
+	 * may sit in the caller's own larger entries, whose other bytes are left alone).  An
+	 * event with any field past @branch set (INSN bytes, a tid, SAMPLE, GAP or OTHER
+	 * fields; a BRANCH without F_HAS_TID never has one) also goes whole to @whole[i],
+	 * and its head says AUXCAP_TRACE_F_WHOLE (@whole[i].flags too).  Returns the number of
+	 * events written, 1 to @max, 0 at the end of the stream, or a negative errno on a
+	 * failure that ends decoding, once the events before it are returned.
+	 */
+	int (*decoder_next_batch)(void *dec, void *heads, size_t stride,
+				  struct auxcap_trace_event *whole, size_t max);
 };
 
 /** Flags of a backend (auxcap_backend_ops.flags). */
