@@ -1341,58 +1341,98 @@ static __attribute__((noinline)) int next_slow(struct auxcap_decode *d,
 }
 
 /*
- * The quick way for a call or a return (see auxcap_decode_next()), else the general way: a
- * function of its own, so that the other branches (most of them) are handed out with no
- * registers saved and restored.
+ * The function's time slot for the quick way at @now on thread @t (see next_call() and
+ * next_ret()): the top frame's function's slot where its hash puts it, or that slot empty
+ * (no time: the function's first since the last sample), where ftime_add_slow() would put
+ * it too when the table need not grow, claimed then (nothing turns back after it).  NULL
+ * when no time is to be accounted; (void *)1 when another function holds the slot or the
+ * table would grow: the general way.
  */
-static __attribute__((noinline)) int next_call_ret(struct auxcap_decode *d,
-						   const struct auxcap_decode_event **ret_ev)
+#define SLOT_SLOW ((struct ftime_slot *)1)
+static inline __attribute__((always_inline)) struct ftime_slot *
+fast_slot(const struct auxcap_decode *d, struct dthread *t, uint64_t now, uint32_t depth)
 {
-	const struct qev *e = d->fast_next;
-	struct dthread *t = d->fast_t;
-	struct ftime_slot *slot = NULL;
-	uint64_t now = e->key, ns = 0, to = e->to;
-	uint32_t depth = t->depth;
-	bool call = e->branch == AUXCAP_BR_CALL;
-	struct hist *h;
+	struct ftime_slot *slot;
+	uint64_t func;
 
-	if (call ? depth >= t->cap_stack : depth < 2 || !returns_to(&t->stack[depth - 1], to))
-		return next_slow(d, ret_ev);
-	if (d->want_context && now > t->ft_since) {
-		uint64_t func = t->stack[depth - 1].func;
+	if (!d->want_context || now <= t->ft_since)
+		return NULL;
+	func = t->stack[depth - 1].func;
+	slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
+	if (slot->ns)
+		return slot->func == func ? slot : SLOT_SLOW;
+	if ((t->ft_n + 1) * 2 > t->ft_cap)
+		return SLOT_SLOW;
+	slot->func = func;
+	t->ft_n++;
+	return slot;
+}
 
-		/* the function's slot where its hash puts it, or that slot empty (no time: the
-		 * function's first since the last sample), where ftime_add_slow() would put it
-		 * too when the table need not grow; another function's: the general way */
-		slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
-		if (slot->ns) {
-			if (slot->func != func)
-				return next_slow(d, ret_ev);
-		} else {
-			if ((t->ft_n + 1) * 2 > t->ft_cap)
-				return next_slow(d, ret_ev);
-			/* nothing turns back after this: the slot is the function's */
-			slot->func = func;
-			t->ft_n++;
-		}
-		ns = now - t->ft_since;
-	}
-	h = fast_out(d, t, e, now);
+/* Account the time up to @now to @slot (fast_slot()). */
+static inline __attribute__((always_inline)) void fast_time(struct dthread *t,
+							   struct ftime_slot *slot, uint64_t now)
+{
 	if (slot) {
+		uint64_t ns = now - t->ft_since;
+
 		t->trace_ns += ns;
 		slot->ns += ns;
 		t->ft_since = now;
 	}
-	if (call) {
-		t->stack[depth++] = (struct auxcap_decode_frame){ to, e->ip, now };
-		h->undo = UNDO_PUSHED;
-	} else {
-		h->undo = UNDO_POPPED;
-		h->saved = t->stack[--depth];
-	}
+}
+
+/*
+ * The quick way for a call (see auxcap_decode_next()), else the general way: a function of
+ * its own, so that the other branches (most of them) are handed out with no registers saved
+ * and restored, and so is a return.
+ */
+static __attribute__((noinline)) int next_call(struct auxcap_decode *d,
+					       const struct auxcap_decode_event **ret_ev)
+{
+	const struct qev *e = d->fast_next;
+	struct dthread *t = d->fast_t;
+	uint64_t now = e->key;
+	uint32_t depth = t->depth;
+	struct ftime_slot *slot;
+	struct hist *h;
+
+	if (depth >= t->cap_stack)
+		return next_slow(d, ret_ev);
+	slot = fast_slot(d, t, now, depth);
+	if (slot == SLOT_SLOW)
+		return next_slow(d, ret_ev);
+	h = fast_out(d, t, e, now);
+	fast_time(t, slot, now);
+	t->stack[depth++] = (struct auxcap_decode_frame){ e->to, e->ip, now };
+	h->undo = UNDO_PUSHED;
 	/* one store of the whole change */
-	d->out.stack = (struct auxcap_decode_stack_change){ .popped = !call, .pushed = call,
-							    .depth = depth };
+	d->out.stack = (struct auxcap_decode_stack_change){ .pushed = true, .depth = depth };
+	t->depth = depth;
+	*ret_ev = &d->out;
+	return 1;
+}
+
+/* The quick way for a return from the top frame's call (as next_call()). */
+static __attribute__((noinline)) int next_ret(struct auxcap_decode *d,
+					      const struct auxcap_decode_event **ret_ev)
+{
+	const struct qev *e = d->fast_next;
+	struct dthread *t = d->fast_t;
+	uint64_t now = e->key;
+	uint32_t depth = t->depth;
+	struct ftime_slot *slot;
+	struct hist *h;
+
+	if (depth < 2 || !returns_to(&t->stack[depth - 1], e->to))
+		return next_slow(d, ret_ev);
+	slot = fast_slot(d, t, now, depth);
+	if (slot == SLOT_SLOW)
+		return next_slow(d, ret_ev);
+	h = fast_out(d, t, e, now);
+	fast_time(t, slot, now);
+	h->undo = UNDO_POPPED;
+	h->saved = t->stack[--depth];
+	d->out.stack = (struct auxcap_decode_stack_change){ .popped = 1, .depth = depth };
 	t->depth = depth;
 	*ret_ev = &d->out;
 	return 1;
@@ -1405,7 +1445,7 @@ static __attribute__((noinline)) int next_call_ret(struct auxcap_decode *d,
  * is in place (none; a call with room on the stack, a return from the top frame's call, each
  * from a function whose time has a slot where its hash puts it).  It does exactly what
  * merge_next(), emit_trace() and apply_trace() do for it, without calling anything but
- * next_call_ret() for a call or a return; anything else takes the general way.
+ * next_call() or next_ret() for a call or a return; anything else takes the general way.
  */
 int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev)
 {
@@ -1419,8 +1459,10 @@ int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event
 		return next_slow(d, ret_ev);
 	/* The events were written a run ago: fetch the coming ones ahead. */
 	__builtin_prefetch(e + 8);
-	if (e->branch == AUXCAP_BR_CALL || e->branch == AUXCAP_BR_RETURN)
-		return next_call_ret(d, ret_ev);
+	if (e->branch == AUXCAP_BR_CALL)
+		return next_call(d, ret_ev);
+	if (e->branch == AUXCAP_BR_RETURN)
+		return next_ret(d, ret_ev);
 	(void)fast_out(d, d->fast_t, e, now);
 	d->out.stack = (struct auxcap_decode_stack_change){ .depth = d->fast_t->depth };
 	*ret_ev = &d->out;

@@ -350,7 +350,6 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 				e->key = last;
 				e->run_lo = t0;
 				e->run_hi = hi;
-				e->has_time = true;
 			}
 		} else if (!__builtin_mul_overflow(span, total, &prod)) {
 			/* span * cum fits in 64 bits for every event: divide by reciprocal; the
@@ -365,15 +364,25 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 
 				if (k > left)
 					k = left;
-				for (end = e + k; e != end; e++) {
-					uint64_t key = t0 + udiv_do(&u, span * e->key);
+				end = e + k;
+				if (t0 >= last) {
+					/* keys rise with the instructions: none goes below the last */
+					for (; e != end; e++) {
+						/* run_lo and run_hi side by side: one store of both */
+						e->run_lo = t0;
+						e->run_hi = hi;
+						e->key = t0 + udiv_do(&u, span * e->key);
+					}
+					last = end[-1].key;
+				} else {
+					for (; e != end; e++) {
+						uint64_t key = t0 + udiv_do(&u, span * e->key);
 
-					/* run_lo and run_hi side by side: one store of both */
-					e->run_lo = t0;
-					e->run_hi = hi;
-					last = key > last ? key : last;
-					e->key = last;
-					e->has_time = true;
+						e->run_lo = t0;
+						e->run_hi = hi;
+						last = key > last ? key : last;
+						e->key = last;
+					}
 				}
 				pos += k;
 				left -= k;
@@ -389,7 +398,6 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 				e->key = last;
 				e->run_lo = t0;
 				e->run_hi = hi;
-				e->has_time = true;
 			}
 		}
 		q->last_key = last;
@@ -401,7 +409,6 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 			struct qev *e = ring_at(q, q->ready + i);
 
 			e->run_lo = e->run_hi = key;
-			e->has_time = false;
 			finalize(q, e, key);
 		}
 	}
@@ -413,7 +420,8 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 	q->run_insns = 0;
 }
 
-/* The event in the slot at the tail joins the queue (its key is set when its run closes). */
+/* The event in the slot at the tail joins the queue (its key is set when its run closes; its
+ * run has a time or not from the start). */
 static void add_event(struct auxcap_decode *d, struct dqueue *q)
 {
 	struct qev *e = ring_at(q, q->tail), *ev = e;
@@ -435,6 +443,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 	} else if (has_clock && q->run_has_clock && c == q->run_clock) {
 		/* one more event of the open run (another counter value, the same time) */
 		q->run_untraced |= ev->kind == AUXCAP_TRACE_DISABLE;
+		e->has_time = true;
 		q->tail++;
 		q->run_insns += ev->ninsn;
 		e->key = q->run_insns;
@@ -454,6 +463,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 		q->run_tsc = ev->tsc;
 	}
 	q->run_untraced |= ev->kind == AUXCAP_TRACE_DISABLE;
+	e->has_time = q->run_has_clock; /* its run's time, whenever that run closes */
 	q->tail++;
 	q->run_insns += ev->ninsn;
 	e->key = q->run_insns;
@@ -462,7 +472,7 @@ static void add_event(struct auxcap_decode *d, struct dqueue *q)
 }
 
 /*
- * The @n events decoded into the ring's slots at the tail (their heads; those with
+ * The @n events decoded into the ring's slots at the tail, contiguous (their heads; those with
  * AUXCAP_TRACE_F_WHOLE whole in q->batch at the same index) join the queue.  The usual one,
  * a branch of the open run with its timestamp, only counts (its running instruction count
  * goes into @key for close_run()); the others take add_event().  The queue's counters are
@@ -478,8 +488,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 					 << 32;
 	const uint64_t kf_want = (uint64_t)AUXCAP_TRACE_BRANCH |
 				 (uint64_t)AUXCAP_TRACE_F_HAS_TSC << 32;
-	struct qev *ring = q->ring;
-	const size_t mask = q->cap - 1;
+	struct qev *e = ring_at(q, q->tail);
 	size_t tail = q->tail, lim = 0;
 	uint64_t insns = q->run_insns, run_tsc = q->run_tsc;
 
@@ -489,8 +498,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	/* the quick way only in a run timed by a TSC value, below RUN_MAX events */
 	if (q->run_from_tsc)
 		lim = q->ready + RUN_MAX - 1;
-	for (size_t i = 0; i < n; i++) {
-		struct qev *e = &ring[tail & mask];
+	for (size_t i = 0; i < n; i++, e++) {
 		uint64_t kf;
 
 		memcpy(&kf, e, sizeof(kf));
@@ -500,6 +508,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 			 * the quick way of auxcap_decode_next() can take. */
 			insns += e->ninsn;
 			e->key = insns;
+			e->has_time = true;
 			e->full = false;
 			e->quick = true;
 			tail++;
@@ -531,8 +540,8 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 
 /*
  * A batch of events: decoder_next_batch() writes their heads straight into the ring's slots
- * at the tail (as many as are contiguous there); with decoder_next() they are decoded into
- * q->batch and their heads copied there.  Returns the number of events, and in *@ret_r the
+ * at the tail (as many as are contiguous there, at most QUEUE_DEC_BATCH); with decoder_next()
+ * they are decoded into q->batch and their heads copied there.  Returns the number of events, and in *@ret_r the
  * backend's last answer (> 0: more to come, 0: the end, < 0: a failure after them).
  */
 static size_t decode_batch(struct auxcap_decode *d, struct dqueue *q, int *ret_r)
@@ -540,12 +549,13 @@ static size_t decode_batch(struct auxcap_decode *d, struct dqueue *q, int *ret_r
 	size_t n = 0;
 	int r;
 
-	if (d->backend->decoder_next_batch) {
-		size_t room = q->cap - (q->tail & (q->cap - 1));
+	size_t room = q->cap - (q->tail & (q->cap - 1)); /* slots before the ring's end */
 
+	if (room > QUEUE_DEC_BATCH)
+		room = QUEUE_DEC_BATCH;
+	if (d->backend->decoder_next_batch) {
 		r = d->backend->decoder_next_batch(q->dec, ring_at(q, q->tail), sizeof(struct qev),
-						   q->batch,
-						   room < QUEUE_DEC_BATCH ? room : QUEUE_DEC_BATCH);
+						   q->batch, room);
 		if (r > 0) {
 			n = (size_t)r;
 			r = 1;
@@ -555,7 +565,7 @@ static size_t decode_batch(struct auxcap_decode *d, struct dqueue *q, int *ret_r
 	}
 	do
 		r = d->backend->decoder_next(q->dec, &q->batch[n]);
-	while (r > 0 && ++n < QUEUE_DEC_BATCH);
+	while (r > 0 && ++n < room);
 	for (size_t i = 0; i < n; i++) {
 		struct auxcap_trace_event *x = &q->batch[i];
 
