@@ -1439,6 +1439,27 @@ static __attribute__((noinline)) int next_ret(struct auxcap_decode *d,
 }
 
 /*
+ * The quick way ran to the end of its window: the events after it were not final yet (their
+ * run was open).  Decode on until the next event is final and set the window again, without
+ * a general step: the held event, its thread and the heap's limit are what they were.  When
+ * no window comes of it, the general way.
+ */
+static __attribute__((noinline)) int next_extend(struct auxcap_decode *d,
+						 const struct auxcap_decode_event **ret_ev)
+{
+	struct dqueue *q = d->held_q;
+
+	/* what the quick way handed out (merge_next() does the same) */
+	q->head += (size_t)(d->fast_next - d->fast_first);
+	d->fast_next = d->fast_end = NULL; /* the ring may move */
+	if (queue_final_at(d, q, 0))
+		set_fast_window(d, d->held_c, q);
+	if (!d->fast_next)
+		return next_slow(d, ret_ev);
+	return auxcap_decode_next(d, ret_ev);
+}
+
+/*
  * The most common step, done without the general machinery: the next event of the window
  * set_fast_window() made (the queue of the last event goes on with a quick branch of the
  * same thread, before every other cursor), whose effect on the stack and the function times
@@ -1455,6 +1476,8 @@ int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event
 	if (__builtin_expect(!d || !ret_ev, 0))
 		return -EINVAL;
 	e = d->fast_next;
+	if (e == d->fast_end && e)
+		return next_extend(d, ret_ev);
 	if (e == d->fast_end || !e->quick || (now = e->key) >= d->fast_lim)
 		return next_slow(d, ret_ev);
 	/* The events were written a run ago: fetch the coming ones ahead. */

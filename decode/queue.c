@@ -532,6 +532,9 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 		insns = q->run_insns;
 		run_tsc = q->run_tsc;
 		lim = q->run_from_tsc ? q->ready + RUN_MAX - 1 : 0;
+		/* the first branch of a run its own TSC opened: the quick way can take it too */
+		e->quick = q->run_from_tsc && (kf & kf_mask) == kf_want && e->tsc == run_tsc &&
+			   e->branch != AUXCAP_BR_NONE;
 	}
 	q->tail = tail;
 	q->run_insns = insns;
