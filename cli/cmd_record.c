@@ -73,6 +73,8 @@ struct record_opts {
 	const char *filter;
 	bool strict;
 	bool force;
+	bool no_buildid;       /* -B: no BUILD_ID entries */
+	bool no_buildid_cache; /* -N: nothing written under $HOME/.debug */
 	bool emulate;
 	uint64_t max_insns;
 	int verbose;
@@ -101,7 +103,7 @@ static void usage(FILE *f)
 		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
 		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
-		"                     [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"                     [-B | -N] [-f] [-v] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -132,6 +134,10 @@ static void usage(FILE *f)
 		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
+		"  -B, --no-buildid     list no build-ids of the mapped binaries (decode then finds\n"
+		"                       them by path only; archive has nothing to copy)\n"
+		"  -N, --no-buildid-cache  write nothing under $HOME/.debug: the vdso's image is not\n"
+		"                       saved there (its code is then not decoded)\n"
 		"  -f, --force          replace FILE instead of keeping FILE.old\n"
 		"  -v, --verbose        more messages\n");
 }
@@ -193,6 +199,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "trigger-via", required_argument, NULL, 6 },
 		{ "filter", required_argument, NULL, 7 },
 		{ "force", no_argument, NULL, 'f' },
+		{ "no-buildid", no_argument, NULL, 'B' },
+		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -202,7 +210,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->output = "auxcap.data";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:o:S::fvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:o:S::fBNvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -262,6 +270,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 7: o->filter = optarg; break;
 		case 'f': o->force = true; break;
+		case 'B': o->no_buildid = true; break;
+		case 'N': o->no_buildid_cache = true; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); exit(CLI_OK);
 		default:
@@ -1346,7 +1356,8 @@ static int run_record(int argc, char **argv)
 
 #if AUXCAP_HAVE_LIBELF
 		/* Build-ids of the mapped binaries: decode and archive find them by it. */
-		(void)auxcap_binaries_add_build_ids(w);
+		if (!o.no_buildid)
+			(void)auxcap_binaries_add_build_ids(w, !o.no_buildid_cache);
 #endif
 		rc = auxcap_perf_writer_close(w);
 

@@ -111,7 +111,7 @@ static int save_vdso(struct auxcap_elf **ret_elf)
 	return 0;
 }
 
-int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w)
+int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w, bool save)
 {
 	const char *path;
 	uint16_t cpumode;
@@ -123,7 +123,10 @@ int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w)
 		size_t size;
 		int r;
 
-		r = strcmp(path, "[vdso]") ? auxcap_elf_open(path, &elf) : save_vdso(&elf);
+		if (!strcmp(path, "[vdso]"))
+			r = save ? save_vdso(&elf) : -ENOENT;
+		else
+			r = auxcap_elf_open(path, &elf);
 		if (r < 0)
 			continue;
 		size = auxcap_elf_build_id(elf, &id);

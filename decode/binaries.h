@@ -12,6 +12,7 @@
 #ifndef AUXCAP_DECODE_BINARIES_H
 #define AUXCAP_DECODE_BINARIES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,10 +30,12 @@ char *auxcap_build_id_hex(const uint8_t *id, size_t size, char *buf);
 /**
  * Add a BUILD_ID entry to @w (borrowed) for every executable file its MMAP/MMAP2 records
  * mapped (auxcap_perf_writer_mapped_file()) that is an ELF file with a GNU build-id.  Files
- * that are gone or carry no build-id are skipped.
+ * that are gone or carry no build-id are skipped.  The vdso ("[vdso]") has no file: with
+ * @save_vdso its image is saved into perf's build-id cache under $HOME (see binaries.c) and
+ * listed by its build-id; without, it is skipped.
  * Returns the number of entries added, or a negative errno (-ENOMEM) if the writer refused one.
  */
-int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w);
+int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w, bool save_vdso);
 
 /**
  * The archive directory of capture @capture: "@capture.archive" into *@ret (owned by the

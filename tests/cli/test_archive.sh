@@ -105,6 +105,21 @@ if HOME=$T/home $A record --emulate -e intel_pt//u -o v.data -- date >/dev/null 
 else
 	bad "record --emulate -- date: $(cat v.err)"
 fi
+# -N (--no-buildid-cache): nothing written under $HOME, the other build-ids still listed;
+# -B (--no-buildid): none listed, decode finds the binaries by path.
+mkdir -p homeN homeB
+if HOME=$T/homeN $A record --emulate -N -e intel_pt//u -o vn.data -- date >/dev/null 2>vn.err &&
+	HOME=$T/homeB $A record --emulate -B -e intel_pt//u -o vb.data -- date >/dev/null 2>vb.err; then
+	$A info vn.data >vn.info
+	check '[ -z "$(ls -A homeN)" ] && grep -q " /usr/bin/date$" vn.info && ! grep -q "\[vdso\]" vn.info' \
+		"-N: nothing under \$HOME, build-ids listed but the vdso's"
+	$A info vb.data >vb.info
+	HOME=$T/homeB $A decode --itrace=bc vb.data >vb.txt 2>/dev/null
+	check '[ -z "$(ls -A homeB)" ] && ! grep -q "build_id" vb.info && grep -q "call .*=> .*__libc_start_call_main+0x0" vb.txt' \
+		"-B: no build-id listed, the code decoded by path (libc calls date's main)"
+else
+	bad "record -N / -B: $(cat vn.err vb.err)"
+fi
 
 # Bad input: clear one-line error, exit 1.
 echo junk >junk.data
