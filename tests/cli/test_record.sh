@@ -156,9 +156,9 @@ check 'grep -q " 0 errors" p.txt && grep -q "op=LD" p.txt' "SPE decode without e
 mkfifo stop.ctl
 (sleep 1; echo stop >stop.ctl) &
 SECONDS=0
-$A record -S --control fifo:stop.ctl -e cpu-clock -o stop.data -- sleep 60 >/dev/null 2>stop.err; st=$?
+$A record -S --control fifo:stop.ctl -e cpu-clock -o stop.data -- sleep 59.7 >/dev/null 2>stop.err; st=$?
 took=$SECONDS
-check '[ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 60$" >/dev/null' "stop ends a capture whose command still runs (${took}s, command terminated)"
+check '[ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 59[.]7$" >/dev/null' "stop ends a capture whose command still runs (${took}s, command terminated)"
 
 echo "# $fails failed"
 [ $fails -eq 0 ]
