@@ -87,12 +87,21 @@ struct qev {
 	uint64_t run_hi; /* each other, so that close_run() stores both at once */
 	uint64_t key;	 /* perf time it is merged at (interpolated), ns; while its run is
 			  * open: the run's instructions up to and including it */
-	bool has_time;	 /* @key comes from the trace's own time */
-	bool quick;	 /* a BRANCH of known type and known IP in a timed run, no tid of
-			  * its own, not @full: what the quick way of auxcap_decode_next()
-			  * can take (false: the general way) */
-	bool full;	 /* the whole event is in the spill ring */
+	union {
+		struct {
+			bool has_time; /* @key comes from the trace's own time */
+			bool quick;    /* a BRANCH of known type and known IP in a timed run,
+					* no tid of its own, not @full: what the quick way of
+					* auxcap_decode_next() can take (false: the general
+					* way) */
+			bool full;     /* the whole event is in the spill ring */
+		};
+		uint32_t marks; /* the three at once (QEV_MARKS_QUICK) */
+	};
 };
+
+/* @marks of a quick event: has_time and quick, not full (little-endian bytes). */
+#define QEV_MARKS_QUICK 0x0101u
 
 #define QEV_HEAD offsetof(struct auxcap_trace_event, size)
 

@@ -488,7 +488,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 					 << 32;
 	const uint64_t kf_want = (uint64_t)AUXCAP_TRACE_BRANCH |
 				 (uint64_t)AUXCAP_TRACE_F_HAS_TSC << 32;
-	struct qev *e = ring_at(q, q->tail);
+	struct qev *const first = ring_at(q, q->tail), *e = first, *const end = first + n;
 	size_t tail = q->tail, lim = 0;
 	uint64_t insns = q->run_insns, run_tsc = q->run_tsc;
 
@@ -498,7 +498,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 	/* the quick way only in a run timed by a TSC value, below RUN_MAX events */
 	if (q->run_from_tsc)
 		lim = q->ready + RUN_MAX - 1;
-	for (size_t i = 0; i < n; i++, e++) {
+	for (; e != end; e++) {
 		uint64_t kf;
 
 		memcpy(&kf, e, sizeof(kf));
@@ -508,9 +508,7 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 			 * the quick way of auxcap_decode_next() can take. */
 			insns += e->ninsn;
 			e->key = insns;
-			e->has_time = true;
-			e->full = false;
-			e->quick = true;
+			e->marks = QEV_MARKS_QUICK;
 			tail++;
 			continue;
 		}
@@ -521,9 +519,12 @@ static int add_heads(struct auxcap_decode *d, struct dqueue *q, size_t n)
 		if (e->full) {
 			int r;
 
+			/* the batch's entries side by side with the ring's */
+			struct auxcap_trace_event *x = &q->batch[e - first];
+
 			e->flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
-			q->batch[i].flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
-			r = spill_push(q, &q->batch[i]);
+			x->flags &= ~(uint32_t)AUXCAP_TRACE_F_WHOLE;
+			r = spill_push(q, x);
 			if (r < 0)
 				return r;
 		}
