@@ -1382,12 +1382,13 @@ static inline __attribute__((always_inline)) void fast_time(struct dthread *t,
 }
 
 /*
- * The quick way for a call (see auxcap_decode_next()), else the general way: a function of
- * its own, so that the other branches (most of them) are handed out with no registers saved
- * and restored, and so is a return.
+ * The quick way for a call (@call) or a return from the top frame's call (see
+ * auxcap_decode_next()), else the general way.  Each is a function of its own
+ * (next_call(), next_ret(), @call a constant in each), so that the other branches (most of
+ * them) are handed out with no registers saved and restored, and neither tests which it is.
  */
-static __attribute__((noinline)) int next_call(struct auxcap_decode *d,
-					       const struct auxcap_decode_event **ret_ev)
+static inline __attribute__((always_inline)) int
+fast_call_ret(struct auxcap_decode *d, const struct auxcap_decode_event **ret_ev, const bool call)
 {
 	const struct qev *e = d->fast_next;
 	struct dthread *t = d->fast_t;
@@ -1396,46 +1397,38 @@ static __attribute__((noinline)) int next_call(struct auxcap_decode *d,
 	struct ftime_slot *slot;
 	struct hist *h;
 
-	if (depth >= t->cap_stack)
+	if (call ? depth >= t->cap_stack : depth < 2 || !returns_to(&t->stack[depth - 1], e->to))
 		return next_slow(d, ret_ev);
 	slot = fast_slot(d, t, now, depth);
 	if (slot == SLOT_SLOW)
 		return next_slow(d, ret_ev);
 	h = fast_out(d, t, e, now);
 	fast_time(t, slot, now);
-	t->stack[depth++] = (struct auxcap_decode_frame){ e->to, e->ip, now };
-	h->undo = UNDO_PUSHED;
+	if (call) {
+		t->stack[depth++] = (struct auxcap_decode_frame){ e->to, e->ip, now };
+		h->undo = UNDO_PUSHED;
+	} else {
+		h->undo = UNDO_POPPED;
+		h->saved = t->stack[--depth];
+	}
 	/* one store of the whole change */
-	d->out.stack = (struct auxcap_decode_stack_change){ .pushed = true, .depth = depth };
+	d->out.stack = (struct auxcap_decode_stack_change){ .popped = !call, .pushed = call,
+							    .depth = depth };
 	t->depth = depth;
 	*ret_ev = &d->out;
 	return 1;
 }
 
-/* The quick way for a return from the top frame's call (as next_call()). */
+static __attribute__((noinline)) int next_call(struct auxcap_decode *d,
+					       const struct auxcap_decode_event **ret_ev)
+{
+	return fast_call_ret(d, ret_ev, true);
+}
+
 static __attribute__((noinline)) int next_ret(struct auxcap_decode *d,
 					      const struct auxcap_decode_event **ret_ev)
 {
-	const struct qev *e = d->fast_next;
-	struct dthread *t = d->fast_t;
-	uint64_t now = e->key;
-	uint32_t depth = t->depth;
-	struct ftime_slot *slot;
-	struct hist *h;
-
-	if (depth < 2 || !returns_to(&t->stack[depth - 1], e->to))
-		return next_slow(d, ret_ev);
-	slot = fast_slot(d, t, now, depth);
-	if (slot == SLOT_SLOW)
-		return next_slow(d, ret_ev);
-	h = fast_out(d, t, e, now);
-	fast_time(t, slot, now);
-	h->undo = UNDO_POPPED;
-	h->saved = t->stack[--depth];
-	d->out.stack = (struct auxcap_decode_stack_change){ .popped = 1, .depth = depth };
-	t->depth = depth;
-	*ret_ev = &d->out;
-	return 1;
+	return fast_call_ret(d, ret_ev, false);
 }
 
 /*
