@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elf.h>
 #include <sys/stat.h>
 
 #include "auxcap/file.h"
@@ -47,12 +48,49 @@ static int mkdirs(char *path)
 }
 
 /*
+ * The GNU build-id of the ELF image at @img (@len bytes, the vdso as mapped: its notes lie at
+ * their segments' file offsets) into @hex; false if it has none.  Read by hand: the image is
+ * in memory, not in a file libelf could open.
+ */
+static bool mem_build_id(const uint8_t *img, size_t len, char *hex)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+
+	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > len || (len - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+		return false;
+	for (size_t i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff) + i;
+		size_t off, end;
+
+		if (ph->p_type != PT_NOTE || ph->p_offset > len || ph->p_filesz > len - ph->p_offset)
+			continue;
+		end = (size_t)(ph->p_offset + ph->p_filesz);
+		for (off = (size_t)ph->p_offset; end - off >= sizeof(Elf64_Nhdr);) {
+			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(img + off);
+			size_t name = (nh->n_namesz + 3u) & ~3u, desc = (nh->n_descsz + 3u) & ~3u;
+
+			if (name > end - off - sizeof(*nh) || desc > end - off - sizeof(*nh) - name)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(nh + 1, "GNU", 4) && nh->n_descsz >= 2 && nh->n_descsz <= 20) {
+				auxcap_build_id_hex((const uint8_t *)(nh + 1) + name, nh->n_descsz, hex);
+				return true;
+			}
+			off += sizeof(*nh) + name + desc;
+		}
+	}
+	return false;
+}
+
+/*
  * The vdso has no file to read its code from later: save this process's, which is the one
  * the kernel maps into every process, into perf's build-id cache
  * ($HOME/.debug/.build-id/xx/rest/elf, where perf keeps it too and auxcap_binary_find()
- * looks); *@ret_elf (owned) is the saved image, opened to name it by its build-id.  Returns
- * 0, or a negative errno (no vdso, no $HOME, not writable): the capture then has no code for
- * it, as before.
+ * looks), unless it is there already; *@ret_elf (owned) is the saved image, opened to name it
+ * by its build-id.  Returns 0, or a negative errno (no vdso, no $HOME, not writable): the
+ * capture then has no code for it, as before.
  */
 static int save_vdso(struct auxcap_elf **ret_elf)
 {
@@ -76,6 +114,22 @@ static int save_vdso(struct auxcap_elf **ret_elf)
 	fclose(maps);
 	if (end <= start)
 		return -ENOENT;
+	/* saved by an earlier capture (or perf): the same build-id is the same image */
+	if (mem_build_id((const uint8_t *)start, end - start, hex)) {
+		if (asprintf(&dst, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2) < 0)
+			return -ENOMEM;
+		r = auxcap_elf_open(dst, &elf);
+		if (r == 0 && auxcap_elf_build_id(elf, &id) >= 2 &&
+		    !strcmp(auxcap_build_id_hex(id, auxcap_elf_build_id(elf, &id), line), hex)) {
+			free(dst);
+			*ret_elf = elf;
+			return 0;
+		}
+		auxcap_elf_free(elf);
+		elf = NULL;
+		free(dst);
+		dst = NULL;
+	}
 	if (snprintf(tmp, sizeof(tmp), "%s/.debug/.build-id/vdso.XXXXXX", home) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	r = mkdirs(tmp);

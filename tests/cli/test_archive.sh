@@ -93,6 +93,12 @@ if HOME=$T/home $A record --emulate -e intel_pt//u -o v.data -- date >/dev/null 
 	vid=$($A info v.data | awk '$2 == "[vdso]" {print $1}')
 	check '[ -n "$vid" ] && [ -s "home/.debug/.build-id/${vid:0:2}/${vid:2}/elf" ]' \
 		"record saved the vdso ($vid) in \$HOME/.debug/.build-id and listed its build-id"
+	vf="home/.debug/.build-id/${vid:0:2}/${vid:2}/elf"
+	before=$(stat -c '%i %Y' "$vf" 2>/dev/null)
+	sleep 1.1
+	HOME=$T/home $A record --emulate -e intel_pt//u -o v2.data -- date >/dev/null 2>&1
+	check '[ -n "$before" ] && [ "$(stat -c "%i %Y" "$vf")" = "$before" ] && $A info v2.data | grep -q "$vid \[vdso\]"' \
+		"a second record finds the saved vdso by its build-id: not written again, listed"
 	HOME=$T/home $A decode --itrace=bc v.data >v.txt 2>v.derr
 	check '! grep -q "!! gap" v.txt && grep -q "call .*=> *[0-9a-f]* .*clock_gettime+0x0" v.txt && ! grep -q vdso v.derr' \
 		"decode: the calls into the vdso's clock_gettime decoded, no gap"
