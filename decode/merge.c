@@ -1211,17 +1211,25 @@ static int emit_queue(struct auxcap_decode *d, size_t c, struct dqueue *q, struc
 	return 1;
 }
 
+/*
+ * What the quick way handed out of its window leaves queue @q (may be NULL: no window); the
+ * last of it is the held event.  The window is emptied: the ring may move before
+ * set_fast_window() sets it again.
+ */
+static void window_done(struct auxcap_decode *d, struct dqueue *q)
+{
+	if (q && d->fast_next)
+		q->head += (size_t)(d->fast_next - d->fast_first);
+	d->fast_next = d->fast_end = NULL;
+}
+
 int merge_next(struct auxcap_decode *d)
 {
 	struct dqueue *q = d->held_q;
 	size_t c;
 	int r;
 
-	if (q && d->fast_next) {
-		/* what the quick way handed out: the last of it is the held event */
-		q->head += (size_t)(d->fast_next - d->fast_first);
-	}
-	d->fast_next = d->fast_end = NULL; /* the ring may move: set again by emit_queue() */
+	window_done(d, q);
 	if (q) {
 		struct qev *e;
 
@@ -1442,9 +1450,7 @@ static __attribute__((noinline)) int next_extend(struct auxcap_decode *d,
 {
 	struct dqueue *q = d->held_q;
 
-	/* what the quick way handed out (merge_next() does the same) */
-	q->head += (size_t)(d->fast_next - d->fast_first);
-	d->fast_next = d->fast_end = NULL; /* the ring may move */
+	window_done(d, q);
 	if (queue_final_at(d, q, 0))
 		set_fast_window(d, d->held_c, q);
 	if (!d->fast_next)
