@@ -341,7 +341,7 @@ struct ipt_dec {
 	/* Events made from one libipt item, handed out one per decoder_next(). */
 	struct auxcap_trace_event out[2];
 	int nout, iout;
-	int err; /* decoder_next_batch(): a failure to return on the next call */
+	int err; /* decoder_next_batch(): the failure that ended decoding, returned from then on */
 };
 
 /*
@@ -940,12 +940,8 @@ static int ipt_decoder_next_batch(void *p, void *heads, size_t stride,
 
 	if (!d || !heads || !whole || stride < sizeof(struct auxcap_trace_head) || !max)
 		return -EINVAL;
-	if (d->err) {
-		/* the failure after the events of the last call */
-		r = d->err;
-		d->err = 0;
-		return r;
-	}
+	if (d->err)
+		return d->err; /* the failure after the events of an earlier call: it ends decoding */
 	do {
 		struct auxcap_trace_event *ev;
 
