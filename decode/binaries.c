@@ -47,19 +47,32 @@ static int mkdirs(char *path)
 	return 0;
 }
 
+/* Perf's build-id cache path of a binary, $HOME/.debug/.build-id/xx/rest/@leaf, into *@ret
+ * (owned by the caller).  Returns 0 or -ENOMEM. */
+static int cache_path(const char *home, const uint8_t *id, size_t size, const char *leaf,
+		      char **ret)
+{
+	char hex[AUXCAP_BUILD_ID_HEX_MAX];
+
+	auxcap_build_id_hex(id, size, hex);
+	return asprintf(ret, "%s/.debug/.build-id/%.2s/%s/%s", home, hex, hex + 2, leaf) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
 /*
  * The GNU build-id of the ELF image at @img (@len bytes, the vdso as mapped: its notes lie at
- * their segments' file offsets) into @hex; false if it has none.  Read by hand: the image is
- * in memory, not in a file libelf could open.
+ * their segments' file offsets): its size, *@ret_id pointing into @img; 0 if it has none.
+ * Read by hand: the image is in memory, not in a file libelf could open.
  */
-static bool mem_build_id(const uint8_t *img, size_t len, char *hex)
+static size_t mem_build_id(const uint8_t *img, size_t len, const uint8_t **ret_id)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
 
 	if (len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
 	    eh->e_phoff > len || (len - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
-		return false;
+		return 0;
 	for (size_t i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff) + i;
 		size_t off, end;
@@ -75,13 +88,13 @@ static bool mem_build_id(const uint8_t *img, size_t len, char *hex)
 				break;
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(nh + 1, "GNU", 4) && nh->n_descsz >= 2 && nh->n_descsz <= 20) {
-				auxcap_build_id_hex((const uint8_t *)(nh + 1) + name, nh->n_descsz, hex);
-				return true;
+				*ret_id = (const uint8_t *)(nh + 1) + name;
+				return nh->n_descsz;
 			}
 			off += sizeof(*nh) + name + desc;
 		}
 	}
-	return false;
+	return 0;
 }
 
 /*
@@ -94,11 +107,11 @@ static bool mem_build_id(const uint8_t *img, size_t len, char *hex)
  */
 static int save_vdso(struct auxcap_elf **ret_elf)
 {
-	char line[512], tmp[PATH_MAX], hex[AUXCAP_BUILD_ID_HEX_MAX], *dst = NULL;
+	char line[512], tmp[PATH_MAX], *dst = NULL;
 	const char *home = getenv("HOME");
 	unsigned long start = 0, end = 0;
 	struct auxcap_elf *elf = NULL;
-	const uint8_t *id;
+	const uint8_t *id, *mid;
 	size_t size;
 	FILE *maps;
 	int fd, r;
@@ -115,20 +128,20 @@ static int save_vdso(struct auxcap_elf **ret_elf)
 	if (end <= start)
 		return -ENOENT;
 	/* saved by an earlier capture (or perf): the same build-id is the same image */
-	if (mem_build_id((const uint8_t *)start, end - start, hex)) {
-		if (asprintf(&dst, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2) < 0)
-			return -ENOMEM;
+	size = mem_build_id((const uint8_t *)start, end - start, &mid);
+	if (size >= 2) {
+		r = cache_path(home, mid, size, "elf", &dst);
+		if (r < 0)
+			return r;
 		r = auxcap_elf_open(dst, &elf);
-		if (r == 0 && auxcap_elf_build_id(elf, &id) >= 2 &&
-		    !strcmp(auxcap_build_id_hex(id, auxcap_elf_build_id(elf, &id), line), hex)) {
-			free(dst);
+		free(dst);
+		dst = NULL;
+		if (r == 0 && auxcap_elf_build_id(elf, &id) == size && !memcmp(id, mid, size)) {
 			*ret_elf = elf;
 			return 0;
 		}
 		auxcap_elf_free(elf);
 		elf = NULL;
-		free(dst);
-		dst = NULL;
 	}
 	if (snprintf(tmp, sizeof(tmp), "%s/.debug/.build-id/vdso.XXXXXX", home) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -145,11 +158,7 @@ static int save_vdso(struct auxcap_elf **ret_elf)
 		r = auxcap_elf_open(tmp, &elf);
 	if (r == 0) {
 		size = auxcap_elf_build_id(elf, &id);
-		if (size < 2)
-			r = -ENOENT;
-		else if (asprintf(&dst, "%s/.debug/.build-id/%.2s/%s/elf", home,
-				  auxcap_build_id_hex(id, size, hex), hex + 2) < 0)
-			r = -ENOMEM;
+		r = size < 2 ? -ENOENT : cache_path(home, id, size, "elf", &dst);
 	}
 	if (r == 0)
 		r = mkdirs(dst);
@@ -236,7 +245,6 @@ static int found(const char *path, char **ret)
 int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id, size_t size,
 		       char **ret)
 {
-	char hex[AUXCAP_BUILD_ID_HEX_MAX];
 	const char *home = getenv("HOME");
 	char *p = NULL;
 	int r;
@@ -260,10 +268,9 @@ int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id,
 	}
 	/* perf's cache names a vdso's image "vdso", every other "elf" (ours: "elf" for all) */
 	for (int k = 0; home && home[0] && k < (strcmp(path, "[vdso]") ? 1 : 2); k++) {
-		auxcap_build_id_hex(id, size, hex);
-		if (asprintf(&p, "%s/.debug/.build-id/%.2s/%s/%s", home, hex, hex + 2,
-			     k ? "vdso" : "elf") < 0)
-			return -ENOMEM;
+		r = cache_path(home, id, size, k ? "vdso" : "elf", &p);
+		if (r < 0)
+			return r;
 		if (matches(p, id, size)) {
 			*ret = p;
 			return 0;
