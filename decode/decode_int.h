@@ -222,6 +222,8 @@ struct dthread {
 	/* per-function time since the last sample */
 	struct ftime_slot *ft;
 	uint32_t ft_cap, ft_n;
+	uint32_t *ft_used; /* the indexes of the ft_n slots in use, in the order claimed
+			    * (ft_cap / 2 of them at most: a sample reads and clears only those) */
 	uint64_t ft_since; /* time the current function has been accounted up to */
 	uint64_t ft_last_func[2]; /* the last two functions accounted, and their slots */
 	uint32_t ft_last_slot[2];
@@ -323,6 +325,9 @@ struct auxcap_decode {
 	struct auxcap_decode_sample_ctx sctx;
 	struct auxcap_decode_frame *sstack;
 	size_t sstack_cap;
+	struct auxcap_decode_frame *swork; /* scratch: the thread's stack taken back or forward
+					    * to a sample's point (sample_context()) */
+	uint32_t swork_cap;
 	struct auxcap_decode_branch *sbranches;
 	struct auxcap_decode_ftime *sftime;
 	size_t sftime_cap;

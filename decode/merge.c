@@ -143,7 +143,8 @@ static int thread_init(struct auxcap_decode *d, struct dthread *t, int32_t tid)
 	t->stack = malloc(t->cap_stack * sizeof(*t->stack));
 	t->ft_cap = 64;
 	t->ft = calloc(t->ft_cap, sizeof(*t->ft));
-	if (!t->hist || !t->stack || !t->ft)
+	t->ft_used = malloc(t->ft_cap / 2 * sizeof(*t->ft_used));
+	if (!t->hist || !t->stack || !t->ft || !t->ft_used)
 		return -ENOMEM;
 	t->hend += h;
 	return 0;
@@ -154,6 +155,7 @@ static void thread_fini(struct dthread *t)
 	free(t->hist);
 	free(t->stack);
 	free(t->ft);
+	free(t->ft_used);
 }
 
 /* The state of thread @tid (a negative tid: an unknown thread, one per queue). */
@@ -214,6 +216,7 @@ void merge_fini(struct auxcap_decode *d)
 	free(d->cpu_tid);
 	free(d->err_hold);
 	free(d->sstack);
+	free(d->swork);
 	free(d->sbranches);
 	free(d->sftime);
 	free(d->fwd);
@@ -303,19 +306,26 @@ static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 	if ((t->ft_n + 1) * 2 > t->ft_cap) {
 		uint32_t cap = 2 * t->ft_cap;
 		struct ftime_slot *nf = calloc(cap, sizeof(*nf));
+		uint32_t *nu = malloc(cap / 2 * sizeof(*nu));
 
-		if (!nf)
+		if (!nf || !nu) {
+			free(nf);
+			free(nu);
 			return;
-		for (uint32_t k = 0; k < t->ft_cap; k++) {
-			if (!t->ft[k].ns)
-				continue;
-			for (i = ftime_hash(t->ft[k].func) & (cap - 1);
-			     nf[i].ns; i = (i + 1) & (cap - 1))
+		}
+		/* the slots in use move in the order they were claimed, so stay in that order */
+		for (uint32_t k = 0; k < t->ft_n; k++) {
+			const struct ftime_slot *o = &t->ft[t->ft_used[k]];
+
+			for (i = ftime_hash(o->func) & (cap - 1); nf[i].ns; i = (i + 1) & (cap - 1))
 				;
-			nf[i] = t->ft[k];
+			nf[i] = *o;
+			nu[k] = i;
 		}
 		free(t->ft);
+		free(t->ft_used);
 		t->ft = nf;
+		t->ft_used = nu;
 		t->ft_cap = cap;
 		t->ft_last_valid = 0;
 	}
@@ -326,7 +336,7 @@ static void ftime_add_slow(struct dthread *t, uint64_t func, uint64_t ns)
 			break;
 	if (!t->ft[i].ns) {
 		t->ft[i].func = func;
-		t->ft_n++;
+		t->ft_used[t->ft_n++] = i;
 	}
 	t->ft[i].ns += ns;
 	t->ft_last_func[1] = t->ft_last_func[0];
@@ -772,10 +782,18 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	r = auxcap_grow_array(&d->sstack, &d->sstack_cap, t->depth + 1, 64, sizeof(*d->sstack));
 	if (r < 0)
 		return r;
-	s.f = malloc((t->depth + 64) * sizeof(*s.f));
-	if (!s.f)
-		return -ENOMEM;
-	s.cap = t->depth + 64;
+	/* (the scratch kept from sample to sample: stack_push() may grow it) */
+	if (d->swork_cap < t->depth + 1) {
+		uint32_t cap = t->depth + 64;
+		struct auxcap_decode_frame *nf = realloc(d->swork, cap * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		d->swork = nf;
+		d->swork_cap = cap;
+	}
+	s.f = d->swork;
+	s.cap = d->swork_cap;
 	memcpy(s.f, t->stack, t->depth * sizeof(*s.f));
 	s.depth = t->depth;
 	if (kb >= 0) {
@@ -874,12 +892,13 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	{
 		size_t n = 0;
 
-		for (uint32_t i = 0; i < t->ft_cap; i++)
-			if (t->ft[i].ns) {
-				d->sftime[n++] = (struct auxcap_decode_ftime){ t->ft[i].func,
-									       t->ft[i].ns };
-				t->ft[i].ns = 0;
-			}
+		/* only the slots in use: a thread that ran many functions has a large table */
+		for (; n < t->ft_n; n++) {
+			struct ftime_slot *sl = &t->ft[t->ft_used[n]];
+
+			d->sftime[n] = (struct auxcap_decode_ftime){ sl->func, sl->ns };
+			sl->ns = 0;
+		}
 		if (n > 1)
 			qsort(d->sftime, n, sizeof(*d->sftime), cmp_ftime);
 		x->ftime = d->sftime;
@@ -891,7 +910,8 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	t->trace_ns = 0;
 	r = 0;
 out:
-	free(s.f);
+	d->swork = s.f;
+	d->swork_cap = s.cap;
 	return r;
 }
 
@@ -1362,17 +1382,19 @@ fast_slot(const struct auxcap_decode *d, struct dthread *t, uint64_t now, uint32
 {
 	struct ftime_slot *slot;
 	uint64_t func;
+	uint32_t i;
 
 	if (!d->want_context || now <= t->ft_since)
 		return NULL;
 	func = t->stack[depth - 1].func;
-	slot = &t->ft[ftime_hash(func) & (t->ft_cap - 1)];
+	i = ftime_hash(func) & (t->ft_cap - 1);
+	slot = &t->ft[i];
 	if (slot->ns)
 		return slot->func == func ? slot : SLOT_SLOW;
 	if ((t->ft_n + 1) * 2 > t->ft_cap)
 		return SLOT_SLOW;
 	slot->func = func;
-	t->ft_n++;
+	t->ft_used[t->ft_n++] = i;
 	return slot;
 }
 

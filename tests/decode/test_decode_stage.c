@@ -562,6 +562,66 @@ static void test_sample_context(void **state)
 }
 
 /*
+ * Per-function time when a thread runs more functions between two samples than its table
+ * first holds (it grows while the slots in use keep their times), and only the functions
+ * since the previous sample at the next one.  main (0x1000) calls f(k) = 0x100000 + k *
+ * 0x100 for k = 0..99, each running (k + 1) us, with 500 ns in main before each call; a
+ * sample; then f(0) and f(1) again; a sample.
+ */
+#define NFUNCS 100
+static void test_function_time_many(void **state)
+{
+	struct toy_rec t[1 + 2 * (NFUNCS + 2) + 1];
+	struct toy_sample smp[2];
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	uint64_t time = 100000;
+	size_t n = 0;
+
+	(void)state;
+	t[n++] = (struct toy_rec){ AUXCAP_TRACE_ENABLE, 0, 1, 0, time, 0x1000, 0 };
+	for (unsigned int i = 0; i < NFUNCS + 2; i++) {
+		unsigned int k = i < NFUNCS ? i : i - NFUNCS;
+		uint64_t f = 0x100000 + k * 0x100;
+
+		if (i == NFUNCS)
+			smp[0] = (struct toy_sample){ 0x1016, time + 100 };
+		time += 500;
+		t[n++] = (struct toy_rec){ AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, 1, 0, time, 0x1010, f };
+		time += (k + 1) * 1000;
+		t[n++] = (struct toy_rec){ AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, 1, 0, time,
+					   f + 0x10, 0x1015 };
+	}
+	smp[1] = (struct toy_sample){ 0x1016, time + 100 };
+	t[n++] = (struct toy_rec){ AUXCAP_TRACE_DISABLE, 0, 1, 0, time + 1000, 0x1020, 0 };
+	d = toy_capture("many.data", 4, smp, 2, t, n * sizeof(t[0]));
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_non_null(x);
+	/* main's 100 x 500 ns, and 1 + 2 + ... + 100 us in the functions */
+	assert_int_equal(x->trace_ns, NFUNCS * 500 + NFUNCS * (NFUNCS + 1) / 2 * 1000);
+	assert_int_equal(x->nr_ftime, 16); /* the longest, longest first */
+	for (unsigned int i = 0; i < 16; i++) {
+		assert_int_equal(x->ftime[i].func, 0x100000 + (NFUNCS - 1 - i) * 0x100);
+		assert_int_equal(x->ftime[i].ns, (NFUNCS - i) * 1000);
+	}
+
+	ev = next_sample(d);
+	x = ev->ctx;
+	assert_int_equal(x->trace_ns, 1000 + 1000 + 2000);
+	assert_int_equal(x->nr_ftime, 3);
+	assert_int_equal(x->ftime[0].func, 0x100100); /* f(1): 2 us */
+	assert_int_equal(x->ftime[0].ns, 2000);
+	assert_int_equal(x->ftime[1].func, 0x1000); /* main and f(0): 1 us each, by address */
+	assert_int_equal(x->ftime[1].ns, 1000);
+	assert_int_equal(x->ftime[2].func, 0x100000);
+	assert_int_equal(x->ftime[2].ns, 1000);
+	auxcap_decode_close(d);
+}
+
+/*
  * A sample taken while its thread is in a system call: tracing (user-only) stopped at the
  * syscall and restarts at the instruction after it, which is the sample's (user) IP.  That
  * run starts inside the sample's window and ends (with a return) after it: the IP is found
@@ -1230,6 +1290,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_time_conv),	cmocka_unit_test(test_interpolation),
 		cmocka_unit_test(test_interpolation_random), cmocka_unit_test(test_unused_fields),
 		cmocka_unit_test(test_merge),		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_function_time_many),
 		cmocka_unit_test(test_sample_in_syscall),	cmocka_unit_test(test_sample_in_open_run),
 		cmocka_unit_test(test_sample_at_timestamp),
 		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
