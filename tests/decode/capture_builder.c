@@ -99,7 +99,8 @@ static void write_rec(struct cb *b, uint32_t type, uint16_t misc, const void *bo
 	sid.time = time;
 	sid.id = CB_AUX_ID;
 	sid.cpu = cpu;
-	memcpy(buf + 8, body, n);
+	if (n)
+		memcpy(buf + 8, body, n);
 	t = auxcap_sample_id_encode(&b->l, &sid, buf + 8 + n);
 	h.size = (uint16_t)(8 + n + t);
 	memcpy(buf, &h, sizeof(h));
@@ -153,6 +154,13 @@ void cb_switch(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint32_t np_p
 
 	write_rec(b, PERF_RECORD_SWITCH_CPU_WIDE, out ? PERF_RECORD_MISC_SWITCH_OUT : 0, body,
 		  sizeof(body), pid, tid, time, cpu);
+}
+
+void cb_switch_task(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint32_t cpu)
+{
+	write_rec(b, PERF_RECORD_SWITCH, out ? PERF_RECORD_MISC_SWITCH_OUT : 0, NULL, 0, pid, tid,
+		  time, cpu);
 }
 
 void cb_sample(struct cb *b, int evsel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,

@@ -34,6 +34,10 @@ void cb_itrace_start(struct cb *b, uint32_t pid, uint32_t tid, uint64_t time, ui
 /* PERF_RECORD_SWITCH_CPU_WIDE on @cpu: @out, the task @pid/@tid, the other @np_pid/@np_tid. */
 void cb_switch(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,
 	       uint32_t np_tid, uint64_t time, uint32_t cpu);
+/* PERF_RECORD_SWITCH (a followed task's own, as per-task side-band has it) on @cpu: @out,
+ * the task @pid/@tid. */
+void cb_switch_task(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint64_t time,
+		    uint32_t cpu);
 /* A SAMPLE of evsel @evsel (0 or 1). */
 void cb_sample(struct cb *b, int evsel, uint64_t ip, uint32_t pid, uint32_t tid, uint64_t time,
 	       uint32_t cpu, uint64_t period);
