@@ -245,6 +245,13 @@ struct found_file {
 	char *file;   /* owned */
 };
 
+/* Which process a CPU ran when, from the context switches (ctx->tasks of its queues). */
+struct cpu_tasks {
+	struct auxcap_cpu_task *v; /* ascending by since */
+	size_t n, cap;
+	bool several; /* two processes or more with mappings of their own: given to the backend */
+};
+
 struct auxcap_decode {
 	struct auxcap_decode_opts opts; /* copied; strings below */
 	char *path;		  /* the capture (owned) */
@@ -278,6 +285,8 @@ struct auxcap_decode {
 	size_t nr_exec_times;
 	int32_t *exec_pids;	    /* every exec with a time by process: its pid, */
 	uint64_t *exec_pid_times; /* and its time, ascending by (pid, time) */
+	struct cpu_tasks *cpu_tasks; /* per CPU: which process ran when (note_task()) */
+	size_t nr_cpu_tasks;
 	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
 	struct auxcap_image_span *qspans; /* and their spans */
 	struct auxcap_symbols *syms;

@@ -226,6 +226,106 @@ static int cmp_exec(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+/*
+ * CPU @cpu runs process @pid (-1: one the capture does not follow) from @time on.  Records
+ * come nearly in time order: each goes in after those at its time or earlier.
+ */
+static int note_task(struct auxcap_decode *d, uint32_t cpu, int64_t pid, uint64_t time)
+{
+	struct cpu_tasks *ct;
+	size_t i;
+
+	if (cpu >= 4096)
+		return 0; /* not a CPU number: ignored, as a record without one */
+	if (cpu >= d->nr_cpu_tasks) {
+		size_t n = d->nr_cpu_tasks;
+
+		if (auxcap_grow_array(&d->cpu_tasks, &n, cpu + 1, 8, sizeof(*d->cpu_tasks)) < 0)
+			return -ENOMEM;
+		memset(d->cpu_tasks + d->nr_cpu_tasks, 0,
+		       (n - d->nr_cpu_tasks) * sizeof(*d->cpu_tasks));
+		d->nr_cpu_tasks = n;
+	}
+	ct = &d->cpu_tasks[cpu];
+	if (ct->n && ct->v[ct->n - 1].pid == pid && ct->v[ct->n - 1].since <= time)
+		return 0; /* no change */
+	if (auxcap_grow_array(&ct->v, &ct->cap, ct->n + 1, 16, sizeof(*ct->v)) < 0)
+		return -ENOMEM;
+	for (i = ct->n; i && ct->v[i - 1].since > time; i--)
+		;
+	memmove(ct->v + i + 1, ct->v + i, (ct->n - i) * sizeof(*ct->v));
+	ct->v[i] = (struct auxcap_cpu_task){ time, pid };
+	ct->n++;
+	return 0;
+}
+
+/* The process a context switch or ITRACE_START record puts on its CPU (note_task()). */
+static int note_switch(struct auxcap_decode *d, const struct auxcap_record *rec, uint64_t t)
+{
+	const struct auxcap_sample_id *sid = &rec->sid;
+	bool out = (rec->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+	int64_t pid;
+
+	if (!rec->has_sample_id || !(sid->present & PERF_SAMPLE_CPU))
+		return 0;
+	if (rec->type == PERF_RECORD_ITRACE_START)
+		pid = rec->u.itrace_start.pid;
+	else if (!out)
+		pid = (sid->present & PERF_SAMPLE_TID) ? (int64_t)sid->pid : -1;
+	else if (rec->type == PERF_RECORD_SWITCH_CPU_WIDE)
+		pid = rec->u.context_switch.next_prev_pid; /* the one coming in */
+	else
+		pid = -1; /* a followed task leaves: who comes next is not recorded */
+	return note_task(d, sid->cpu, pid, t);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * After the first pass: in each CPU's list a process without mappings of its own becomes -1
+ * (its queue's decoder sees every mapping, as decode_queue_maps() gives a task's queue), and
+ * a CPU that ran two such processes or more is marked for its decoders.
+ */
+static int settle_tasks(struct auxcap_decode *d)
+{
+	int64_t *pids;
+	size_t np = 0;
+
+	if (!d->nr_cpu_tasks)
+		return 0;
+	pids = malloc((d->nr_maps + 1) * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nr_maps; i++)
+		if (d->maps[i].pid >= 0)
+			pids[np++] = d->maps[i].pid;
+	qsort(pids, np, sizeof(*pids), cmp_i64);
+	for (size_t c = 0; c < d->nr_cpu_tasks; c++) {
+		struct cpu_tasks *ct = &d->cpu_tasks[c];
+		int64_t first = -1;
+
+		for (size_t i = 0; i < ct->n; i++) {
+			int64_t pid = ct->v[i].pid;
+
+			if (pid >= 0 && !bsearch(&pid, pids, np, sizeof(*pids), cmp_i64))
+				pid = ct->v[i].pid = -1;
+			if (pid < 0)
+				continue;
+			if (first < 0)
+				first = pid;
+			else if (pid != first)
+				ct->several = true;
+		}
+	}
+	free(pids);
+	return 0;
+}
+
 /* The first exec of a later process than @pid, or of @pid after @t. */
 static size_t exec_after(const struct execs *e, int64_t pid, uint64_t t)
 {
@@ -822,6 +922,13 @@ static int first_pass(struct auxcap_decode *d)
 			break;
 		case PERF_RECORD_ITRACE_START:
 			note_tid(d, rec->u.itrace_start.pid, rec->u.itrace_start.tid, NULL);
+			if (has_time)
+				r = note_switch(d, rec, t);
+			break;
+		case PERF_RECORD_SWITCH:
+		case PERF_RECORD_SWITCH_CPU_WIDE:
+			if (has_time)
+				r = note_switch(d, rec, t);
 			break;
 		case PERF_RECORD_SAMPLE:
 			if (ev.evsel && (ev.evsel->layout.sample_type & PERF_SAMPLE_TID))
@@ -876,6 +983,8 @@ static int first_pass(struct auxcap_decode *d)
 	free(miss.paths);
 	if (r == 0)
 		r = set_spans(d, &execs);
+	if (r == 0)
+		r = settle_tasks(d);
 	free(execs.v);
 	if (r == 0)
 		r = apply_cuts(d, &cuts);
@@ -964,6 +1073,12 @@ void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 	ctx->attr = d->aux_attr;
 	if (q && decode_queue_maps(d, q, &ctx->maps, &ctx->nr_maps) == 0 && d->have_spans)
 		ctx->map_spans = d->qspans;
+	/* a CPU's queue that ran several processes: which one ran when */
+	if (q && q->info.pid < 0 && q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpu_tasks &&
+	    d->cpu_tasks[q->info.cpu].several) {
+		ctx->tasks = d->cpu_tasks[q->info.cpu].v;
+		ctx->nr_tasks = d->cpu_tasks[q->info.cpu].n;
+	}
 }
 
 /* ---- code given by the caller ---------------------------------------------------------- */
@@ -1244,6 +1359,9 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->map_spans);
 	free(d->exec_times);
 	free(d->exec_pids);
+	for (size_t c = 0; c < d->nr_cpu_tasks; c++)
+		free(d->cpu_tasks[c].v);
+	free(d->cpu_tasks);
 	free(d->exec_pid_times);
 	free(d->qmaps);
 	free(d->qspans);

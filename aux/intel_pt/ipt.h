@@ -288,11 +288,12 @@ struct auxcap_ipt_decoder_opts {
 	uint32_t max_stalled_insns; /* instructions decoded without consuming trace before the
 				       flow is cut with a -ELOOP gap; 0: 2^20 */
 	/**
-	 * Optional, for a process whose code changes during the trace (it exec'd): the image
-	 * in place at hardware timestamp @tsc, or NULL to keep the current one.  Asked after
-	 * every sync and at every enabled event that carries a timestamp (tracing resumes in
-	 * the new image after an execve), before any code is read there.  What it returns is
-	 * borrowed as @image is.
+	 * Optional, for code that changes during the trace (a process exec'd, a CPU switched
+	 * between processes): the image in place at hardware timestamp @tsc, or NULL to keep
+	 * the current one.  Asked after every sync and at every enabled or paging (PIP) event
+	 * that carries a timestamp (tracing resumes in the new image after an execve or a
+	 * switch; the address space changes), before any code is read there.  What it returns
+	 * is borrowed as @image is.
 	 */
 	struct auxcap_ipt_image *(*image_at)(void *arg, uint64_t tsc);
 	void *image_arg; /* passed to @image_at */

@@ -32,7 +32,10 @@
  *     with the spans of time they were in place (ctx->map_spans): the decoder then reads the
  *     code in place at the trace's own time, asking again after every sync and where tracing
  *     resumes (an execve returns into the new image), with an image per stretch between two
- *     execs made on first use.
+ *     execs made on first use.  A per-CPU stream that ran several processes comes with
+ *     which one ran when (ctx->tasks): the image is then that process's mappings and the
+ *     global ones, asked for there and where the address space changes (PIP), one per
+ *     process and stretch, made on first use.
  */
 #include "config.h"
 
@@ -49,6 +52,7 @@
 #include "auxcap/backend.h"
 #include "auxcap/session.h"
 #include "auxcap/timeconv.h"
+#include "grow.h"
 #include "ipt.h"
 #include "ipt_record.h"
 #include "sorted.h"
@@ -302,7 +306,15 @@ struct part {
 struct epoch_map {
 	char *path; /* owned */
 	uint64_t offset, size, vaddr;
+	int64_t pid; /* -1: every process */
 	struct auxcap_image_span span;
+};
+
+/* The image of one process (@pid) over one stretch (@lo), made on first use. */
+struct task_image {
+	size_t lo;
+	int64_t pid;
+	struct auxcap_ipt_image *image; /* owned */
 };
 
 struct epochs {
@@ -313,6 +325,10 @@ struct epochs {
 	struct auxcap_ipt_image **images; /* owned: nr_bounds + 1, NULL until made; the last
 					    * is the decoder's @image */
 	struct auxcap_perf_time_conv tc;  /* hardware time to perf time */
+	struct auxcap_cpu_task *tasks;	  /* owned copy of ctx->tasks, NULL without */
+	size_t nr_tasks;
+	struct task_image *timages;	  /* owned: the images per process made so far */
+	size_t nr_timages, cap_timages, last_timage;
 };
 
 struct ipt_dec {
@@ -625,24 +641,77 @@ static bool span_has(const struct auxcap_image_span *sp, uint64_t t)
  * between two changes of the mappings that holds it, its image made on first use.  NULL keeps
  * the decoder's current image (out of memory: the code may be wrong, as without spans).
  */
+/* The process running at perf time @t (ep->tasks), -1 if not known. */
+static int64_t task_at(const struct epochs *ep, uint64_t t)
+{
+	size_t lo = 0, hi = ep->nr_tasks;
+
+	while (lo < hi) { /* the first entry after @t */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ep->tasks[mid].since <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? ep->tasks[lo - 1].pid : -1;
+}
+
+/* A new image of the maps in place at @from: those of process @pid and every process's
+ * (@pid -1: all of them).  NULL when out of memory. */
+static struct auxcap_ipt_image *image_of(const struct epochs *ep, uint64_t from, int64_t pid)
+{
+	struct auxcap_ipt_image *image;
+
+	if (auxcap_ipt_image_new(&image) < 0)
+		return NULL;
+	for (size_t i = 0; i < ep->nr_maps; i++) {
+		const struct epoch_map *m = &ep->maps[i];
+
+		if (span_has(&m->span, from) && (pid < 0 || m->pid < 0 || m->pid == pid))
+			(void)auxcap_ipt_image_add_raw(image, m->path, m->offset, m->size,
+						       m->vaddr);
+	}
+	return image;
+}
+
+/* The image of process @pid over stretch @lo (ep->timages), made on first use. */
+static struct auxcap_ipt_image *task_image(struct epochs *ep, size_t lo, int64_t pid)
+{
+	struct task_image *ti = ep->nr_timages ? &ep->timages[ep->last_timage] : NULL;
+
+	if (ti && ti->lo == lo && ti->pid == pid)
+		return ti->image;
+	for (size_t i = 0; i < ep->nr_timages; i++)
+		if (ep->timages[i].lo == lo && ep->timages[i].pid == pid) {
+			ep->last_timage = i;
+			return ep->timages[i].image;
+		}
+	if (auxcap_grow_array(&ep->timages, &ep->cap_timages, ep->nr_timages + 1, 8,
+			      sizeof(*ep->timages)) < 0)
+		return NULL;
+	ti = &ep->timages[ep->nr_timages];
+	ti->image = image_of(ep, lo ? ep->bounds[lo - 1] : 0, pid);
+	if (!ti->image)
+		return NULL;
+	ti->lo = lo;
+	ti->pid = pid;
+	ep->last_timage = ep->nr_timages++;
+	return ti->image;
+}
+
 static struct auxcap_ipt_image *image_at(void *arg, uint64_t tsc)
 {
 	struct epochs *ep = arg;
-	uint64_t t = auxcap_time_conv_to_ns(&ep->tc, tsc), from;
+	uint64_t t = auxcap_time_conv_to_ns(&ep->tc, tsc);
 	size_t lo = auxcap_upper_bound_u64(ep->bounds, ep->nr_bounds, t); /* changes by @t */
-	struct auxcap_ipt_image *image;
+	int64_t pid = ep->tasks ? task_at(ep, t) : -1;
 
-	if (ep->images[lo])
-		return ep->images[lo];
-	if (auxcap_ipt_image_new(&image) < 0)
-		return NULL;
-	from = lo ? ep->bounds[lo - 1] : 0;
-	for (size_t i = 0; i < ep->nr_maps; i++)
-		if (span_has(&ep->maps[i].span, from))
-			(void)auxcap_ipt_image_add_raw(image, ep->maps[i].path, ep->maps[i].offset,
-						       ep->maps[i].size, ep->maps[i].vaddr);
-	ep->images[lo] = image;
-	return image;
+	if (pid >= 0)
+		return task_image(ep, lo, pid);
+	if (!ep->images[lo])
+		ep->images[lo] = image_of(ep, lo ? ep->bounds[lo - 1] : 0, -1);
+	return ep->images[lo];
 }
 
 /*
@@ -657,24 +726,38 @@ static int setup_images(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx)
 		ctx->sz >= offsetof(struct auxcap_decode_ctx, map_spans) + sizeof(ctx->map_spans)
 			? ctx->map_spans
 			: NULL;
+	const struct auxcap_cpu_task *tasks =
+		ctx->sz >= offsetof(struct auxcap_decode_ctx, nr_tasks) + sizeof(ctx->nr_tasks) &&
+				ctx->nr_tasks
+			? ctx->tasks
+			: NULL;
 	struct epochs *ep = NULL;
 	size_t nb = 0;
 	int r;
 
-	if (spans && (ctx->time_conv || d->have_tc)) {
+	if (!ctx->time_conv && !d->have_tc)
+		spans = NULL, tasks = NULL; /* the trace's time cannot be placed */
+	if (spans) {
 		for (size_t i = 0; i < ctx->nr_maps; i++)
 			nb += (spans[i].since != 0) + (spans[i].until != UINT64_MAX);
 	}
-	if (nb) {
+	if (nb || tasks) {
 		ep = calloc(1, sizeof(*ep));
 		if (!ep)
 			return -ENOMEM;
 		d->epochs = ep;
 		ep->tc = ctx->time_conv ? *ctx->time_conv : d->tc;
-		ep->maps = calloc(ctx->nr_maps, sizeof(*ep->maps));
-		ep->bounds = malloc(nb * sizeof(*ep->bounds));
+		ep->maps = calloc(ctx->nr_maps ? ctx->nr_maps : 1, sizeof(*ep->maps));
+		ep->bounds = malloc((nb ? nb : 1) * sizeof(*ep->bounds));
 		if (!ep->maps || !ep->bounds)
 			return -ENOMEM;
+		if (tasks) {
+			ep->tasks = malloc(ctx->nr_tasks * sizeof(*ep->tasks));
+			if (!ep->tasks)
+				return -ENOMEM;
+			memcpy(ep->tasks, tasks, ctx->nr_tasks * sizeof(*ep->tasks));
+			ep->nr_tasks = ctx->nr_tasks;
+		}
 		nb = 0;
 		for (size_t i = 0; i < ctx->nr_maps; i++) {
 			struct epoch_map *m = &ep->maps[ep->nr_maps];
@@ -685,12 +768,13 @@ static int setup_images(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx)
 			m->offset = ctx->maps[i].file_offset;
 			m->size = ctx->maps[i].size;
 			m->vaddr = ctx->maps[i].vaddr;
-			m->span = spans[i];
+			m->pid = ctx->maps[i].pid;
+			m->span = spans ? spans[i] : (struct auxcap_image_span){ 0, UINT64_MAX };
 			ep->nr_maps++;
-			if (spans[i].since != 0)
-				ep->bounds[nb++] = spans[i].since;
-			if (spans[i].until != UINT64_MAX)
-				ep->bounds[nb++] = spans[i].until;
+			if (m->span.since != 0)
+				ep->bounds[nb++] = m->span.since;
+			if (m->span.until != UINT64_MAX)
+				ep->bounds[nb++] = m->span.until;
 		}
 		ep->nr_bounds = auxcap_sort_unique_u64(ep->bounds, nb);
 		ep->images = calloc(ep->nr_bounds + 1, sizeof(*ep->images));
@@ -702,7 +786,7 @@ static int setup_images(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx)
 		return r;
 	/* Files the decode stage could not read were left out by it; skip any that vanished. */
 	for (size_t i = 0; i < ctx->nr_maps; i++)
-		if (!ep || spans[i].until == UINT64_MAX)
+		if (!spans || spans[i].until == UINT64_MAX)
 			(void)auxcap_ipt_image_add_raw(d->image, ctx->maps[i].path,
 						       ctx->maps[i].file_offset, ctx->maps[i].size,
 						       ctx->maps[i].vaddr);
@@ -737,6 +821,10 @@ static void epochs_free(struct epochs *ep)
 	/* the last image is the decoder's own */
 	for (size_t k = 0; ep->images && k < ep->nr_bounds; k++)
 		auxcap_ipt_image_free(ep->images[k]);
+	for (size_t k = 0; k < ep->nr_timages; k++)
+		auxcap_ipt_image_free(ep->timages[k].image);
+	free(ep->timages);
+	free(ep->tasks);
 	free(ep->images);
 	free(ep->bounds);
 	free(ep->maps);

@@ -764,8 +764,12 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 			if (dec_get_offset(dec, &offset) >= 0)
 				item->offset = offset;
 			fill_event(item, &ev);
-			/* Tracing resumes: after an execve, in another image. */
-			if (ev.type == ptev_enabled && ev.has_tsc && dec->opts.image_at)
+			/* Tracing resumes (after an execve, or in another process where a CPU
+			 * switched tasks), or the address space changes (PIP: with the kernel
+			 * traced, a switch): the image in place from here may be another one. */
+			if ((ev.type == ptev_enabled || ev.type == ptev_paging ||
+			     ev.type == ptev_async_paging) &&
+			    ev.has_tsc && dec->opts.image_at)
 				dec_image_at(dec, ev.tsc);
 			return 1;
 		}

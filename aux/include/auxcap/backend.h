@@ -222,6 +222,16 @@ struct auxcap_image_span {
 	uint64_t until; /* UINT64_MAX: to its end */
 };
 
+/**
+ * The process a CPU runs from @since (perf time, ns) on, until the next entry's @since: what
+ * the context switches of a capture say.  @pid -1: not known (a task the capture does not
+ * follow, or none recorded).
+ */
+struct auxcap_cpu_task {
+	uint64_t since;
+	int64_t pid;
+};
+
 /** What the decode stage gives a backend decoder.  Borrowed for the op call only. */
 struct auxcap_decode_ctx {
 	size_t sz;			  /* sizeof(struct auxcap_decode_ctx) */
@@ -275,6 +285,16 @@ struct auxcap_decode_ctx {
 	 * where they overlap; a decoder that ignores this sees every image at once.
 	 */
 	const struct auxcap_image_span *map_spans;
+	/**
+	 * A per-CPU stream (@cpu >= 0) that ran several processes, each with mappings of its
+	 * own (@maps with their pids): which process ran when, from the capture's context
+	 * switches, ascending by @since; NULL when not known or not needed.  A decoder that
+	 * reads code takes, at the trace's own time, the mappings of the process running then
+	 * and those of every process (pid -1); where the process is not known, all of them (as
+	 * without this field).  Two processes can have different code at the same address.
+	 */
+	const struct auxcap_cpu_task *tasks;
+	size_t nr_tasks; /* entries in @tasks */
 };
 
 /** Receives one line of a dump (no trailing newline).  Returns < 0 to stop. */
