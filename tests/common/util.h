@@ -46,6 +46,11 @@ void fake_record(void *buf, uint32_t type, uint16_t size, uint64_t seq);
 
 #include <sys/types.h>
 
+/* Make a new directory /tmp/auxcap-@tag-XXXXXX into @dir (@n bytes).  Returns 0 or -1. */
+int test_tmpdir(char *dir, size_t n, const char *tag);
+/* Remove @dir and everything under it.  Returns 0 or -1. */
+int test_rmtree(const char *dir);
+
 /*
  * Fork a child that waits until test_spawn_go() before exec'ing @argv, so that events can be
  * attached to its pid first.  Returns the pid; *ret_go_fd is the write end of the go pipe.

@@ -30,6 +30,7 @@
 #include "auxcap/backend.h"
 #include "auxcap/decode.h"
 #include "capture_builder.h"
+#include "util.h"
 
 #define CODE_ADDR 0x401000ull
 #define TSC0 1000000000ull
@@ -493,17 +494,13 @@ static void test_ipt_batch_same_events(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-snapshots-XXXXXX");
-	return mkdtemp(g_dir) ? 0 : -1;
+	return test_tmpdir(g_dir, sizeof(g_dir), "snapshots");
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_rmtree(g_dir);
 }
 
 int main(void)

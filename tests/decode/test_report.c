@@ -32,6 +32,7 @@
 #include "auxcap/decode.h"
 #include "auxcap/decode_report.h"
 #include "capture_builder.h"
+#include "util.h"
 #include "toy_backend.h"
 
 static char g_dir[256];
@@ -597,19 +598,15 @@ static void test_bad_arguments(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(g_dir, sizeof(g_dir), "/tmp/auxcap-report-XXXXXX");
-	if (!mkdtemp(g_dir))
+	if (test_tmpdir(g_dir, sizeof(g_dir), "report") < 0)
 		return -1;
 	return auxcap_backend_register(&toy_backend_ops);
 }
 
 static int teardown(void **state)
 {
-	char cmd[300];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_rmtree(g_dir);
 }
 
 int main(void)
