@@ -135,6 +135,9 @@ struct dqueue {
 	const uint64_t *execs; /* the capture's exec times, ascending (borrowed from the
 				* decode) */
 	size_t nr_execs;
+	const struct auxcap_cpu_task *tasks; /* a CPU's queue: which process it ran when,
+					      * ascending (borrowed from the decode), else NULL */
+	size_t nr_tasks;
 	uint64_t run_clock;  /* its perf time */
 	uint64_t last_key;   /* key of the last final event (keys never go back) */
 	int32_t c_tid, c_pid; /* the thread of the last event handed out, its process */
@@ -361,6 +364,9 @@ struct auxcap_decode {
  * queue), ascending; borrowed from @d. */
 void decode_queue_execs(const struct auxcap_decode *d, const struct dqueue *q,
 			const uint64_t **ret, size_t *ret_n);
+/* A CPU's queue: which process the CPU ran when (the context switches), else NULL, 0. */
+void decode_queue_tasks(const struct auxcap_decode *d, const struct dqueue *q,
+			const struct auxcap_cpu_task **ret, size_t *ret_n);
 int decode_queue_maps(struct auxcap_decode *d, const struct dqueue *q,
 		      const struct auxcap_image_map **ret, size_t *ret_n);
 void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,

@@ -319,6 +319,23 @@ static uint64_t exec_after(const struct dqueue *q, uint64_t t0)
 	return k < q->nr_execs ? q->execs[k] : UINT64_MAX;
 }
 
+/* The first time after @t0 the queue's CPU changed process (UINT64_MAX: none, or not a
+ * CPU's queue). */
+static uint64_t switch_after(const struct dqueue *q, uint64_t t0)
+{
+	size_t lo = 0, hi = q->nr_tasks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (q->tasks[mid].since <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < q->nr_tasks ? q->tasks[lo].since : UINT64_MAX;
+}
+
 /*
  * Make the open run final.  With @have_next, @t1 is the perf time of the timestamp that ends
  * it; @spread says whether the run's events may be spread up to it.
@@ -335,9 +352,12 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 			hi = t1;
 		span = hi - t0;
 		if (span && q->run_untraced) {
-			/* an exec while tracing was stopped: up to it only */
-			uint64_t te = exec_after(q, t0);
+			/* an exec while tracing was stopped, or the CPU going over to another
+			 * task (whose time the next timestamp is): up to it only */
+			uint64_t te = exec_after(q, t0), ts = switch_after(q, t0);
 
+			if (ts < te)
+				te = ts;
 			if (te < hi)
 				span = te - 1 - t0;
 		}
@@ -662,6 +682,7 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 		q->prog_base += q->pieces[q->piece - 1].len;
 	queue_progress(d, q, q->prog_base, true);
 	decode_queue_execs(d, q, &q->execs, &q->nr_execs);
+	decode_queue_tasks(d, q, &q->tasks, &q->nr_tasks);
 	q->piece++;
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {

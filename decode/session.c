@@ -1053,6 +1053,20 @@ void decode_queue_execs(const struct auxcap_decode *d, const struct dqueue *q,
 	*ret_n = hi - lo;
 }
 
+void decode_queue_tasks(const struct auxcap_decode *d, const struct dqueue *q,
+			const struct auxcap_cpu_task **ret, size_t *ret_n)
+{
+	const struct cpu_tasks *ct;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (q->info.pid >= 0 || q->info.cpu < 0 || (size_t)q->info.cpu >= d->nr_cpu_tasks)
+		return;
+	ct = &d->cpu_tasks[q->info.cpu];
+	*ret = ct->v;
+	*ret_n = ct->n;
+}
+
 void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 		     struct auxcap_decode_ctx *ctx, char *errbuf, size_t errlen)
 {
@@ -1075,10 +1089,8 @@ void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 		ctx->map_spans = d->qspans;
 	/* a CPU's queue that ran several processes: which one ran when */
 	if (q && q->info.pid < 0 && q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpu_tasks &&
-	    d->cpu_tasks[q->info.cpu].several) {
-		ctx->tasks = d->cpu_tasks[q->info.cpu].v;
-		ctx->nr_tasks = d->cpu_tasks[q->info.cpu].n;
-	}
+	    d->cpu_tasks[q->info.cpu].several)
+		decode_queue_tasks(d, q, &ctx->tasks, &ctx->nr_tasks);
 }
 
 /* ---- code given by the caller ---------------------------------------------------------- */

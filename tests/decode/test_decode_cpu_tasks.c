@@ -107,18 +107,18 @@ static void put_tsc(struct enc *x, uint64_t tsc)
  * +0x05), and the syscall: in user mode tracing stops there (TIP.PGD), and resumes at +0x07
  * (TIP.PGE) unless it is the last; with the kernel traced the syscall goes to the stub
  * (TIP), which loads CR3 (PIP, @cr3), and sysret comes back (TIP) unless it is the last.
- * With @leaves, the last syscall (at TSC @tsc + 300) comes back at TSC @tsc_back in the
- * other process.
+ * With @leaves, the last syscall (at TSC @tsc + 300 with @exact, else with no timestamp of
+ * its own) comes back at TSC @tsc_back in the other process.
  */
 static void iterations(struct enc *x, enum mode m, uint64_t tsc, uint64_t cr3, bool leaves,
-		       uint64_t tsc_back)
+		       uint64_t tsc_back, bool exact)
 {
 	for (int i = 0; i < ITERS; i++) {
 		bool last = i == ITERS - 1;
 
 		put_tsc(x, tsc + 10 * (uint64_t)i);
 		put_ip(x, ppt_tip, pt_ipc_update_16, CODE_ADDR + 0x05);
-		if (last && leaves)
+		if (last && leaves && exact)
 			put_tsc(x, tsc + 300);
 		if (m == KERNEL_PIP) {
 			put_ip(x, ppt_tip, pt_ipc_sext_48, KERNEL_ADDR);
@@ -141,7 +141,7 @@ static void iterations(struct enc *x, enum mode m, uint64_t tsc, uint64_t cr3, b
 }
 
 /* A's loop, the switch (the CPU's records: T0 + 500 .. 600), B's loop from T0 + 1000. */
-static size_t gen_trace(uint8_t *buf, size_t size, enum mode m)
+static size_t gen_trace(uint8_t *buf, size_t size, enum mode m, bool exact)
 {
 	struct pt_config config;
 	struct enc x = { 0 };
@@ -163,15 +163,20 @@ static size_t gen_trace(uint8_t *buf, size_t size, enum mode m)
 	}
 	put(&x, ppt_psbend);
 	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, CODE_ADDR);
-	iterations(&x, m, T0, 0x1000, true, T0 + 1000);
+	iterations(&x, m, T0, 0x1000, true, T0 + 1000, exact);
 	/* B from +0x07: jmp, call +0x40; the last sysret is not traced */
-	iterations(&x, m, T0 + 1010, 0x2000, false, 0);
+	iterations(&x, m, T0 + 1010, 0x2000, false, 0, exact);
 	assert_true(pt_enc_get_offset(x.e, &off) >= 0);
 	pt_free_encoder(x.e);
 	return (size_t)off;
 }
 
-static void run(enum mode m)
+/*
+ * Without @exact, A's last stretch (its last call and return, the syscall where tracing
+ * stops) has no timestamp after it until B's: its events are spread up to the switch, not
+ * over B's time.
+ */
+static void run(enum mode m, bool exact)
 {
 	static uint8_t trace[8192];
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
@@ -180,7 +185,7 @@ static void run(enum mode m)
 	const struct auxcap_decode_event *ev;
 	struct auxcap_decode *d;
 	char path[300], code_a[300], code_b[300], kernel[300], err[256] = "";
-	size_t len, calls_a = 0, calls_b = 0, others = 0, gaps = 0;
+	size_t len, calls_a = 0, calls_b = 0, others = 0, gaps = 0, stops[2] = { 0 };
 	uint64_t last_a = 0, first_b = UINT64_MAX;
 	struct cb *b;
 	int r;
@@ -194,9 +199,9 @@ static void run(enum mode m)
 	write_program(code_b, 0x40);
 	/* mov %rax, %cr3; sysretq */
 	write_file(kernel, (const uint8_t[]){ 0x0f, 0x22, 0xd8, 0x48, 0x0f, 0x07 }, 6);
-	len = gen_trace(trace, sizeof(trace), m);
+	len = gen_trace(trace, sizeof(trace), m, exact);
 
-	snprintf(path, sizeof(path), "%s/tasks-%d.data", g_dir, (int)m);
+	snprintf(path, sizeof(path), "%s/tasks-%d-%d.data", g_dir, (int)m, exact);
 	b = cb_open(path, m == KERNEL_PIP ? "intel_pt//" : "intel_pt//u", 0x7000);
 	assert_non_null(b);
 	tc.time_mult = 1;
@@ -239,6 +244,10 @@ static void run(enum mode m)
 			gaps++;
 			continue;
 		}
+		if (t->kind == AUXCAP_TRACE_DISABLE) {
+			assert_true(ev->tid == PID_A || ev->tid == PID_B);
+			stops[ev->tid == PID_B]++;
+		}
 		if (t->kind != AUXCAP_TRACE_BRANCH || t->branch != AUXCAP_BR_CALL)
 			continue;
 		if (t->ip == CODE_ADDR && t->to == CODE_ADDR + 0x20) {
@@ -260,25 +269,33 @@ static void run(enum mode m)
 	assert_int_equal(calls_a, ITERS);
 	assert_int_equal(calls_b, ITERS);
 	assert_true(last_a < first_b);
+	if (m != KERNEL_PIP) {
+		/* every syscall of each stops tracing on its own thread */
+		assert_int_equal(stops[0], ITERS);
+		assert_int_equal(stops[1], ITERS);
+	}
 	auxcap_decode_close(d);
 }
 
 static void test_user_cpu_wide(void **state)
 {
 	(void)state;
-	run(USER_CPU_WIDE);
+	run(USER_CPU_WIDE, true);
+	run(USER_CPU_WIDE, false);
 }
 
 static void test_user_per_task(void **state)
 {
 	(void)state;
-	run(USER_PER_TASK);
+	run(USER_PER_TASK, true);
+	run(USER_PER_TASK, false);
 }
 
 static void test_kernel_pip(void **state)
 {
 	(void)state;
-	run(KERNEL_PIP);
+	run(KERNEL_PIP, true);
+	run(KERNEL_PIP, false);
 }
 
 static int setup(void **state)
