@@ -5,6 +5,8 @@
  *
  *	n = auxcap_sort_unique_u64(bounds, n);
  *	k = auxcap_upper_bound_u64(bounds, n, t);  // t lies in [bounds[k - 1], bounds[k])
+ *	k = auxcap_upper_bound_by_key(v, n, sizeof(*v), t);  // the same over structs keyed
+ *							      // by a leading uint64_t
  */
 #ifndef AUXCAP_SORTED_H
 #define AUXCAP_SORTED_H
@@ -12,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* qsort() comparison of two uint64_t, ascending. */
 static inline int auxcap_cmp_u64(const void *a, const void *b)
@@ -33,20 +36,32 @@ static inline size_t auxcap_sort_unique_u64(uint64_t *v, size_t n)
 	return k;
 }
 
-/* How many of the @n ascending values @v are at most @t: the index of the first above it. */
-static inline size_t auxcap_upper_bound_u64(const uint64_t *v, size_t n, uint64_t t)
+/*
+ * How many of the @n elements at @v (@stride bytes apart, each starting with its uint64_t
+ * key, ascending) have a key at most @t: the index of the first above it.
+ */
+static inline size_t auxcap_upper_bound_by_key(const void *v, size_t n, size_t stride,
+					       uint64_t t)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
 
-		if (v[mid] <= t)
+		memcpy(&key, (const char *)v + mid * stride, sizeof(key));
+		if (key <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* How many of the @n ascending values @v are at most @t: the index of the first above it. */
+static inline size_t auxcap_upper_bound_u64(const uint64_t *v, size_t n, uint64_t t)
+{
+	return auxcap_upper_bound_by_key(v, n, sizeof(*v), t);
 }
 
 #endif

@@ -319,21 +319,16 @@ static uint64_t exec_after(const struct dqueue *q, uint64_t t0)
 	return k < q->nr_execs ? q->execs[k] : UINT64_MAX;
 }
 
+_Static_assert(offsetof(struct auxcap_cpu_task, since) == 0,
+	       "a task list is searched by its leading key");
+
 /* The first time after @t0 the queue's CPU changed process (UINT64_MAX: none, or not a
  * CPU's queue). */
 static uint64_t switch_after(const struct dqueue *q, uint64_t t0)
 {
-	size_t lo = 0, hi = q->nr_tasks;
+	size_t k = auxcap_upper_bound_by_key(q->tasks, q->nr_tasks, sizeof(*q->tasks), t0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (q->tasks[mid].since <= t0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < q->nr_tasks ? q->tasks[lo].since : UINT64_MAX;
+	return k < q->nr_tasks ? q->tasks[k].since : UINT64_MAX;
 }
 
 /*

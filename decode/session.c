@@ -279,13 +279,6 @@ static int note_switch(struct auxcap_decode *d, const struct auxcap_record *rec,
 	return note_task(d, sid->cpu, pid, t);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * After the first pass: in each CPU's list a process without mappings of its own becomes -1
  * (its queue's decoder sees every mapping, as decode_queue_maps() gives a task's queue), and
@@ -293,7 +286,7 @@ static int cmp_i64(const void *a, const void *b)
  */
 static int settle_tasks(struct auxcap_decode *d)
 {
-	int64_t *pids;
+	uint64_t *pids; /* the processes with mappings of their own, ascending */
 	size_t np = 0;
 
 	if (!d->nr_cpu_tasks)
@@ -303,16 +296,17 @@ static int settle_tasks(struct auxcap_decode *d)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->nr_maps; i++)
 		if (d->maps[i].pid >= 0)
-			pids[np++] = d->maps[i].pid;
-	qsort(pids, np, sizeof(*pids), cmp_i64);
+			pids[np++] = (uint64_t)d->maps[i].pid;
+	np = auxcap_sort_unique_u64(pids, np);
 	for (size_t c = 0; c < d->nr_cpu_tasks; c++) {
 		struct cpu_tasks *ct = &d->cpu_tasks[c];
 		int64_t first = -1;
 
 		for (size_t i = 0; i < ct->n; i++) {
 			int64_t pid = ct->v[i].pid;
+			size_t k = pid >= 0 ? auxcap_upper_bound_u64(pids, np, (uint64_t)pid) : 0;
 
-			if (pid >= 0 && !bsearch(&pid, pids, np, sizeof(*pids), cmp_i64))
+			if (pid >= 0 && !(k && pids[k - 1] == (uint64_t)pid))
 				pid = ct->v[i].pid = -1;
 			if (pid < 0)
 				continue;

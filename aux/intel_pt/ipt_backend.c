@@ -641,20 +641,15 @@ static bool span_has(const struct auxcap_image_span *sp, uint64_t t)
  * between two changes of the mappings that holds it, its image made on first use.  NULL keeps
  * the decoder's current image (out of memory: the code may be wrong, as without spans).
  */
+_Static_assert(offsetof(struct auxcap_cpu_task, since) == 0,
+	       "a task list is searched by its leading key");
+
 /* The process running at perf time @t (ep->tasks), -1 if not known. */
 static int64_t task_at(const struct epochs *ep, uint64_t t)
 {
-	size_t lo = 0, hi = ep->nr_tasks;
+	size_t k = auxcap_upper_bound_by_key(ep->tasks, ep->nr_tasks, sizeof(*ep->tasks), t);
 
-	while (lo < hi) { /* the first entry after @t */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ep->tasks[mid].since <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? ep->tasks[lo - 1].pid : -1;
+	return k ? ep->tasks[k - 1].pid : -1;
 }
 
 /* A new image of the maps in place at @from: those of process @pid and every process's

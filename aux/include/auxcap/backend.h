@@ -228,7 +228,7 @@ struct auxcap_image_span {
  * follow, or none recorded).
  */
 struct auxcap_cpu_task {
-	uint64_t since;
+	uint64_t since; /* first: the key these lists are searched by */
 	int64_t pid;
 };
 
