@@ -1082,9 +1082,16 @@ void decode_fill_ctx(struct auxcap_decode *d, const struct dqueue *q,
 	if (q && decode_queue_maps(d, q, &ctx->maps, &ctx->nr_maps) == 0 && d->have_spans)
 		ctx->map_spans = d->qspans;
 	/* a CPU's queue that ran several processes: which one ran when */
-	if (q && q->info.pid < 0 && q->info.cpu >= 0 && (size_t)q->info.cpu < d->nr_cpu_tasks &&
-	    d->cpu_tasks[q->info.cpu].several)
-		decode_queue_tasks(d, q, &ctx->tasks, &ctx->nr_tasks);
+	if (q) {
+		const struct auxcap_cpu_task *t;
+		size_t n;
+
+		decode_queue_tasks(d, q, &t, &n);
+		if (t && d->cpu_tasks[q->info.cpu].several) {
+			ctx->tasks = t;
+			ctx->nr_tasks = n;
+		}
+	}
 }
 
 /* ---- code given by the caller ---------------------------------------------------------- */
