@@ -162,12 +162,13 @@ static int emu_map_consumer(int memfd, void *producer_view, size_t len, int prot
 	}
 	p = mmap(NULL, len, prot, MAP_SHARED, memfd, 0);
 
+	/* (errno checked: a failure is a negative errno, never 0) */
 	if (p == MAP_FAILED)
-		return -errno;
+		return errno > 0 ? -errno : -ENOMEM;
 	/* Only the control page takes stores (spec 2.1: other pages fault even if PROT_WRITE). */
 	if ((prot & PROT_WRITE) && writable < len &&
 	    mprotect((unsigned char *)p + writable, len - writable, prot & ~PROT_WRITE) < 0) {
-		int r = -errno;
+		int r = errno > 0 ? -errno : -ENOMEM;
 
 		munmap(p, len);
 		return r;

@@ -896,7 +896,9 @@ static int plan_parts(struct ipt_dec *d, const struct auxcap_decode_ctx *ctx, co
 		start = first.psb;
 	}
 	if (more) {
-		(void)last_sync(buf, len, &last);
+		/* the piece has a sync point of its own (above): its last one is found */
+		if (!last_sync(buf, len, &last))
+			last = first;
 		stop = last.end;
 	}
 	d->parts[d->nparts++] = (struct part){ buf + start, stop - start, base + start, more,

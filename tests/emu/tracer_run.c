@@ -200,7 +200,7 @@ static int elf_open(const char *path, int *fd, Elf **elf)
 		return -EINVAL;
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
-		return -errno;
+		return errno > 0 ? -errno : -EIO;
 	*elf = elf_begin(*fd, ELF_C_READ, NULL);
 	if (!*elf) {
 		close(*fd);
