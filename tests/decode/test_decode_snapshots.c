@@ -360,7 +360,7 @@ static void test_snapshots_first_psb_cut(void **state)
 			if (ev->trace->ip != CODE_ADDR + from[k % 5])
 				fail_msg("first chunk of %zu bytes: branch %zu from %#" PRIx64
 					 ", expected %#" PRIx64, cut, k, ev->trace->ip,
-					 CODE_ADDR + from[k % 5]);
+					 (uint64_t)(CODE_ADDR + from[k % 5]));
 			k++;
 		}
 		assert_int_equal(gaps, 0);
