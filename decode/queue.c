@@ -682,7 +682,8 @@ static int start_piece(struct auxcap_decode *d, struct dqueue *q)
 	r = d->backend->decoder_new(&ctx, p->data, (size_t)p->len, &q->dec);
 	if (r < 0) {
 		q->dec = NULL;
-		snprintf(d->errtext, sizeof(d->errtext), "cannot start the %s decoder: %s",
+		/* (the backend's text cut to fit: gcc -O0 warns of a truncation otherwise) */
+		snprintf(d->errtext, sizeof(d->errtext), "cannot start the %s decoder: %.200s",
 			 d->backend->name, errbuf[0] ? errbuf : strerror(-r));
 		return r;
 	}
