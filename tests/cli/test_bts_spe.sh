@@ -141,13 +141,30 @@ for line in sys.stdin:
     if e.get("type") == t:
         print(e[f][2:])' "$2" "$3"
 }
-$A record --emulate -e arm_spe_0/period=32/ -m ,4 --max-insns 40000 -o spem.data -- "$E" 1000 >/dev/null 2>spem.err
+# The small buffer may fill before it is drained when the machine is busy (the record says
+# "AUX data lost" and the trace has a gap there, as it should): such a capture is made again,
+# up to 4 times, since what is checked here is the seams, not a lossless drain.
+record_whole() { # NAME RECORD-ARGS...: $A record ... -o NAME.data, 2> NAME.err, again on loss
+	local name=$1 try
+	shift
+	for try in 1 2 3 4; do
+		$A record --emulate "$@" -o "$name.data" -- "$E" 1000 >/dev/null 2>"$name.err"
+		grep -q "AUX data lost" "$name.err" || return 0
+		echo "# $name: AUX data lost (try $try): $(grep "AUX data lost" "$name.err")"
+	done
+}
+record_whole spem -e arm_spe_0/period=32/ -m ,4 --max-insns 40000
 nch=$($A info spem.data | awk '/^  AUXTRACE / { print $2 }')
 json_ips spem.data trace_sample ip >spem.dec
 "$AE" spem.data | grep "^sample" | awk '{ sub("ip=0x", "", $3); print $3 }' >spem.ae
-check '[ "${nch:-0}" -gt 2 ] && [ "$(wc -l <spem.dec)" -eq $((40000 / 32)) ] && cmp -s spem.dec spem.ae' "SPE in $nch buffers: auxcap decode gives the $(wc -l <spem.dec) samples of the whole stream"
-check '! $A decode spem.data --format json 2>/dev/null | grep -q "\"gap\""' "no gap at the seams"
-$A record --emulate -e intel_bts//u -m ,4 --max-insns 40000 -o btsc.data -- "$E" 1000 >/dev/null 2>btsc.err
+if ! grep -q "AUX data lost" spem.err; then
+	check '[ "${nch:-0}" -gt 2 ] && [ "$(wc -l <spem.dec)" -eq $((40000 / 32)) ] && cmp -s spem.dec spem.ae' "SPE in $nch buffers: auxcap decode gives the $(wc -l <spem.dec) samples of the whole stream"
+	check '! $A decode spem.data --format json 2>/dev/null | grep -q "\"gap\""' "no gap at the seams"
+else
+	# lost every time (a very busy machine): the samples kept, as the reference reads them
+	check '[ "${nch:-0}" -gt 2 ] && [ -s spem.dec ] && cmp -s spem.dec spem.ae' "SPE in $nch buffers, data lost: auxcap decode gives the $(wc -l <spem.dec) samples the reference reads"
+fi
+record_whole btsc -e intel_bts//u -m ,4 --max-insns 40000
 nch=$($A info btsc.data | awk '/^  AUXTRACE / { print $2 }')
 json_ips btsc.data branch from >btsc.dec
 "$AE" btsc.data | grep "^branch" | awk '{ sub("ip=0x", "", $3); print $3 }' >btsc.ae
