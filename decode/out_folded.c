@@ -3,8 +3,11 @@
  * The folded-stacks writer, for flamegraph.pl and speedscope: "main;run;work;leaf_add 42"
  * lines, root first, sorted, one per distinct stack (of function names).
  *
- * Stacks are nodes of a tree (parent, function).  Each thread's current stack, mirrored from
- * the decode stage's stack changes, points at a node.  Weights:
+ * Stacks are nodes of a tree (parent, function, image).  The image tells code at the same
+ * address apart: a process gets one of its own, a forked child its parent's, an exec a new one
+ * (two programs linked at the same address, or without ASLR, name their frames each with its
+ * own symbols).  Each thread's current stack, mirrored from the decode stage's stack changes,
+ * points at a node.  Weights:
  *   - samples: each counter sample adds 1 to the node of its reconstructed stack (aligned or
  *     not); a sample of a thread without trace counts as "[no trace]", samples lost
  *     (LOST_SAMPLES, LOST records) as "[lost samples]";
@@ -35,7 +38,8 @@
 struct fnode {
 	uint64_t func;
 	uint32_t parent;
-	int32_t pid;
+	uint32_t image; /* the process image it ran in (image_of()), 0 for "[gap]" and such */
+	int32_t pid;    /* a process of that image: the one its name is looked up in */
 	uint64_t samples, ns, insns;
 	uint64_t time; /* when it was first on a stack: its name is the mapping's then */
 };
@@ -54,6 +58,10 @@ struct folded {
 	uint32_t *index; /* open addressing over nodes, by (parent, func); 0 = empty (root) */
 	size_t icap;
 	struct out_tmap *threads;
+	struct out_tmap *images; /* pid -> uint32_t image (image_of()) */
+	uint32_t nr_images;
+	int32_t last_pid;    /* the last pid image_of() answered for, and its image (a cache; */
+	uint32_t last_image; /* last_pid -1 when not valid) */
 	uint64_t samples, ns;
 	uint64_t now; /* time of the event being added */
 };
@@ -72,6 +80,9 @@ static int fd_init(struct auxcap_out *w)
 	if (!f->nodes || !f->index)
 		return -ENOMEM;
 	f->n = 1; /* the root */
+	f->last_pid = -1;
+	if (out_tmap_new(&f->images, sizeof(uint32_t)) < 0)
+		return -ENOMEM;
 	return out_tmap_new(&f->threads, sizeof(struct fthread));
 }
 
@@ -93,19 +104,59 @@ static void fd_fini(struct auxcap_out *w)
 	if (f->threads)
 		out_tmap_each(f->threads, free_thread, NULL);
 	out_tmap_free(f->threads);
+	out_tmap_free(f->images);
 	free(f->nodes);
 	free(f->index);
 	free(f);
 }
 
-static size_t hash(uint32_t parent, uint64_t func, size_t cap)
+/* Process @pid's image: its own until a fork gives it its parent's or an exec a new one;
+ * 0 for no process (pid -1) or when memory runs out. */
+static uint32_t image_of(struct folded *f, int32_t pid)
 {
-	return (size_t)(((func ^ ((uint64_t)parent << 32)) * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+	uint32_t *im;
+	bool is_new;
+
+	if (pid < 0)
+		return 0;
+	if (pid == f->last_pid)
+		return f->last_image;
+	im = out_tmap_get(f->images, pid, &is_new);
+	if (!im)
+		return 0;
+	if (is_new)
+		*im = ++f->nr_images;
+	f->last_pid = pid;
+	f->last_image = *im;
+	return *im;
 }
 
-/* The node (@parent, @func), made if new; 0 (the root) if out of memory. */
+/* A fork (@parent_pid's image goes on in @pid) or, with @parent_pid -1, an exec in @pid. */
+static void image_set(struct folded *f, int32_t pid, int32_t parent_pid)
+{
+	uint32_t image = parent_pid >= 0 ? image_of(f, parent_pid) : ++f->nr_images;
+	uint32_t *im;
+	bool is_new;
+
+	if (pid < 0)
+		return;
+	im = out_tmap_get(f->images, pid, &is_new);
+	if (im)
+		*im = image;
+	f->last_pid = -1;
+}
+
+static size_t hash(uint32_t parent, uint64_t func, uint32_t image, size_t cap)
+{
+	return (size_t)(((func ^ ((uint64_t)parent << 32) ^ ((uint64_t)image << 12)) *
+			 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+/* The node (@parent, @func) of process @pid's image, made if new; 0 (the root) if out of
+ * memory.  A pid of -1 is no process ("[gap]" and such, or a thread not known). */
 static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t pid)
 {
+	uint32_t image = image_of(f, pid);
 	size_t i;
 
 	if ((f->n + 1) * 2 > f->icap) {
@@ -115,7 +166,10 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		if (!ni)
 			return ROOT;
 		for (size_t k = 1; k < f->n; k++) {
-			for (i = hash(f->nodes[k].parent, f->nodes[k].func, cap); ni[i]; i = (i + 1) & (cap - 1))
+			const struct fnode *nd = &f->nodes[k];
+
+			for (i = hash(nd->parent, nd->func, nd->image, cap); ni[i];
+			     i = (i + 1) & (cap - 1))
 				;
 			ni[i] = (uint32_t)k;
 		}
@@ -123,10 +177,10 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->index = ni;
 		f->icap = cap;
 	}
-	for (i = hash(parent, func, f->icap); f->index[i]; i = (i + 1) & (f->icap - 1)) {
+	for (i = hash(parent, func, image, f->icap); f->index[i]; i = (i + 1) & (f->icap - 1)) {
 		struct fnode *nd = &f->nodes[f->index[i]];
 
-		if (nd->parent == parent && nd->func == func)
+		if (nd->parent == parent && nd->func == func && nd->image == image)
 			return f->index[i];
 	}
 	if (f->n == f->cap || f->n >= UINT32_MAX) {
@@ -138,7 +192,7 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->nodes = nn;
 		f->cap = cap;
 	}
-	f->nodes[f->n] = (struct fnode){ func, parent, pid, 0, 0, 0, f->now };
+	f->nodes[f->n] = (struct fnode){ func, parent, image, pid, 0, 0, 0, f->now };
 	f->index[i] = (uint32_t)f->n;
 	return (uint32_t)f->n++;
 }
@@ -236,6 +290,14 @@ static int fd_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 		return trace_event(w, ev);
 	if (ev->kind == AUXCAP_DECODE_SAMPLE)
 		sample_event(w, ev);
+	if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->rec) {
+		const struct auxcap_record *rec = ev->rec;
+
+		if (rec->type == PERF_RECORD_FORK && rec->u.task.pid != rec->u.task.ppid)
+			image_set(f, (int32_t)rec->u.task.pid, (int32_t)rec->u.task.ppid);
+		else if (rec->type == PERF_RECORD_COMM && (rec->misc & PERF_RECORD_MISC_COMM_EXEC))
+			image_set(f, ev->pid, -1);
+	}
 	if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->stack.popped && ev->tid >= 0) {
 		/* an exec: the old image's frames end */
 		bool is_new;

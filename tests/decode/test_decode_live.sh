@@ -11,9 +11,10 @@
 # compared with perf script's reading of them.  An Arm SPE capture whose small AUX buffer
 # truncates keeps every sample at its timestamp's time.  A program that execs itself is decoded
 # image by image.
-# Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY
+# Two programs at the same addresses, one exec'ing the other, are told apart in folded stacks.
+# Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY TWIN_A TWIN_B
 set -u
-AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5
+AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5 TWIN_A=$6 TWIN_B=$7
 TMP=$(mktemp -d)
 . "$(dirname "$0")/../cli/keep_failed.sh"
 trap 'keep_failed "$TMP"; rm -rf "$TMP"' EXIT
@@ -108,6 +109,49 @@ PY
 	python3 "$(dirname "$CHECK")/check_report.py" "$AUXCAP" "$TMP/exec.data" "$EXAMPLE" \
 		"$(dirname "$SCHEMA")/report-json.schema.json" --iterations 3000 --images 2 \
 		--expect-samples || fails=$((fails + 1))
+fi
+
+# Two programs with the same code at the same addresses and other names (non-PIE twins),
+# one exec'ing the other, with ASLR off (setarch -R: their libc and loader at the same
+# addresses too): folded names each one's frames with its own symbols, as JSON does, and
+# counts each one's samples apart.
+ta=$(nm "$TWIN_A" | awk '$3 == "run_a" || $3 == "work_a" { print $1 }' | sort | tr '\n' ' ')
+tb=$(nm "$TWIN_B" | awk '$3 == "run_b" || $3 == "work_b" { print $1 }' | sort | tr '\n' ' ')
+if [ -z "$ta" ] || [ "$ta" != "$tb" ]; then
+	echo "FAIL the twin programs are not at the same addresses: a: $ta b: $tb"
+	fails=$((fails + 1))
+elif ! setarch -R true 2>/dev/null; then
+	echo "# setarch -R is not permitted here: the twins' check is left out"
+elif ! "$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/twin.data" -- \
+	setarch -R "$TWIN_A" 2000 "$TWIN_B" >/dev/null 2>"$TMP/twin.err"; then
+	echo "FAIL record --emulate of the twins: $(cat "$TMP/twin.err")"
+	fails=$((fails + 1))
+else
+	"$AUXCAP" decode --format json "$TMP/twin.data" >"$TMP/twin.json" 2>/dev/null
+	"$AUXCAP" decode --format folded "$TMP/twin.data" >"$TMP/twin.folded" 2>/dev/null
+	if python3 - "$TMP/twin.json" "$TMP/twin.folded" <<'PY'
+import json, sys
+js = {"a": 0, "b": 0}
+fo = dict(js)
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["type"] == "sample" and e["context"]:
+        names = [f["func_sym"] for f in e["context"]["stack"]]
+        for t in js:
+            js[t] += "run_" + t in names
+for l in open(sys.argv[2]):
+    stack, n = l.rsplit(" ", 1)
+    for t in fo:
+        fo[t] += int(n) * (";run_" + t in stack)
+print("# samples in run_a, run_b: JSON %d, %d; folded %d, %d" % (js["a"], js["b"], fo["a"], fo["b"]))
+sys.exit(0 if js == fo and js["a"] > 0 and js["b"] > 0 else 1)
+PY
+	then
+		echo "ok   twins at the same addresses, one exec'ing the other: folded names each's frames"
+	else
+		echo "FAIL twins at the same addresses: folded and JSON disagree on whose frames they are"
+		fails=$((fails + 1))
+	fi
 fi
 
 # No TIME_CONV: one warning, trace at its buffer's time, still decoded.
