@@ -55,7 +55,7 @@ struct fthread {
 struct folded {
 	struct fnode *nodes;
 	size_t n, cap;
-	uint32_t *index; /* open addressing over nodes, by (parent, func); 0 = empty (root) */
+	uint32_t *index; /* open addressing over nodes, by (parent, func, image); 0 = empty (root) */
 	size_t icap;
 	struct out_tmap *threads;
 	struct out_tmap *images; /* pid -> uint32_t image (image_of()) */
