@@ -353,6 +353,18 @@ static int pt_end(void *priv, uint64_t ip, uint64_t tsc)
 	return emit_ip(p, ppt_tip_pgd, 0, true);
 }
 
+/* The TIP.PGD of a far transfer stepped later; its pt_insn() then only enables again (as
+ * the FAR case of traced_insn() would after it), tracing being off. */
+static int pt_far_enter(void *priv)
+{
+	struct enc_pt *p = priv;
+
+	if (!p->enabled)
+		return 0;
+	p->enabled = false;
+	return emit_ip(p, ppt_tip_pgd, 0, true);
+}
+
 static int pt_flush(void *priv, uint64_t ip, uint64_t tsc)
 {
 	return emit_psb(priv, ip, tsc);
@@ -367,5 +379,6 @@ const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt = {
 	.async = pt_async,
 	.end = pt_end,
 	.flush = pt_flush,
+	.far_enter = pt_far_enter,
 	.fini = pt_fini,
 };

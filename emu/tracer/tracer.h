@@ -146,6 +146,10 @@ struct auxcap_tracer_opts {
 				      latency (cycles) is smaller are dropped (PMSLATFR_EL1) */
 	uint64_t spe_event_filter; /* records lacking any of these event bits are dropped
 				      (PMSEVFR_EL1); 0: no event filter */
+	/* Appended: auxcap_tracer_step() returns before a far transfer (a system call, which
+	 * may block) unless it is the call's first step, so the caller can make that step
+	 * where blocking does no harm (auxcap_tracer_at_far()). */
+	bool break_at_far;
 };
 
 /* auxcap_tracer_opts.spe_flags: the arm_spe driver's PMSCR_EL1/PMSFCR_EL1 settings. */
@@ -244,8 +248,10 @@ int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd);
 int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid);
 
 /**
- * Single-step the child for up to @max_steps instructions (0: until it ends or the
- * max_insns limit is reached).
+ * Single-step the child for up to @max_steps ptrace stops (0: until it ends or the max_insns
+ * limit is reached): an instruction takes one stop, a REP string instruction one per
+ * iteration.  With opts.break_at_far it also returns before a far transfer that is not its
+ * first step.
  *
  * When the child exits, the trace end and EXIT sideband are emitted.  When max_insns is
  * reached the trace end is emitted and the child is detached and runs on untraced.  Pending
@@ -259,6 +265,13 @@ int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid);
  * Returns any error a callback or the encoder returned.
  */
 int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps);
+
+/**
+ * Whether the child's next instruction is a far transfer into the kernel (a system call:
+ * the step that runs it may block for as long as the call does).  False if @tr is NULL, not
+ * tracing, or the instruction cannot be read.
+ */
+bool auxcap_tracer_at_far(struct auxcap_tracer *tr);
 
 /**
  * From an on_insn callback: end the running auxcap_tracer_step() once this instruction is

@@ -477,6 +477,68 @@ static void test_pt_yield_ends_step_with_decodable_trace(void **state)
 	tr_run_fini(&run);
 }
 
+/*
+ * Steps as the live source makes them (64 ptrace stops, opts.break_at_far): no step takes
+ * more stops than asked, even inside a REP string instruction (a stop per iteration); a
+ * system call is always the first instruction of a step, the step before it ending at it;
+ * at such a break the trace so far decodes to exactly the instructions run so far and the
+ * system call (its TIP.PGD written ahead: what a snapshot of a command blocked in that call
+ * holds); and the whole trace still decodes to the tracer's log.
+ */
+static void test_pt_steps_bounded_syscall_first(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "20", "rep", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT,
+					   .break_at_far = true };
+	struct tr_run run, prefix;
+	struct decoded d;
+	size_t traced = 0, j = 0;
+
+	(void)state;
+	memset(&run, 0, sizeof(run));
+	run.step_max = 64;
+	run.far_break_after = 1000;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	printf("# %llu instructions in %llu stops; steps of at most %llu stops, %zu cut inside "
+	       "the REP; %llu system calls, %zu steps ended before one\n",
+	       (unsigned long long)run.stats.insns, (unsigned long long)run.stats.stops,
+	       (unsigned long long)run.max_stops, run.rep_cut,
+	       (unsigned long long)run.stats.far, run.far_breaks);
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0);
+	assert_true(run.stats.stops >= run.stats.insns + 19000); /* the REP's iterations */
+	assert_true(run.max_stops <= 64);
+	assert_true(run.rep_cut >= 300); /* 20,000 iterations in steps of 64 */
+	assert_int_equal(run.far_not_first, 0);
+	assert_int_equal(run.early_other, 0);
+	assert_true(run.far_breaks >= 1 && run.far_breaks <= run.stats.far);
+	assert_true(run.far_break_steps > 0 && run.far_break_steps < run.nlog);
+	assert_int_equal(run.log[run.far_break_steps].kind, AUXCAP_TRACER_FAR);
+
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	decoded_fini(&d);
+
+	prefix = run;
+	prefix.trace_len = run.far_break_trace;
+	decode_pt(&prefix, &d);
+	assert_int_equal(d.errors, 0);
+	for (size_t i = 0; i < run.far_break_steps; i++) {
+		if (!run.log[i].traced)
+			continue;
+		traced++;
+		assert_true(j < d.n);
+		assert_int_equal(d.ip[j], run.log[i].ip);
+		j++;
+	}
+	printf("# break before the system call at instruction %zu: %zu trace bytes decode to "
+	       "the %zu traced so far and the call\n",
+	       run.far_break_steps, run.far_break_trace, traced);
+	assert_int_equal(d.n, traced + 1);
+	assert_int_equal(d.ip[traced], run.log[run.far_break_steps].ip);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -488,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_pt_attach_to_running_process),
 		cmocka_unit_test(test_pt_stop_with_kill_reaps_child),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
+		cmocka_unit_test(test_pt_steps_bounded_syscall_first),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_pt", tests, NULL, NULL);

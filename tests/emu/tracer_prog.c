@@ -8,6 +8,7 @@
  *   ITERATIONS  loop count (default 20); stores = loads = ITERATIONS
  *   signal      also raise SIGUSR1 once, handled by a handler that counts it
  *   exec        then exec itself again with 2 iterations
+ *   rep         then fill 20,000 bytes with one REP STOSB (x86-64: a ptrace stop per byte)
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -87,6 +88,17 @@ int main(int argc, char **argv)
 		if (tracer_prog_signals != 1)
 			return 2;
 	}
+#if defined(__x86_64__)
+	if (argc > 2 && strcmp(argv[2], "rep") == 0) {
+		static unsigned char buf[20000];
+		void *dst = buf;
+		unsigned long cnt = sizeof(buf);
+
+		__asm__ volatile("rep stosb" : "+D"(dst), "+c"(cnt) : "a"(0x5a) : "memory");
+		if (buf[sizeof(buf) - 1] != 0x5a)
+			return 4;
+	}
+#endif
 	if (argc > 2 && strcmp(argv[2], "exec") == 0) {
 		execl("/proc/self/exe", argv[0], "2", (char *)NULL);
 		return 3;

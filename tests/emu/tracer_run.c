@@ -107,6 +107,9 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 		run->log = n;
 		run->log_cap = cap;
 	}
+	if (in->kind == AUXCAP_TRACER_FAR && run->in_step)
+		run->far_not_first++;
+	run->in_step++;
 	e = &run->log[run->nlog++];
 	e->ip = in->ip;
 	e->next_ip = in->next_ip;
@@ -131,10 +134,13 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 	struct timespec t0, t1;
 	int r;
 
-	size_t yield_at = run->yield_at;
+	size_t yield_at = run->yield_at, far_break_after = run->far_break_after;
+	uint64_t step_max = run->step_max;
 
 	memset(run, 0, sizeof(*run));
 	run->yield_at = yield_at;
+	run->step_max = step_max;
+	run->far_break_after = far_break_after;
 	run->order_ok = 1;
 	o.sz = sizeof(o);
 	o.on_trace = on_trace;
@@ -155,7 +161,27 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 	}
 	if (r == 0) {
 		do {
-			r = auxcap_tracer_step(run->tr, 0);
+			struct auxcap_tracer_stats s0, s1;
+			uint64_t stops;
+
+			auxcap_tracer_get_stats(run->tr, &s0);
+			run->in_step = 0;
+			r = auxcap_tracer_step(run->tr, run->step_max);
+			auxcap_tracer_get_stats(run->tr, &s1);
+			stops = s1.stops - s0.stops;
+			if (stops > run->max_stops)
+				run->max_stops = stops;
+			if (run->step_max && stops == run->step_max && s1.insns - s0.insns <= 1)
+				run->rep_cut++;
+			if (r > 0 && run->step_max && stops < run->step_max) {
+				if (!auxcap_tracer_at_far(run->tr)) {
+					run->early_other++;
+				} else if (run->far_breaks++, !run->far_break_steps &&
+					   run->nlog >= run->far_break_after) {
+					run->far_break_steps = run->nlog;
+					run->far_break_trace = run->trace_len;
+				}
+			}
 			if (r > 0 && run->yield_at && !run->steps_at_yield) {
 				run->steps_at_yield = run->nlog;
 				run->trace_at_yield = run->trace_len;

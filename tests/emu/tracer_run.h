@@ -63,6 +63,20 @@ struct tr_run {
 					     at this instruction (1-based; 0: never) */
 	size_t steps_at_yield;		  /* instructions logged when that step returned */
 	size_t trace_at_yield;		  /* trace bytes then */
+	/* Set before the run: steps of this many ptrace stops (0: one step to the end), as the
+	 * live source makes them; with opts.break_at_far, the first step that ends before a
+	 * system call once this many instructions are logged is kept below. */
+	uint64_t step_max;
+	size_t far_break_after;
+	/* What the steps did */
+	uint64_t max_stops;	/* the most ptrace stops one step took */
+	size_t rep_cut;		/* steps of step_max stops that ran at most one instruction */
+	size_t far_breaks;	/* steps that ended early before a system call */
+	size_t early_other;	/* steps that ended early for another reason */
+	size_t far_not_first;	/* system calls that were not the first instruction of a step */
+	size_t in_step;		/* instructions logged by the running step */
+	size_t far_break_steps; /* instructions logged at the kept break (0: none) */
+	size_t far_break_trace; /* trace bytes then */
 };
 
 /* Path of the test program (skips the test when the environment does not name it). */
