@@ -497,7 +497,6 @@ static ssize_t emu_read(void *ctx, int fd, void *out, size_t len)
 static void emu_event_destroy(struct auxcap_emu *emu, struct emu_event *ev)
 {
 	emu_event_disable(ev);
-	emu_event_drop_source(ev);
 	for (size_t i = 0; i < emu->nr_maps; i++)
 		if (emu->maps[i].event == ev)
 			emu->maps[i].event = NULL;
@@ -505,6 +504,12 @@ static void emu_event_destroy(struct auxcap_emu *emu, struct emu_event *ev)
 	emu_stats_add(&emu->closed, &ev->stats);
 	emu->events[ev->fd] = NULL;
 	close(ev->fd);
+	if (ev->advancing) {
+		/* the producer thread is in the source's advance(): it finishes this */
+		ev->doomed = true;
+		return;
+	}
+	emu_event_drop_source(ev);
 	free(ev->scratch);
 	free(ev);
 }

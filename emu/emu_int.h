@@ -136,6 +136,8 @@ struct emu_event {
 	const struct auxcap_emu_source_ops *src_ops; /* borrowed */
 	void *src;				     /* owned: source context */
 	bool src_done;				     /* source returned -ENODATA or an error */
+	bool advancing; /* the producer thread is in the source's advance(), without the lock */
+	bool doomed;	/* closed meanwhile: that thread frees the source and the event */
 	unsigned char *scratch;			     /* owned: source chunk buffer */
 	size_t scratch_size;			     /* bytes at @scratch */
 	struct auxcap_emu_stats stats;

@@ -129,6 +129,32 @@ static uint64_t emu_wakeups(const struct auxcap_emu *emu)
 	return n;
 }
 
+/*
+ * The sources' work that may block (advance()), each without the lock: a traced command
+ * asleep in a system call must not hold off the consumer's poll and ioctls (a snapshot's
+ * freeze waited 31 s for `sleep 40` to wake).  Called and returns with the lock held;
+ * an event closed meanwhile is freed here.
+ */
+static void advance_sources(struct auxcap_emu *emu)
+{
+	for (int fd = 0; fd < emu->nr_events_slots; fd++) {
+		struct emu_event *ev = emu->events[fd];
+
+		if (!ev || !ev->src_ops || !ev->src_ops->advance || ev->src_done)
+			continue;
+		ev->advancing = true;
+		pthread_mutex_unlock(&emu->lock);
+		ev->src_ops->advance(ev->src);
+		pthread_mutex_lock(&emu->lock);
+		ev->advancing = false;
+		if (ev->doomed) {
+			emu_event_drop_source(ev);
+			free(ev->scratch);
+			free(ev);
+		}
+	}
+}
+
 static void *emu_thread_main(void *arg)
 {
 	struct auxcap_emu *emu = arg;
@@ -151,11 +177,12 @@ static void *emu_thread_main(void *arg)
 					 10000000L);
 		}
 		pthread_mutex_lock(&emu->lock);
-		woke = emu_wakeups(emu);
 		if (emu->thread_stop) {
 			pthread_mutex_unlock(&emu->lock);
 			break;
 		}
+		advance_sources(emu);
+		woke = emu_wakeups(emu);
 		for (int fd = 0; fd < emu->nr_events_slots; fd++) {
 			struct emu_event *ev = emu->events[fd];
 			uint64_t dropped;

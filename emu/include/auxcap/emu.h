@@ -168,6 +168,11 @@ struct auxcap_emu_source_target {
  * of the stream, another negative errno on failure (the emulator then stops the source).
  * next() runs under the emulator's lock (the consumer's ioctl/mmap/poll wait for it): it
  * must not block; a source that is waiting for its input (a traced child) returns 0.
+ * advance() (optional, appended) is where work that may block goes: the producer thread calls
+ * it before each next() without the lock, never at the same time as next() or free(); what it
+ * produces is handed out by the next() calls after it (it reports nothing itself: a failure
+ * comes from next()).  The live tracer steps its child's system calls there.  Not called
+ * when the test steps the emulator.
  * bind() (optional) is called once when the source is given to an event, before any next();
  * a negative errno refuses the event (see auxcap_emu_source_attach()).
  * free() releases @ctx (may be NULL).
@@ -177,6 +182,7 @@ struct auxcap_emu_source_ops {
 	int (*bind)(void *ctx, const struct auxcap_emu_source_target *target);
 	int (*next)(void *ctx, void *buf, size_t max, bool paced, struct auxcap_emu_item *ret_item);
 	void (*free)(void *ctx);
+	void (*advance)(void *ctx);
 };
 
 /** Hardware conditions a test can inject (what each driver does with them: spec 5). */
