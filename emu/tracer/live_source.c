@@ -15,7 +15,8 @@
 #include "grow.h"
 #include "live_source.h"
 
-#define STEP_BATCH 4096 /* instructions single-stepped per refill, by default */
+#define STEP_BATCH 4096 /* ptrace stops per refill, by default (an instruction, or an
+			 * iteration of a REP string instruction) */
 
 struct sb_item {
 	struct auxcap_emu_item item;
@@ -48,7 +49,7 @@ struct auxcap_live_source {
 	uint64_t spe_event_filter;
 	bool have_tc; /* side-band times from the tracer's TSC through @tc */
 	struct auxcap_perf_time_conv tc;
-	uint64_t batch; /* instructions single-stepped per refill */
+	uint64_t batch; /* ptrace stops per refill (auxcap_live_source_set_batch()) */
 	/* The watched function (auxcap_live_source_set_trigger()). */
 	bool trig;
 	uint32_t trig_maj, trig_min; /* device and inode of the file it is in */
@@ -194,6 +195,7 @@ static int start(struct auxcap_live_source *ls)
 		.spe_flags = ls->spe_flags,
 		.spe_min_latency = ls->spe_min_latency,
 		.spe_event_filter = ls->spe_event_filter,
+		.break_at_far = true, /* system calls are stepped by live_advance() */
 	};
 	int r;
 
@@ -208,6 +210,43 @@ static int start(struct auxcap_live_source *ls)
 		return auxcap_tracer_start_child(ls->tr, ls->child, go);
 	}
 	return auxcap_tracer_start(ls->tr, ls->argv);
+}
+
+/* A new refill: single-step up to @n stops (the last refill's output is all handed out). */
+static int refill(struct auxcap_live_source *ls, uint64_t n)
+{
+	int r;
+
+	reset_batch(ls);
+	r = auxcap_tracer_step(ls->tr, n);
+	if (r < 0) {
+		__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
+		return finish(ls, r);
+	}
+	if (r == 0) {
+		int st;
+
+		if (auxcap_tracer_exit_status(ls->tr, &st) == 1)
+			ls->status = st;
+		(void)finish(ls, 0); /* hand out what the last batch produced first */
+	}
+	return 0;
+}
+
+/*
+ * Without the emulator's lock (auxcap_emu_source_ops.advance): the system call the child is
+ * about to make, which may block (a sleep, a read from a pipe, accept()), once the output
+ * before it is out; refills stop before one (opts.break_at_far).  Under the lock, such a step
+ * held off the consumer's poll, ioctl and snapshot for as long as the call took.
+ */
+static void live_advance(void *ctx)
+{
+	struct auxcap_live_source *ls = ctx;
+
+	if (!ls->started || ls->done || ls->hit_pause || ls->sb_off < ls->sb_len ||
+	    ls->trace_off < ls->trace_len || !auxcap_tracer_at_far(ls->tr))
+		return;
+	(void)refill(ls, 1); /* an error ends the stream: next() says so */
 }
 
 static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap_emu_item *ret)
@@ -257,19 +296,17 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 			ls->hit_pause = false;
 			return 0;
 		}
-		reset_batch(ls);
-		r = auxcap_tracer_step(ls->tr, ls->batch ? ls->batch : STEP_BATCH);
-		if (r < 0) {
-			__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
-			return finish(ls, r);
-		}
-		if (r == 0) {
-			int st;
-
-			if (auxcap_tracer_exit_status(ls->tr, &st) == 1)
-				ls->status = st;
-			(void)finish(ls, 0); /* hand out what the last batch produced first */
-		}
+		/* the producer thread steps a system call without the lock: live_advance() */
+		if (paced && auxcap_tracer_at_far(ls->tr))
+			return 0;
+		r = refill(ls, ls->batch ? ls->batch : STEP_BATCH);
+		if (r < 0)
+			return r;
+		/* A refill can make no output (REP iterations, TNT bits held back): the thread
+		 * comes back for more after letting the consumer in (refill after refill, a
+		 * memset took 4 s under the lock). */
+		if (paced && !ls->done && !ls->sb_len && !ls->trace_len)
+			return 0;
 	}
 }
 
@@ -314,6 +351,7 @@ const struct auxcap_emu_source_ops auxcap_live_source_ops = {
 	.bind = live_bind,
 	.next = live_next,
 	.free = live_free,
+	.advance = live_advance,
 };
 
 int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
@@ -416,9 +454,9 @@ int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *bi
 	return 0;
 }
 
-void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t insns)
+void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t steps)
 {
-	ls->batch = insns;
+	ls->batch = steps;
 }
 
 uint64_t auxcap_live_source_hits(const struct auxcap_live_source *ls)

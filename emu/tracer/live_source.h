@@ -5,8 +5,10 @@
  * The emulator pulls items (struct auxcap_emu_source_ops) from its producer thread; the first
  * pull starts the command under the tracer on that thread (ptrace requests must all come
  * from the thread that started the child), later pulls single-step it in batches and hand out
- * the side-band (COMM, MMAP2) and the trace bytes the encoder produced, in order.  When the
- * command has exited the source reports the end of the stream.
+ * the side-band (COMM, MMAP2) and the trace bytes the encoder produced, in order.  A batch
+ * ends before a system call, which the producer thread steps without the emulator's lock
+ * (advance()): a command blocked in one does not hold off the consumer.  When the command has
+ * exited the source reports the end of the stream.
  */
 #ifndef AUXCAP_LIVE_SOURCE_H
 #define AUXCAP_LIVE_SOURCE_H
@@ -79,12 +81,12 @@ int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *bi
 uint64_t auxcap_live_source_hits(const struct auxcap_live_source *ls);
 
 /**
- * Instructions single-stepped per refill (0: the default, 4096).  The emulator's lock is held
- * for a whole refill, so a consumer's ioctl (a snapshot's freeze) waits for the rest of it:
- * fewer per refill let it in sooner, at some cost in speed.  Call before the emulator starts
- * pulling.
+ * Single steps per refill (0: the default, 4096): ptrace stops, an instruction each, or an
+ * iteration of a REP string instruction.  The emulator's lock is held for a whole refill, so
+ * a consumer's ioctl (a snapshot's freeze) waits for the rest of it: fewer per refill let it
+ * in sooner, at some cost in speed.  Call before the emulator starts pulling.
  */
-void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t insns);
+void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t steps);
 
 struct auxcap_perf_time_conv;
 

@@ -160,5 +160,35 @@ $A record -S --control fifo:stop.ctl -e cpu-clock -o stop.data -- sleep 59.7 >/d
 took=$SECONDS
 check '[ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 59[.]7$" >/dev/null' "stop ends a capture whose command still runs (${took}s, command terminated)"
 
+# 12. --emulate -S with the command blocked in a system call (cat opening a FIFO no one writes
+# to yet): the snapshot asked for then is taken at once (the emulator's tracer stepped that
+# call holding the lock the snapshot's freeze needs: the ack came only once cat went on), and
+# its trace decodes up to the call.  Waits for the emulated start-up of cat (a few seconds).
+mkfifo rel bctl back
+exec 5<>back
+$A record --emulate -e intel_pt//u -S -o blk.data --control fifo:bctl,back -- cat rel \
+	>blk.out 2>blk.err &
+rec=$!
+blocked=
+for _ in $(seq 1200); do
+	p=$(pgrep -f "^cat rel$")
+	# openat (257) is where it blocks; /proc/PID/syscall shows the call it is in
+	if [ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 257 ]; then
+		blocked=1
+		break
+	fi
+	sleep 0.1
+done
+echo snapshot >bctl
+a=; read -r -t 60 a <&5
+echo released >rel
+wait $rec; st=$?
+exec 5<&-
+check '[ -n "$blocked" ] && [ "$a" = ack ]' "--emulate: a snapshot while the command blocks in openat() is taken and acknowledged at once"
+check '[ $st -eq 0 ] && grep -q " 1 snapshots" blk.err && [ "$(cat blk.out)" = released ]' "the command goes on afterwards and the capture ends cleanly"
+$A decode blk.data >blk.txt 2>blk.derr
+last=$(grep -v "^#" blk.txt | tail -1 | sed 's/  */ /g')
+check 'echo "$last" | grep -q " tr end [0-9a-f]* [_a-z0-9]*open64+0x[0-9a-f]* => 0 \[untraced\]$"' "the snapshot's trace ends at that system call, decoded up to it: $last"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
