@@ -1337,6 +1337,12 @@ static int run_record(int argc, char **argv)
 				r = auxcap_session_drain(s);
 			usleep(1000);
 		}
+		/* Recording stopped first ('q', stop, a signal): the command is told to end, as
+		 * perf does (below), before the producer is joined, which waits for the step it
+		 * is in (a command asleep in a system call held the end for as long as it slept).
+		 * Not ended, it is still the tracer's child, unreaped: the pid is still its own. */
+		if (emu_child > 0 && !emu_ended(&live))
+			(void)kill(emu_child, SIGTERM);
 		auxcap_emu_stop(emu);
 	}
 	/* Stopping the events makes the drivers close their AUX transactions. */
