@@ -190,5 +190,28 @@ $A decode blk.data >blk.txt 2>blk.derr
 last=$(grep -v "^#" blk.txt | tail -1 | sed 's/  */ /g')
 check 'echo "$last" | grep -q " tr end [0-9a-f]* [_a-z0-9]*open64+0x[0-9a-f]* => 0 \[untraced\]$"' "the snapshot's trace ends at that system call, decoded up to it: $last"
 
+# 13. --emulate, 'stop' while the command sleeps in a system call: as in 11, it gets SIGTERM
+# and the recorder ends (the tracer, stepping that call, was joined first: the end waited for
+# the sleep to finish).
+mkfifo stop2.ctl
+$A record --emulate -e intel_pt//u -S --control fifo:stop2.ctl -o stop2.data -- sleep 59.6 \
+	>/dev/null 2>stop2.err &
+rec=$!
+asleep=
+for _ in $(seq 1200); do
+	p=$(pgrep -f "^sleep 59[.]6$")
+	# clock_nanosleep (230)
+	if [ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 230 ]; then
+		asleep=1
+		break
+	fi
+	sleep 0.1
+done
+SECONDS=0
+echo stop >stop2.ctl
+wait $rec; st=$?
+took=$SECONDS
+check '[ -n "$asleep" ] && [ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 59[.]6$" >/dev/null' "--emulate: stop ends a capture whose command sleeps in a system call (${took}s, command terminated)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
