@@ -169,16 +169,19 @@ exec 5<>back
 $A record --emulate -e intel_pt//u -S -o blk.data --control fifo:bctl,back -- cat rel \
 	>blk.out 2>blk.err &
 rec=$!
+# in_call PATTERN NR: wait (2 minutes at most) until the process whose command line matches
+# PATTERN is in system call NR (/proc/PID/syscall shows the call a task is blocked in)
+in_call() {
+	local p
+	for _ in $(seq 1200); do
+		p=$(pgrep -f "$1")
+		[ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 blocked=
-for _ in $(seq 1200); do
-	p=$(pgrep -f "^cat rel$")
-	# openat (257) is where it blocks; /proc/PID/syscall shows the call it is in
-	if [ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 257 ]; then
-		blocked=1
-		break
-	fi
-	sleep 0.1
-done
+in_call "^cat rel$" 257 && blocked=1 # openat
 echo snapshot >bctl
 a=; read -r -t 60 a <&5
 echo released >rel
@@ -198,15 +201,7 @@ $A record --emulate -e intel_pt//u -S --control fifo:stop2.ctl -o stop2.data -- 
 	>/dev/null 2>stop2.err &
 rec=$!
 asleep=
-for _ in $(seq 1200); do
-	p=$(pgrep -f "^sleep 59[.]6$")
-	# clock_nanosleep (230)
-	if [ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = 230 ]; then
-		asleep=1
-		break
-	fi
-	sleep 0.1
-done
+in_call "^sleep 59[.]6$" 230 && asleep=1 # clock_nanosleep
 SECONDS=0
 echo stop >stop2.ctl
 wait $rec; st=$?

@@ -440,6 +440,29 @@ static void test_pt_start_of_missing_command_fails(void **state)
 }
 
 /*
+ * The first @trace_len bytes of @run's trace, decoded into @d without errors, begin with the
+ * traced instructions among the first @steps of its log, in order; returns how many.
+ */
+static size_t decode_prefix(const struct tr_run *run, size_t trace_len, size_t steps,
+			    struct decoded *d)
+{
+	struct tr_run prefix = *run;
+	size_t traced = 0;
+
+	prefix.trace_len = trace_len;
+	decode_pt(&prefix, d);
+	assert_int_equal(d->errors, 0);
+	for (size_t i = 0; i < steps; i++) {
+		if (!run->log[i].traced)
+			continue;
+		assert_true(traced < d->n);
+		assert_int_equal(d->ip[traced], run->log[i].ip);
+		traced++;
+	}
+	return traced;
+}
+
+/*
  * auxcap_tracer_yield() from on_insn (what the live source does at a trigger hit) ends the step
  * right after that instruction, and the trace handed out by then decodes to exactly the
  * instructions traced so far: none held back in pending TNT bits.
@@ -448,9 +471,9 @@ static void test_pt_yield_ends_step_with_decodable_trace(void **state)
 {
 	char *argv[] = { (char *)tr_prog(), "20", NULL };
 	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
-	struct tr_run run, prefix;
+	struct tr_run run;
 	struct decoded d;
-	size_t traced = 0, j = 0;
+	size_t traced;
 
 	(void)state;
 	memset(&run, 0, sizeof(run));
@@ -458,18 +481,7 @@ static void test_pt_yield_ends_step_with_decodable_trace(void **state)
 	assert_int_equal(tr_run(&run, &opts, argv), 0);
 	assert_int_equal(run.steps_at_yield, 5000);
 	assert_true(run.trace_at_yield > 0 && run.trace_at_yield < run.trace_len);
-	prefix = run;
-	prefix.trace_len = run.trace_at_yield;
-	decode_pt(&prefix, &d);
-	assert_int_equal(d.errors, 0);
-	for (size_t i = 0; i < run.steps_at_yield; i++) {
-		if (!run.log[i].traced)
-			continue;
-		traced++;
-		assert_true(j < d.n);
-		assert_int_equal(d.ip[j], run.log[i].ip);
-		j++;
-	}
+	traced = decode_prefix(&run, run.trace_at_yield, run.steps_at_yield, &d);
 	printf("# yield at instruction %zu: %zu trace bytes decode to the %zu traced so far\n",
 	       run.steps_at_yield, run.trace_at_yield, d.n);
 	assert_int_equal(d.n, traced);
@@ -490,9 +502,9 @@ static void test_pt_steps_bounded_syscall_first(void **state)
 	char *argv[] = { (char *)tr_prog(), "20", "rep", NULL };
 	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT,
 					   .break_at_far = true };
-	struct tr_run run, prefix;
+	struct tr_run run;
 	struct decoded d;
-	size_t traced = 0, j = 0;
+	size_t traced;
 
 	(void)state;
 	memset(&run, 0, sizeof(run));
@@ -518,18 +530,7 @@ static void test_pt_steps_bounded_syscall_first(void **state)
 	assert_matches_log(&run, &d);
 	decoded_fini(&d);
 
-	prefix = run;
-	prefix.trace_len = run.far_break_trace;
-	decode_pt(&prefix, &d);
-	assert_int_equal(d.errors, 0);
-	for (size_t i = 0; i < run.far_break_steps; i++) {
-		if (!run.log[i].traced)
-			continue;
-		traced++;
-		assert_true(j < d.n);
-		assert_int_equal(d.ip[j], run.log[i].ip);
-		j++;
-	}
+	traced = decode_prefix(&run, run.far_break_trace, run.far_break_steps, &d);
 	printf("# break before the system call at instruction %zu: %zu trace bytes decode to "
 	       "the %zu traced so far and the call\n",
 	       run.far_break_steps, run.far_break_trace, traced);
