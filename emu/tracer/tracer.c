@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -855,6 +856,30 @@ static int on_exec_event(struct auxcap_tracer *tr)
 }
 
 /*
+ * A REP string instruction stops once per iteration under single-step (a memset of 1 MB,
+ * a million stops): with more than this many iterations to go, it runs to its end at once,
+ * up to an execute breakpoint on the next instruction.
+ */
+#define REP_RUN_MIN 16
+
+/* Execute breakpoint on @ip in debug register 0 of the child's thread (DR7 bit 0: local
+ * enable, its R/W and LEN bits 0: execution). */
+static int set_exec_bp(struct auxcap_tracer *tr, uint64_t ip)
+{
+	if (ptrace(PTRACE_POKEUSER, tr->pid, (void *)offsetof(struct user, u_debugreg[0]),
+		   (void *)ip) < 0 ||
+	    ptrace(PTRACE_POKEUSER, tr->pid, (void *)offsetof(struct user, u_debugreg[7]),
+		   (void *)1ul) < 0)
+		return -errno;
+	return 0;
+}
+
+static void clear_exec_bp(struct auxcap_tracer *tr)
+{
+	(void)ptrace(PTRACE_POKEUSER, tr->pid, (void *)offsetof(struct user, u_debugreg[7]), NULL);
+}
+
+/*
  * Execute one instruction.  Returns 1 if an instruction completed, 0 if the stop made no
  * progress (signal delivery, REP iteration) or the child ended, a negative errno on error.
  */
@@ -865,6 +890,7 @@ static int step_one(struct auxcap_tracer *tr)
 	struct user_regs_struct before;
 	uint64_t ip = tr->regs.rip, tsc0 = tr->tsc, fall;
 	siginfo_t si;
+	bool run_rep;
 	int sig, status, r;
 
 	r = decode_at(tr, ip, &d);
@@ -884,10 +910,23 @@ static int step_one(struct auxcap_tracer *tr)
 
 	sig = tr->pending_sig;
 	tr->pending_sig = 0;
+	/* Not with a signal to deliver: its handler would run unstepped up to the breakpoint. */
+	run_rep = d.rep && d.len && !sig && before.rcx >= REP_RUN_MIN && set_exec_bp(tr, fall) == 0;
 	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, tr->pid, NULL, ptrace_arg(sig)) < 0)
-			return -errno;
+		if (ptrace(run_rep ? PTRACE_CONT : PTRACE_SINGLESTEP, tr->pid, NULL,
+			   ptrace_arg(sig)) < 0) {
+			r = -errno;
+			if (run_rep)
+				clear_exec_bp(tr);
+			return r;
+		}
 		r = wait_child(tr->pid, &status);
+		if (run_rep) {
+			/* at the breakpoint, or a signal stopped it part way: single steps again */
+			clear_exec_bp(tr);
+			run_rep = false;
+			tr->stats.rep_runs++;
+		}
 		if (r < 0)
 			return r;
 		tr->tsc = __rdtsc();

@@ -171,8 +171,6 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 			stops = s1.stops - s0.stops;
 			if (stops > run->max_stops)
 				run->max_stops = stops;
-			if (run->step_max && stops == run->step_max && s1.insns - s0.insns <= 1)
-				run->rep_cut++;
 			if (r > 0 && run->step_max && stops < run->step_max) {
 				if (!auxcap_tracer_at_far(run->tr)) {
 					run->early_other++;

@@ -70,7 +70,6 @@ struct tr_run {
 	size_t far_break_after;
 	/* What the steps did */
 	uint64_t max_stops;	/* the most ptrace stops one step took */
-	size_t rep_cut;		/* steps of step_max stops that ran at most one instruction */
 	size_t far_breaks;	/* steps that ended early before a system call */
 	size_t early_other;	/* steps that ended early for another reason */
 	size_t far_not_first;	/* system calls that were not the first instruction of a step */
