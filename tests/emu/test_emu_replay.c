@@ -349,6 +349,103 @@ static void test_emu_custom_source_ops(void **state)
 	assert_true(c.freed);
 }
 
+/* A source whose advance() blocks until the test lets it go, as the live tracer's does while
+ * its command sleeps in a system call. */
+struct blocking_source {
+	int entered;   /* atomic: advance() is running */
+	int release;   /* atomic: advance() may return */
+	int advanced;  /* atomic: advance() calls that returned */
+	int overlap;   /* atomic: next() or free() called while advance() ran */
+	int freed;     /* atomic: free() was called */
+};
+
+static void blocking_advance(void *ctx)
+{
+	struct blocking_source *b = ctx;
+
+	__atomic_store_n(&b->entered, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&b->release, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	__atomic_store_n(&b->entered, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&b->advanced, 1, __ATOMIC_ACQ_REL);
+}
+
+static int blocking_next(void *ctx, void *buf, size_t max, bool paced,
+			 struct auxcap_emu_item *ret_item)
+{
+	struct blocking_source *b = ctx;
+
+	(void)buf;
+	(void)max;
+	(void)paced;
+	(void)ret_item;
+	if (__atomic_load_n(&b->entered, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&b->overlap, 1, __ATOMIC_ACQ_REL);
+	return 0; /* nothing due */
+}
+
+static void blocking_free(void *ctx)
+{
+	struct blocking_source *b = ctx;
+
+	if (__atomic_load_n(&b->entered, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&b->overlap, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&b->freed, 1, __ATOMIC_RELEASE);
+}
+
+static const struct auxcap_emu_source_ops blocking_ops = {
+	.name = "blocking",
+	.next = blocking_next,
+	.free = blocking_free,
+	.advance = blocking_advance,
+};
+
+/* Waits up to 10 s for *@flag to be non-zero. */
+static bool wait_flag(const int *flag)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * The producer thread runs a source's advance() without the emulator's lock: while it blocks,
+ * the consumer's ioctls and close() go through (under the lock they waited for as long as it
+ * blocked); the closed event's source is freed only once advance() has returned, and next()
+ * never runs beside advance().
+ */
+static void test_emu_advance_runs_without_the_lock(void **state)
+{
+	struct blocking_source b = { 0 };
+	struct auxcap_emu *emu;
+	const struct auxcap_sys *sys;
+	struct perf_event_attr attr;
+	int fd;
+
+	(void)state;
+	assert_int_equal(auxcap_emu_new(NULL, &emu), 0);
+	sys = auxcap_emu_sys(emu);
+	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
+	fd = auxcap_event_open(sys, &attr, 0, -1, -1, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(auxcap_emu_source_attach(emu, 0, fd, &blocking_ops, &b), 0);
+	assert_int_equal(auxcap_emu_start(emu), 0);
+	assert_true(wait_flag(&b.entered));
+	/* advance() blocks: ioctls (under the lock) and close() still go through */
+	assert_int_equal(auxcap_event_enable(sys, fd, true), 0);
+	assert_int_equal(auxcap_event_enable(sys, fd, false), 0);
+	assert_int_equal(sys->close(sys->ctx, fd), 0);
+	assert_int_equal(__atomic_load_n(&b.freed, __ATOMIC_ACQUIRE), 0); /* still in use */
+	__atomic_store_n(&b.release, 1, __ATOMIC_RELEASE);
+	assert_true(wait_flag(&b.freed));
+	assert_int_equal(__atomic_load_n(&b.advanced, __ATOMIC_ACQUIRE), 1);
+	assert_int_equal(__atomic_load_n(&b.overlap, __ATOMIC_ACQUIRE), 0);
+	auxcap_emu_free(emu);
+}
+
 static void test_emu_poll_hangs_up_when_task_exits(void **state)
 {
 	struct auxcap_emu *emu;
@@ -441,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_emu_unmap_last_aux_ends_transaction),
 		cmocka_unit_test(test_emu_open_reserved_and_size),
 		cmocka_unit_test(test_emu_custom_source_ops),
+		cmocka_unit_test(test_emu_advance_runs_without_the_lock),
 		cmocka_unit_test(test_emu_poll_hangs_up_when_task_exits),
 	};
 
