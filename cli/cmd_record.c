@@ -750,9 +750,10 @@ static void emu_on_hit(void *ctx, uint64_t time_ns, uint32_t pid, uint32_t tid)
 #endif
 
 /*
- * Refills of the tracer in snapshot mode, in instructions.  The emulator's lock is held for a
- * refill, so a snapshot's freeze waits for the rest of it: about 140 ms here with the
- * default of 4096 ptrace steps, a millisecond or so with this many.  It costs nothing
+ * Refills of the tracer in snapshot mode, in single steps (ptrace stops).  The emulator's
+ * lock is held for a refill, so a snapshot's freeze waits for the rest of it: about 140 ms
+ * here with the default of 4096 ptrace steps, a millisecond or so with this many (a system
+ * call, which may block, is stepped without the lock: live_source.c).  It costs nothing
  * measurable: the ptrace stop of each instruction is the tracer's time (682,254 instructions
  * of examples/auxcap-example-loop: 15.7 to 17.3 s either way).
  */
