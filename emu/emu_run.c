@@ -93,6 +93,8 @@ ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes)
 	ev = emu_get(emu, fd);
 	if (!ev)
 		r = -EBADF;
+	else if (ev->advancing)
+		r = -EBUSY; /* the producer thread is in its source's advance() */
 	else
 		r = emu_event_feed(ev, nbytes, false, &offered);
 	pthread_mutex_unlock(&emu->lock);

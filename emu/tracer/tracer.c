@@ -20,9 +20,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -857,7 +857,7 @@ static int on_exec_event(struct auxcap_tracer *tr)
 
 /*
  * A REP string instruction stops once per iteration under single-step (a memset of 1 MB,
- * a million stops): with more than this many iterations to go, it runs to its end at once,
+ * a million stops): with this many iterations or more to go, it runs to its end at once,
  * up to an execute breakpoint on the next instruction.
  */
 #define REP_RUN_MIN 16

@@ -183,8 +183,8 @@ struct auxcap_tracer_stats {
 	uint64_t stepped_over;	/* instructions a single step ran without stopping, after an
 				   instruction the hypervisor emulates (CPUID in some VMs): logged
 				   with the step's time, no data address */
-	uint64_t rep_runs;	/* REP string instructions run to their end at once (to a
-				   breakpoint on the next instruction), not stepped */
+	uint64_t rep_runs;	/* REP string instructions let run to a breakpoint on the next
+				   instruction instead of stepped (a signal may stop one part way) */
 };
 
 /**

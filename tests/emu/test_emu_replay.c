@@ -434,9 +434,11 @@ static void test_emu_advance_runs_without_the_lock(void **state)
 	assert_int_equal(auxcap_emu_source_attach(emu, 0, fd, &blocking_ops, &b), 0);
 	assert_int_equal(auxcap_emu_start(emu), 0);
 	assert_true(wait_flag(&b.entered));
-	/* advance() blocks: ioctls (under the lock) and close() still go through */
+	/* advance() blocks: ioctls (under the lock) and close() still go through; stepping
+	 * the source (next()) beside it is refused */
 	assert_int_equal(auxcap_event_enable(sys, fd, true), 0);
 	assert_int_equal(auxcap_event_enable(sys, fd, false), 0);
+	assert_int_equal(auxcap_emu_step(emu, fd, 10), -EBUSY);
 	assert_int_equal(sys->close(sys->ctx, fd), 0);
 	assert_int_equal(__atomic_load_n(&b.freed, __ATOMIC_ACQUIRE), 0); /* still in use */
 	__atomic_store_n(&b.release, 1, __ATOMIC_RELEASE);

@@ -297,6 +297,7 @@ void auxcap_emu_stop(struct auxcap_emu *emu);
  * negative errno.  Whether they reached the AUX area shows in auxcap_emu_stats().
  * Returns -EBADF if @fd is not an open emulated event.
  * Returns -ENOENT if the event has no source.
+ * Returns -EBUSY if the producer thread is in the source's advance() (the thread runs).
  */
 ssize_t auxcap_emu_step(struct auxcap_emu *emu, int fd, size_t nbytes);
 
