@@ -174,10 +174,13 @@ static int run_common(struct tr_run *run, const struct auxcap_tracer_opts *opts,
 			if (r > 0 && run->step_max && stops < run->step_max) {
 				if (!auxcap_tracer_at_far(run->tr)) {
 					run->early_other++;
-				} else if (run->far_breaks++, !run->far_break_steps &&
-					   run->nlog >= run->far_break_after) {
-					run->far_break_steps = run->nlog;
-					run->far_break_trace = run->trace_len;
+				} else {
+					run->far_breaks++;
+					if (!run->far_break_steps &&
+					    run->nlog >= run->far_break_after) {
+						run->far_break_steps = run->nlog;
+						run->far_break_trace = run->trace_len;
+					}
 				}
 			}
 			if (r > 0 && run->yield_at && !run->steps_at_yield) {
