@@ -758,6 +758,7 @@ static void emu_on_hit(void *ctx, uint64_t time_ns, uint32_t pid, uint32_t tid)
  * of examples/auxcap-example-loop: 15.7 to 17.3 s either way).
  */
 #define EMU_SNAPSHOT_BATCH 64
+#define EMU_END_GRACE_MS 2000 /* a stopped capture's command: SIGTERM to SIGKILL */
 
 /*
  * --emulate -S: refills small enough that a snapshot's freeze does not wait long for the
@@ -1332,18 +1333,30 @@ static int run_record(int argc, char **argv)
 	thread_started = false;
 	r = ls.result;
 	if (emu) {
+		/* Recording stopped first ('q', stop, a signal): the command is told to end, as
+		 * perf does, before the producer is joined, which waits for the step it is in (a
+		 * command asleep in a system call held the end for as long as it slept).  Not
+		 * ended, it is still the tracer's child, unreaped: the pid is still its own.  Its
+		 * end is traced as any other (the trace then closes with the command's last
+		 * instruction, not cut where the producer was joined).  One that has not ended
+		 * EMU_END_GRACE_MS later (it handles SIGTERM) gets SIGKILL, which the tracer's
+		 * end would send it anyway. */
+		if (emu_child > 0 && !emu_ended(&live)) {
+			(void)kill(emu_child, SIGTERM);
+			for (int i = 0; i < 2 * EMU_END_GRACE_MS && !emu_ended(&live); i++) {
+				if (i == EMU_END_GRACE_MS)
+					(void)kill(emu_child, SIGKILL);
+				if (r == 0 && !o.snapshot)
+					r = auxcap_session_drain(s);
+				usleep(1000);
+			}
+		}
 		/* The command ended: let the producer hand over what the tracer made last. */
 		for (int i = 0; i < 10000 && emu_ended(&live) && !emu_drained(&live); i++) {
 			if (r == 0 && !o.snapshot)
 				r = auxcap_session_drain(s);
 			usleep(1000);
 		}
-		/* Recording stopped first ('q', stop, a signal): the command is told to end, as
-		 * perf does (below), before the producer is joined, which waits for the step it
-		 * is in (a command asleep in a system call held the end for as long as it slept).
-		 * Not ended, it is still the tracer's child, unreaped: the pid is still its own. */
-		if (emu_child > 0 && !emu_ended(&live))
-			(void)kill(emu_child, SIGTERM);
 		auxcap_emu_stop(emu);
 	}
 	/* Stopping the events makes the drivers close their AUX transactions. */

@@ -208,5 +208,21 @@ wait $rec; st=$?
 took=$SECONDS
 check '[ -n "$asleep" ] && [ $st -eq 0 ] && [ $took -lt 30 ] && ! pgrep -f "^sleep 59[.]6$" >/dev/null' "--emulate: stop ends a capture whose command sleeps in a system call (${took}s, command terminated)"
 
+# 14. The same with the full trace: the command's end after the SIGTERM is traced before the
+# recorder stops (the producer was joined first: the trace ended where the tracer was, after
+# the call's return to user space, and decoded to "end of trace (flow cut)").
+mkfifo stop3.ctl
+$A record --emulate -e intel_pt//u --control fifo:stop3.ctl -o stop3.data -- sleep 59.5 \
+	>/dev/null 2>stop3.err &
+rec=$!
+asleep=
+in_call "^sleep 59[.]5$" 230 && asleep=1
+echo stop >stop3.ctl
+wait $rec; st=$?
+$A decode stop3.data >stop3.txt 2>stop3.derr; dst=$?
+last=$(grep -v "^#" stop3.txt | tail -1 | sed 's/  */ /g')
+check '[ -n "$asleep" ] && [ $st -eq 0 ] && [ $dst -eq 0 ] && ! grep -q "flow cut\|!! gap" stop3.txt' "--emulate: a full trace stopped while the command sleeps decodes to its end with no cut or gap"
+check 'echo "$last" | grep -q " tr end [0-9a-f]* [_a-z0-9]*nanosleep+0x[0-9a-f]* => 0 \[untraced\]$"' "its last event is the command stopping in the call: $last"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
