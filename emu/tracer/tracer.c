@@ -15,7 +15,9 @@
  * The new RIP tells the branch outcome: a conditional branch is taken when RIP is its target,
  * an indirect branch or return went to RIP.  A system call returns to the next instruction
  * (or elsewhere, for rt_sigreturn and execve); the encoders see it as a far transfer into the
- * kernel and back, as user-only hardware tracing does.
+ * kernel and back, as user-only hardware tracing does.  One that a signal interrupted and the
+ * kernel restarts does not return: it is seen as a transfer into the kernel only, and the
+ * next step is the call again (see syscall_restarts()).
  */
 #include "config.h"
 
@@ -72,6 +74,8 @@ struct auxcap_tracer {
 	int status;		      /* wait status once exited */
 	int memfd;		      /* /proc/PID/mem, or -1 */
 	int pending_sig;	      /* signal to deliver with the next step */
+	bool restart;		      /* the last system call is to be restarted (see
+				       * syscall_restarts()): control is in the kernel */
 	struct user_regs_struct regs; /* registers at the current stop */
 	uint64_t tsc;		      /* TSC at the current stop */
 };
@@ -676,6 +680,7 @@ static void count_insn(struct auxcap_tracer_stats *st, const struct auxcap_trace
 		st->cond_taken += ev->taken;
 	}
 	st->far += ev->kind == AUXCAP_TRACER_FAR;
+	st->restarts += ev->restarts;
 	st->async += ev->async_after;
 }
 
@@ -704,7 +709,7 @@ static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_deco
 	tr->reaped = true;
 	tr->status = status;
 	tr->state = TRACER_DONE;
-	if (d->kind == AUXCAP_TRACER_FAR) {
+	if (d->kind == AUXCAP_TRACER_FAR && !tr->restart) {
 		/* exit/exit_group: the system call ran, control never came back. */
 		struct auxcap_tracer_insn ev = *proto;
 
@@ -880,6 +885,25 @@ static void clear_exec_bp(struct auxcap_tracer *tr)
 }
 
 /*
+ * Whether the system call just stepped over (the registers at the stop after it: @rax its
+ * result) was interrupted by a signal and is to be restarted: the kernel's internal
+ * -ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK, which user space
+ * never sees.  The stop comes before the signal is handled; what the kernel does next is
+ * known at the next stop.  Without a handler (an ignored or stopping signal, which a
+ * traced task still wakes for, or none) it moves RIP back to the call and control goes on
+ * there: user-only trace shows TIP.PGE at the call and the call again, not a return after
+ * it.  With a handler, control goes to it (its rt_sigreturn comes back to the call or after
+ * it); a fatal signal ends the task in the kernel.
+ */
+static bool syscall_restarts(const struct user_regs_struct *r, uint8_t len)
+{
+	int64_t rax = (int64_t)r->rax;
+
+	return len == 2 && (int64_t)r->orig_rax >= 0 &&
+	       (rax == -512 || rax == -513 || rax == -514 || rax == -516);
+}
+
+/*
  * Execute one instruction.  Returns 1 if an instruction completed, 0 if the stop made no
  * progress (signal delivery, REP iteration) or the child ended, a negative errno on error.
  */
@@ -980,6 +1004,7 @@ static int step_one(struct auxcap_tracer *tr)
 		 * instruction: @ip did not run, control moved to the handler.
 		 */
 		tr->stats.async++;
+		tr->restart = false; /* tracing is off since the call: the handler enables it */
 		return tr->enc->async(tr->enc_priv, ip, ev.next_ip, ev.next_traced, tr->tsc);
 	}
 	if (d.rep && ev.next_ip == ip)
@@ -989,6 +1014,29 @@ static int step_one(struct auxcap_tracer *tr)
 		r = stepped_over(tr, &d, &ev);
 		if (r != 0)
 			return r;
+	}
+	if (tr->restart) {
+		/* Control came back to user space at the call (@ip), which ran again: the
+		 * enable there goes first. */
+		tr->restart = false;
+		r = tr->enc->async(tr->enc_priv, 0, ip, ev.traced, tsc0);
+		if (r < 0)
+			return r;
+	}
+	if (d.kind == AUXCAP_TRACER_FAR && ev.next_ip == fall && syscall_restarts(&tr->regs, d.len)) {
+		/* Into the kernel, not back: what the encoders write for a call that does not
+		 * return (exit).  The next step decodes the call again, with the registers the
+		 * kernel restarts it with. */
+		ev.ended = true;
+		ev.restarts = true;
+		ev.next_traced = false;
+		r = emit_insn(tr, &ev);
+		if (r < 0)
+			return r;
+		tr->restart = true;
+		tr->regs.rax = (int64_t)tr->regs.rax == -516 ? SYS_restart_syscall : tr->regs.orig_rax;
+		tr->regs.rip = ip;
+		return 1;
 	}
 	r = judge_outcome(tr, &d, &ev);
 	if (r < 0)

@@ -74,8 +74,14 @@ struct auxcap_tracer_insn {
 	bool taken;	  /* branch taken (always true for non-conditional branches) */
 	bool traced;	  /* @ip lies in the address filter */
 	bool next_traced; /* @next_ip lies in the address filter (false if it ended) */
-	bool ended;	  /* the task ended during this instruction (exit syscall) */
+	bool ended;	  /* the task ended during this instruction (exit syscall), or control
+			   * did not come back from it (@restarts) */
 	bool async_after; /* control then moved to @next_ip without a branch (a signal) */
+	/* Appended.  A system call a signal interrupted, which the kernel restarts: control
+	 * went into the kernel and did not come back after the call (@ended is set too;
+	 * @next_ip is where the child stopped, not where it goes on).  It comes back to the
+	 * call, which is then the next instruction again, or to a signal handler. */
+	bool restarts;
 };
 
 /** Kinds of sideband records. */
@@ -185,6 +191,8 @@ struct auxcap_tracer_stats {
 				   with the step's time, no data address */
 	uint64_t rep_runs;	/* REP string instructions let run to a breakpoint on the next
 				   instruction instead of stepped (a signal may stop one part way) */
+	uint64_t restarts;	/* system calls a signal interrupted that the kernel restarts
+				   (of @far; struct auxcap_tracer_insn @restarts) */
 };
 
 /**

@@ -542,6 +542,68 @@ static void test_pt_steps_bounded_syscall_first(void **state)
 	tr_run_fini(&run);
 }
 
+/*
+ * System calls a signal interrupted and the kernel restarts: a read() whose SIGUSR1 handler
+ * has SA_RESTART (control goes to the handler, whose rt_sigreturn comes back to the call),
+ * and a nanosleep() woken by an ignored SIGWINCH (the kernel moves RIP back to the call and
+ * returns to user space there).  Neither returns after the call when interrupted: the trace
+ * shows the TIP.PGD into the kernel, then the handler's TIP.PGE or a TIP.PGE at the call and
+ * the call again, as user-only hardware trace does.  Before, the tracer saw the stop after
+ * the call as its return and logged the next instruction as run (the call ran again in its
+ * place, and the decode showed an asynchronous jump back).
+ */
+static void test_pt_restarted_system_calls(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "5", "restart", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT,
+					   .break_at_far = true };
+	struct tr_run run;
+	struct decoded d;
+	uint64_t handler, size;
+	size_t again = 0, to_handler = 0;
+
+	(void)state;
+	assert_int_equal(tr_elf_symbol(argv[0], "on_usr1_restart", &handler, &size), 0);
+	memset(&run, 0, sizeof(run));
+	run.step_max = 64;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_true(WIFEXITED(run.exit_status));
+	/* 12..14: a call did not complete as asked */
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0);
+	for (size_t i = 0; i + 1 < run.nlog; i++) {
+		if (!run.log[i].restarts)
+			continue;
+		assert_int_equal(run.log[i].kind, AUXCAP_TRACER_FAR);
+		assert_true(run.log[i].ended);
+		if (run.log[i + 1].ip == run.log[i].ip)
+			again++;
+		else if (run.log[i + 1].ip == handler)
+			to_handler++;
+		else
+			fail_msg("after the restarted call at %#llx: %#llx",
+				 (unsigned long long)run.log[i].ip,
+				 (unsigned long long)run.log[i + 1].ip);
+	}
+	printf("# %llu system calls, %llu restarted: %zu at the call again, %zu through the "
+	       "handler\n",
+	       (unsigned long long)run.stats.far, (unsigned long long)run.stats.restarts, again,
+	       to_handler);
+	assert_int_equal(to_handler, 1);
+	assert_true(again >= 1); /* the nanosleep (SIGCHLD may restart another call) */
+	assert_int_equal(run.stats.restarts, again + to_handler);
+	assert_int_equal(run.stats.async, 1);
+	assert_int_equal(run.far_not_first, 0); /* the call again is a step of its own too */
+
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	/* Every call disables; enabled at the start, after each call that returns, at each
+	 * call run again, and in the handler. */
+	assert_int_equal(d.disables, run.stats.far);
+	assert_int_equal(d.enables, 1 + (run.stats.far - run.stats.restarts - 1) + again + 1);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_pt_stop_with_kill_reaps_child),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
 		cmocka_unit_test(test_pt_steps_bounded_syscall_first),
+		cmocka_unit_test(test_pt_restarted_system_calls),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_pt", tests, NULL, NULL);

@@ -120,6 +120,7 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *in)
 	e->taken = in->taken;
 	e->traced = in->traced;
 	e->ended = in->ended;
+	e->restarts = in->restarts;
 	e->async = in->async_after;
 	if (run->nlog == run->yield_at)
 		auxcap_tracer_yield(run->tr);

@@ -25,6 +25,7 @@ struct tr_insn {
 	uint8_t traced;	    /* inside the filter */
 	uint8_t ended;	    /* exit system call */
 	uint8_t async;	    /* async_after */
+	uint8_t restarts;   /* a system call the kernel restarts */
 	uint64_t tsc_delta; /* TSC cycles since the previous stop */
 };
 
