@@ -85,7 +85,8 @@ static void on_usr1_restart(int sig)
 	(void)!write(restart_pipe[1], "h", 1);
 }
 
-/* Wait until process @pid is blocked in system call @nr (its /proc/PID/syscall). */
+/* Wait until process @pid is blocked in system call @nr (its /proc/PID/syscall: the call's
+ * number, -1 when stopped outside one, "running" while it runs). */
 static void wait_in_call(pid_t pid, long nr)
 {
 	char path[64], buf[32];
@@ -96,8 +97,8 @@ static void wait_in_call(pid_t pid, long nr)
 		long n = -2;
 
 		if (f) {
-			if (fgets(buf, sizeof(buf), f))
-				n = strtol(buf, NULL, 10);
+			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld", &n) != 1)
+				n = -2;
 			fclose(f);
 		}
 		if (n == nr)
