@@ -356,8 +356,14 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 			if (te < hi)
 				span = te - 1 - t0;
 		}
-		if (!span || !total) {
-			/* every event at t0 (no instruction before any of them: cum 0) */
+		if (!span || !total || ring_at(q, q->tail - 1)->kind == AUXCAP_TRACE_DISABLE) {
+			/* Every event at t0: no instruction before any of them (cum 0), or the
+			 * run ends where tracing stops, untraced up to its end.  The time the
+			 * events took is not known then, and is most often short next to that
+			 * (the emulated PMU writes a timestamp as a system call enters the
+			 * kernel, hardware a timing packet every few microseconds); spread, they
+			 * took the untraced time too (seconds of a sleep).  At t0 as perf has
+			 * them. */
 			last = t0 > last ? t0 : last;
 			for (size_t i = 0; i < n; i++) {
 				struct qev *e = ring_at(q, q->ready + i);

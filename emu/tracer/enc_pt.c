@@ -12,7 +12,10 @@
  *                    carries an IP or a PSB
  *   indirect, ret    TIP(target)  (every return is a TIP: no return compression)
  *   system call      TIP.PGD with the IP suppressed (control enters the kernel, which is
- *                    filtered out), then on return TSC, MODE.EXEC, TIP.PGE(return IP)
+ *                    filtered out) and TSC (the time it entered: hardware's MTC would
+ *                    place it within microseconds; without it the code before the call
+ *                    was timed over the call's time, seconds of it for a sleep), then on
+ *                    return TSC, MODE.EXEC, TIP.PGE(return IP)
  *   signal handler   FUP(interrupted IP), TIP.PGD(suppressed), MODE.EXEC, TIP.PGE(handler)
  *   address filter   a branch leaving the range ends with TIP.PGD(target) in place of its
  *                    TNT bit or TIP; entering the range is MODE.EXEC, TIP.PGE(target)
@@ -242,6 +245,19 @@ static int async_disable(struct enc_pt *p, uint64_t ip)
 	return r;
 }
 
+/* A system call enters the kernel at @tsc: the pending TNT bits, TSC, TIP.PGD. */
+static int far_disable(struct enc_pt *p, uint64_t tsc)
+{
+	int r = flush_tnt(p);
+
+	if (r == 0)
+		r = emit_tsc(p, tsc);
+	if (r == 0)
+		r = emit_ip(p, ppt_tip_pgd, 0, true);
+	p->enabled = false;
+	return r;
+}
+
 static int pt_begin(void *priv, const struct auxcap_tracer_begin *b)
 {
 	struct enc_pt *p = priv;
@@ -303,8 +319,7 @@ static int traced_insn(struct enc_pt *p, const struct auxcap_tracer_insn *in)
 		}
 		return emit_ip(p, ppt_tip, in->next_ip, false);
 	case AUXCAP_TRACER_FAR:
-		r = emit_ip(p, ppt_tip_pgd, 0, true);
-		p->enabled = false;
+		r = far_disable(p, in->tsc - in->tsc_delta);
 		if (r == 0 && !in->ended && in->next_traced)
 			r = enable(p, in->next_ip, in->tsc, true);
 		return r;
@@ -331,12 +346,14 @@ static int pt_insn(void *priv, const struct auxcap_tracer_insn *in)
 static int pt_async(void *priv, uint64_t from, uint64_t to, bool to_traced, uint64_t tsc)
 {
 	struct enc_pt *p = priv;
+	bool was = p->enabled;
 	int r = 0;
 
-	if (p->enabled)
+	if (was)
 		r = async_disable(p, from);
+	/* after untraced time (a system call a signal interrupted), with its time */
 	if (r == 0 && to_traced)
-		r = enable(p, to, tsc, false);
+		r = enable(p, to, tsc, !was);
 	return r;
 }
 
@@ -355,14 +372,11 @@ static int pt_end(void *priv, uint64_t ip, uint64_t tsc)
 
 /* The TIP.PGD of a far transfer stepped later; its pt_insn() then only enables again (as
  * the FAR case of traced_insn() would after it), tracing being off. */
-static int pt_far_enter(void *priv)
+static int pt_far_enter(void *priv, uint64_t tsc)
 {
 	struct enc_pt *p = priv;
 
-	if (!p->enabled)
-		return 0;
-	p->enabled = false;
-	return emit_ip(p, ppt_tip_pgd, 0, true);
+	return p->enabled ? far_disable(p, tsc) : 0;
 }
 
 static int pt_flush(void *priv, uint64_t ip, uint64_t tsc)

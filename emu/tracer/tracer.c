@@ -1108,7 +1108,7 @@ int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps)
 		 * writes on its way out goes with this call's trace. */
 		if (tr->opts.break_at_far && tr->stats.stops != stops0 && auxcap_tracer_at_far(tr)) {
 			if (tr->enc->far_enter && in_filter(tr, tr->regs.rip))
-				r = tr->enc->far_enter(tr->enc_priv);
+				r = tr->enc->far_enter(tr->enc_priv, tr->tsc);
 			break;
 		}
 		r = step_one(tr);

@@ -112,10 +112,11 @@ struct auxcap_tracer_encoder_ops {
 	/**
 	 * Optional: the next instruction, traced, is a far transfer that will be stepped later
 	 * (a system call, which may block: opts.break_at_far): what it writes on its way out of
-	 * the traced code, written now (PT: the pending TNT bits and the TIP.PGD), so the trace
-	 * decodes up to it while it blocks.  Its insn() call then only does the rest.
+	 * the traced code, written now (PT: the pending TNT bits, the TIP.PGD and the TSC @tsc
+	 * of entering the kernel), so the trace decodes up to it while it blocks.  Its insn()
+	 * call then only does the rest.
 	 */
-	int (*far_enter)(void *priv);
+	int (*far_enter)(void *priv, uint64_t tsc);
 	/** Release what init allocated; may be called after a failed init. */
 	void (*fini)(void *priv);
 };

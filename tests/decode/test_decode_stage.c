@@ -1175,22 +1175,31 @@ static void test_exec_maps_by_time(void **state)
 /* ---- bad input ------------------------------------------------------------------------- */
 
 /*
- * A run that ends where tracing stopped (a system call) and holds an exec of its process is
- * spread up to the exec only: its events ran in the old image, before the exec's COMM.  An
- * exec of another process does not cut a task's run: spread up to the next timestamp.
+ * A run that holds a disable (a system call) and an exec of its process is spread up to the
+ * exec only: its events ran in the old image, before the exec's COMM.  An exec of another
+ * process does not cut a task's run: spread up to the next timestamp.  A run that ends with
+ * the disable (@ends_disabled: untraced up to the next timestamp) is not spread at all: its
+ * events at its timestamp, before either exec.  Spread, they took the untraced time too: a
+ * sleep's seconds for the instructions before it, where hardware's next timing packet, or the
+ * emulated PMU's TSC as the call enters the kernel, says they ran just before it.
  */
-static void check_exec_clamp(uint32_t exec_pid, bool clamped)
+static void check_exec_clamp(uint32_t exec_pid, bool clamped, bool ends_disabled)
 {
 	struct toy_rec t[] = {
 		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1000, 0x1010, 10),
 		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1020, 0x1030, 10),
-		rec(1000, AUXCAP_TRACE_DISABLE, AUXCAP_BR_NONE, 0x1040, 0, 10),
+		rec(1000, AUXCAP_TRACE_DISABLE, AUXCAP_BR_NONE, 0x1040, 0, 0),
+		rec(1000, AUXCAP_TRACE_ENABLE, AUXCAP_BR_NONE, 0x1050, 0, 0),
+		rec(1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x1050, 0x1060, 10),
 		rec(3000, AUXCAP_TRACE_ENABLE, AUXCAP_BR_NONE, 0x2000, 0, 0),
 		rec(3000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, 0x2000, 0x2010, 10),
 	};
 	/* t0 + span * (instructions up to it) / 31: span 2000 up to 3000, 999 up to the exec */
-	const uint64_t want_clamped[] = { 1322, 1644, 1966 }, want_spread[] = { 1645, 2290, 2935 };
-	const uint64_t *want = clamped ? want_clamped : want_spread;
+	const uint64_t want_clamped[] = { 1322, 1644, 1644, 1644, 1966 },
+		       want_spread[] = { 1645, 2290, 2290, 2290, 2935 },
+		       want_t0[] = { 1000, 1000, 1000 };
+	const uint64_t *want = ends_disabled ? want_t0 : clamped ? want_clamped : want_spread;
+	const size_t nwant = ends_disabled ? 3 : 5;
 	const struct auxcap_decode_event *ev;
 	struct auxcap_decode *d;
 	char path[300];
@@ -1200,9 +1209,11 @@ static void check_exec_clamp(uint32_t exec_pid, bool clamped)
 	bool seen_comm = false;
 	int r;
 
+	if (ends_disabled) /* the run ends with the disable: the next one starts at 3000 */
+		memmove(&t[3], &t[5], 2 * sizeof(t[0]));
 	cb_itrace_start(b, 7, 7, 900, 0);
 	cb_comm(b, exec_pid, exec_pid, "next", true, 2000, 0);
-	cb_auxtrace(b, t, sizeof(t), 0, 0, 7, (uint32_t)-1);
+	cb_auxtrace(b, t, (ends_disabled ? 5 : 7) * sizeof(t[0]), 0, 0, 7, (uint32_t)-1);
 	cb_round(b);
 	assert_int_equal(cb_close(b), 0);
 	d = open_capture(path, 0);
@@ -1210,23 +1221,25 @@ static void check_exec_clamp(uint32_t exec_pid, bool clamped)
 		if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->rec &&
 		    ev->rec->type == PERF_RECORD_COMM)
 			seen_comm = true;
-		if (ev->kind != AUXCAP_DECODE_TRACE || n >= 3)
+		if (ev->kind != AUXCAP_DECODE_TRACE || n >= nwant)
 			continue;
 		assert_int_equal(ev->time, want[n]);
 		/* clamped: the old image's events come before the exec */
-		assert_int_equal(seen_comm, !clamped && ev->time >= 2000);
+		assert_int_equal(seen_comm, !clamped && !ends_disabled && ev->time >= 2000);
 		n++;
 	}
 	assert_int_equal(r, 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, nwant);
 	auxcap_decode_close(d);
 }
 
 static void test_exec_clamps_run(void **state)
 {
 	(void)state;
-	check_exec_clamp(7, true);
-	check_exec_clamp(8, false);
+	check_exec_clamp(7, true, false);
+	check_exec_clamp(8, false, false);
+	check_exec_clamp(7, true, true);
+	check_exec_clamp(8, false, true);
 }
 
 static void test_errors(void **state)

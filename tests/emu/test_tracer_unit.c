@@ -320,7 +320,8 @@ static void test_pt_encoder_ip_compression_and_tnt(void **state)
 	assert_int_equal(stats.packets, n);
 }
 
-/* A system call: TIP.PGD without IP, then TSC, MODE.EXEC, TIP.PGE at the return address. */
+/* A system call: TSC (entering the kernel), TIP.PGD without IP, then TSC, MODE.EXEC, TIP.PGE at
+ * the return address. */
 static void test_pt_encoder_syscall_disables_and_reenables(void **state)
 {
 	struct auxcap_tracer_opts opts = { .sz = sizeof(opts) };
@@ -329,8 +330,8 @@ static void test_pt_encoder_syscall_disables_and_reenables(void **state)
 	struct auxcap_tracer_begin b = { .ip = 0x401000, .traced = true, .tsc = 5 };
 	const struct auxcap_tracer_encoder_ops *ops = &auxcap_tracer_enc_pt;
 	const enum pt_packet_type want[] = { ppt_psb,	  ppt_tsc,     ppt_psbend, ppt_mode,
-					     ppt_tip_pge, ppt_tip_pgd, ppt_tsc,	   ppt_mode,
-					     ppt_tip_pge, ppt_fup,     ppt_tip_pgd };
+					     ppt_tip_pge, ppt_tsc,     ppt_tip_pgd, ppt_tsc,
+					     ppt_mode,	  ppt_tip_pge, ppt_fup,	    ppt_tip_pgd };
 	struct auxcap_tracer_insn in = mk(0x401000, 2, AUXCAP_TRACER_FAR, 0x401002, true);
 	struct pt_packet_decoder *dec;
 	struct capture cap = { .len = 0 };
@@ -349,6 +350,7 @@ static void test_pt_encoder_syscall_disables_and_reenables(void **state)
 	assert_non_null(priv);
 	assert_int_equal(ops->init(priv, &opts, &out), 0);
 	assert_int_equal(ops->begin(priv, &b), 0);
+	in.tsc_delta = 300; /* the call took that long */
 	assert_int_equal(ops->insn(priv, &in), 0);
 	assert_int_equal(ops->end(priv, 0x401002, 9), 0);
 	assert_int_equal(auxcap_tracer_out_flush(&out), 0);
@@ -364,9 +366,13 @@ static void test_pt_encoder_syscall_disables_and_reenables(void **state)
 	while (pt_pkt_next(dec, &pkt, sizeof(pkt)) > 0) {
 		assert_true(n < sizeof(want) / sizeof(want[0]));
 		assert_int_equal(pkt.type, want[n]);
-		if (pkt.type == ppt_tip_pgd && n == 5)
+		if (pkt.type == ppt_tip_pgd && n == 6)
 			assert_int_equal(pkt.payload.ip.ipc, pt_ipc_suppressed);
-		if (pkt.type == ppt_tip_pge && n == 8) {
+		if (pkt.type == ppt_tsc && n == 5) /* the stop before the call */
+			assert_int_equal(pkt.payload.tsc.tsc, in.tsc - in.tsc_delta);
+		if (pkt.type == ppt_tsc && n == 7) /* the stop after it */
+			assert_int_equal(pkt.payload.tsc.tsc, in.tsc);
+		if (pkt.type == ppt_tip_pge && n == 9) {
 			assert_int_equal(pkt.payload.ip.ipc, pt_ipc_update_16);
 			assert_int_equal(pkt.payload.ip.ip & 0xffff, 0x1002);
 		}
