@@ -224,5 +224,17 @@ last=$(grep -v "^#" stop3.txt | tail -1 | sed 's/  */ /g')
 check '[ -n "$asleep" ] && [ $st -eq 0 ] && [ $dst -eq 0 ] && ! grep -q "flow cut\|!! gap" stop3.txt' "--emulate: a full trace stopped while the command sleeps decodes to its end with no cut or gap"
 check 'echo "$last" | grep -q " tr end [0-9a-f]* [_a-z0-9]*nanosleep+0x[0-9a-f]* => 0 \[untraced\]$"' "its last event is the command stopping in the call: $last"
 
+# 15. --emulate: a system call that blocks is untraced time after the code before it.  The
+# trace holds the time the call entered the kernel, and decode does not spread the stretch
+# that ends there over the time after it (the code leading to the sleep took its second).
+$A record --emulate -e intel_pt//u -o nap.data -- sleep 1.2 >/dev/null 2>nap.err; st=$?
+$A decode nap.data 2>/dev/null | grep -v "^#" | awk '{ t = $4; sub(":$", "", t); print t, $5, $0 }' >nap.txt
+# the sleep's call: its "tr end" in clock_nanosleep, the "tr strt" after it, 20 events before
+read -r asleep before <<EOF2
+$(awk '$2 == "tr" && /tr end .*clock_nanosleep/ && !d { d = NR } { t[NR] = $1 }
+	END { if (d > 20) printf "%.3f %.3f\n", t[d + 1] - t[d], t[d] - t[d - 20]; else print "0 9" }' nap.txt)
+EOF2
+check '[ $st -eq 0 ] && awk -v s="$asleep" -v p="$before" "BEGIN { exit !(s >= 1.1 && p < 0.2) }"' "--emulate: sleep 1.2 is ${asleep} s untraced after its call; the 20 events before it took ${before} s"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
