@@ -841,6 +841,12 @@ static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
 	fprintf(stderr, "auxcap: emulated trace: %" PRIu64 " instructions, %" PRIu64
 			" branches, %" PRIu64 " trace bytes from the live tracer\n",
 		ts.insns, ts.branches, ts.trace_bytes);
+	if (ts.untraced_threads || ts.untraced_children)
+		cli_warn("the command started %" PRIu64 " thread%s and %" PRIu64 " process%s that "
+			 "--emulate did not trace: the live tracer steps the one thread it started "
+			 "(a real PMU traces them all)",
+			 ts.untraced_threads, ts.untraced_threads == 1 ? "" : "s",
+			 ts.untraced_children, ts.untraced_children == 1 ? "" : "es");
 	if (auxcap_emu_stats(emu, -1, &es) == 0)
 		fprintf(stderr, "auxcap: emulated PMU: %" PRIu64 " bytes written to the AUX area, %" PRIu64
 				" dropped while the buffer was full or the event off, %" PRIu64

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -739,6 +740,32 @@ static bool changes_mappings(uint64_t nr)
 	       nr == SYS_pkey_mprotect || nr == SYS_shmat;
 }
 
+/*
+ * After a system call (@before: the registers it was made with; the result in tr->regs.rax):
+ * a thread or a process it created, which the tracer does not follow (the live tracer steps
+ * the one thread it started with), is counted (stats.untraced_threads, untraced_children).
+ */
+static void count_new_task(struct auxcap_tracer *tr, const struct user_regs_struct *before)
+{
+	uint64_t flags = 0;
+
+	if ((int64_t)tr->regs.rax <= 0)
+		return; /* failed, or the child's side */
+	if (before->rax == SYS_clone) {
+		flags = before->rdi;
+	} else if (before->rax == SYS_clone3) {
+		/* struct clone_args starts with its flags */
+		if (auxcap_tracer_read_mem(tr, before->rdi, &flags, sizeof(flags)) < 0)
+			flags = 0;
+	} else if (before->rax != SYS_fork && before->rax != SYS_vfork) {
+		return;
+	}
+	if (flags & CLONE_THREAD)
+		tr->stats.untraced_threads++;
+	else
+		tr->stats.untraced_children++;
+}
+
 /* Decide the branch outcome of @ev from where the child stopped next (ev->next_ip). */
 static int judge_outcome(struct auxcap_tracer *tr, const struct auxcap_tracer_decoded *d,
 			 struct auxcap_tracer_insn *ev)
@@ -1038,6 +1065,8 @@ static int step_one(struct auxcap_tracer *tr)
 		tr->regs.rip = ip;
 		return 1;
 	}
+	if (d.kind == AUXCAP_TRACER_FAR)
+		count_new_task(tr, &before);
 	r = judge_outcome(tr, &d, &ev);
 	if (r < 0)
 		return r;

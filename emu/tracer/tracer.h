@@ -193,6 +193,9 @@ struct auxcap_tracer_stats {
 				   instruction instead of stepped (a signal may stop one part way) */
 	uint64_t restarts;	/* system calls a signal interrupted that the kernel restarts
 				   (of @far; struct auxcap_tracer_insn @restarts) */
+	uint64_t untraced_threads;  /* threads the traced thread created (clone with
+				       CLONE_THREAD, clone3): not traced */
+	uint64_t untraced_children; /* processes it created (fork, vfork, clone): not traced */
 };
 
 /**

@@ -236,5 +236,10 @@ $(awk '$2 == "tr" && /tr end .*clock_nanosleep/ && !d { d = NR } { t[NR] = $1 }
 EOF2
 check '[ $st -eq 0 ] && awk -v s="$asleep" -v p="$before" "BEGIN { exit !(s >= 1.1 && p < 0.2) }"' "--emulate: sleep 1.2 is ${asleep} s untraced after its call; the 20 events before it took ${before} s"
 
+# 16. --emulate traces the one thread it started: the processes a shell forks are untraced,
+# and the summary says so (they were left out silently); a command that starts none: no word.
+$A record --emulate -e intel_pt//u -o sh.data -- sh -c '/bin/true; /bin/true' >/dev/null 2>sh.err; st=$?
+check '[ $st -eq 0 ] && grep -q "warning: the command started 0 threads and [1-9][0-9]* process.* that --emulate did not trace" sh.err && ! grep -q "did not trace" nap.err' "--emulate: processes the command starts are named as untraced: $(grep -o 'started [^:]*' sh.err)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

@@ -593,6 +593,9 @@ static void test_pt_restarted_system_calls(void **state)
 	assert_int_equal(run.stats.restarts, again + to_handler);
 	assert_int_equal(run.stats.async, 1);
 	assert_int_equal(run.far_not_first, 0); /* the call again is a step of its own too */
+	/* the child that sent the signals: not followed, counted */
+	assert_int_equal(run.stats.untraced_children, 1);
+	assert_int_equal(run.stats.untraced_threads, 0);
 
 	decode_pt(&run, &d);
 	assert_matches_log(&run, &d);
@@ -600,6 +603,29 @@ static void test_pt_restarted_system_calls(void **state)
 	 * call run again, and in the handler. */
 	assert_int_equal(d.disables, run.stats.far);
 	assert_int_equal(d.enables, 1 + (run.stats.far - run.stats.restarts - 1) + again + 1);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
+/*
+ * A thread the traced thread creates is not followed (the live tracer steps one thread): it
+ * is counted, so that auxcap record can say so, and the trace is still the traced thread's.
+ */
+static void test_pt_new_thread_counted(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "5", "thread", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+
+	(void)state;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_true(WIFEXITED(run.exit_status));
+	assert_int_equal(WEXITSTATUS(run.exit_status), 0); /* 15: the thread did not run */
+	assert_int_equal(run.stats.untraced_threads, 1);
+	assert_int_equal(run.stats.untraced_children, 0);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
 	decoded_fini(&d);
 	tr_run_fini(&run);
 }
@@ -617,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
 		cmocka_unit_test(test_pt_steps_bounded_syscall_first),
 		cmocka_unit_test(test_pt_restarted_system_calls),
+		cmocka_unit_test(test_pt_new_thread_counted),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_pt", tests, NULL, NULL);

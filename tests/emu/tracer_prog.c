@@ -13,7 +13,9 @@
  *               a read() from a pipe by a SIGUSR1 whose handler has SA_RESTART, and a
  *               300 ms nanosleep() by a SIGWINCH, which is ignored (a traced task still
  *               wakes for it); a child process sends both once the call blocks
+ *   thread      then run the loop once more on a thread of its own, and join it
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +75,13 @@ static void on_usr1(int sig)
 {
 	(void)sig;
 	tracer_prog_signals++;
+}
+
+/* Thread mode's thread: stores its argument, as the loop does. */
+static void *on_thread(void *arg)
+{
+	tracer_prog_store_target = (unsigned long)arg;
+	return arg;
 }
 
 static int restart_pipe[2] = { -1, -1 };
@@ -185,6 +194,14 @@ int main(int argc, char **argv)
 
 		if (r)
 			return r;
+	}
+	if (argc > 2 && strcmp(argv[2], "thread") == 0) {
+		pthread_t t;
+		void *ret = NULL;
+
+		if (pthread_create(&t, NULL, on_thread, (void *)5ul) != 0 ||
+		    pthread_join(t, &ret) != 0 || ret != (void *)5ul)
+			return 15;
 	}
 	if (argc > 2 && strcmp(argv[2], "exec") == 0) {
 		execl("/proc/self/exe", argv[0], "2", (char *)NULL);
