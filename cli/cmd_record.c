@@ -826,6 +826,16 @@ static void emu_event_attr(struct perf_event_attr *a)
 #endif
 }
 
+/* Waiting for the emulator at the end: a millisecond, the data ring drained first (full
+ * trace) while @r, the capture's result so far, is 0.  Returns the new result. */
+static int emu_wait_ms(struct auxcap_session *s, bool snapshot, int r)
+{
+	if (r == 0 && !snapshot)
+		r = auxcap_session_drain(s);
+	usleep(1000);
+	return r;
+}
+
 static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
 {
 #if AUXCAP_HAVE_TRACER
@@ -1352,17 +1362,12 @@ static int run_record(int argc, char **argv)
 			for (int i = 0; i < 2 * EMU_END_GRACE_MS && !emu_ended(&live); i++) {
 				if (i == EMU_END_GRACE_MS)
 					(void)kill(emu_child, SIGKILL);
-				if (r == 0 && !o.snapshot)
-					r = auxcap_session_drain(s);
-				usleep(1000);
+				r = emu_wait_ms(s, o.snapshot, r);
 			}
 		}
 		/* The command ended: let the producer hand over what the tracer made last. */
-		for (int i = 0; i < 10000 && emu_ended(&live) && !emu_drained(&live); i++) {
-			if (r == 0 && !o.snapshot)
-				r = auxcap_session_drain(s);
-			usleep(1000);
-		}
+		for (int i = 0; i < 10000 && emu_ended(&live) && !emu_drained(&live); i++)
+			r = emu_wait_ms(s, o.snapshot, r);
 		auxcap_emu_stop(emu);
 	}
 	/* Stopping the events makes the drivers close their AUX transactions. */

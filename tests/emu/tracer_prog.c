@@ -13,7 +13,7 @@
  *               a read() from a pipe by a SIGUSR1 whose handler has SA_RESTART, and a
  *               300 ms nanosleep() by a SIGWINCH, which is ignored (a traced task still
  *               wakes for it); a child process sends both once the call blocks
- *   thread      then run the loop once more on a thread of its own, and join it
+ *   thread      then start a thread that stores to the global the loop stores to, and join it
  */
 #include <pthread.h>
 #include <signal.h>
