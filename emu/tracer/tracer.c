@@ -816,6 +816,22 @@ static bool hypervisor_emulated(struct auxcap_tracer *tr, uint64_t ip)
 	       (b[1] == 0x01 && b[2] == 0xf9);
 }
 
+/*
+ * Whether the stop just taken reports the end of a system call rather than a step.  The task
+ * was inside one when stepping began: a command started with PTRACE_SEIZE is stopped in its
+ * execve (PTRACE_EVENT_EXEC), an attached task may be blocked in a call.  The kernel's
+ * system-call exit reports the pending single step there as a trap (si_code TRAP_BRKPT)
+ * before any user instruction runs; a step that ran one reports TRAP_TRACE.  Asked only when
+ * the IP did not move, where a step rarely leaves it (a jump to itself).
+ */
+static bool syscall_exit_stop(struct auxcap_tracer *tr)
+{
+	siginfo_t si;
+
+	return ptrace(PTRACE_GETSIGINFO, tr->pid, NULL, &si) == 0 && si.si_signo == SIGTRAP &&
+	       si.si_code == TRAP_BRKPT;
+}
+
 #define MAX_STEPPED_OVER 2 /* instructions a late trap may have run past */
 
 /*
@@ -1036,6 +1052,8 @@ static int step_one(struct auxcap_tracer *tr)
 	}
 	if (d.rep && ev.next_ip == ip)
 		return 0; /* one more iteration of a REP string instruction */
+	if (ev.next_ip == ip && d.kind != AUXCAP_TRACER_FAR && syscall_exit_stop(tr))
+		return 0; /* nothing ran: the step only finished the call tracing began in */
 	if (d.kind == AUXCAP_TRACER_OTHER && d.len && ev.next_ip != fall &&
 	    hypervisor_emulated(tr, ip)) {
 		r = stepped_over(tr, &d, &ev);

@@ -242,6 +242,42 @@ static void test_pt_full_trace_decodes_to_tracer_log(void **state)
 	tr_run_fini(&run);
 }
 
+/*
+ * A command adopted before its exec (how auxcap record --emulate starts it) is stopped inside
+ * execve; the first single step only finishes that call, and the kernel reports it as a trap
+ * at the entry point with nothing run.  That stop is not an instruction: the trace starts
+ * with one enable at the entry, and its first instruction runs once (it used to be logged
+ * twice, with an asynchronous jump back between: "tr end / tr strt" at every capture's start).
+ */
+static void test_pt_adopted_child_traced_from_its_entry(void **state)
+{
+	char *argv[] = { (char *)tr_prog(), "3", NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT };
+	struct tr_run run;
+	struct decoded d;
+	int go;
+	pid_t pid;
+
+	(void)state;
+	pid = test_spawn(argv, &go);
+	assert_true(pid > 0);
+	assert_int_equal(tr_start_child(&run, &opts, pid, go), 0);
+	assert_int_equal(run.comm_exec, 1);
+	assert_true(run.nlog > 1000);
+	assert_int_equal(run.stats.async, 0);
+	for (size_t i = 0; i < run.nlog; i++)
+		assert_false(run.log[i].async);
+	/* the entry point's instruction ran once, and went on to the next */
+	assert_int_not_equal(run.log[0].next_ip, run.log[0].ip);
+	assert_int_equal(run.log[1].ip, run.log[0].next_ip);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	assert_int_equal(d.enables, run.stats.far);
+	assert_int_equal(d.disables, run.stats.far);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
 static size_t count_psb(const struct tr_run *run)
 {
 	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -639,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
 		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),
 		cmocka_unit_test(test_pt_attach_to_running_process),
+		cmocka_unit_test(test_pt_adopted_child_traced_from_its_entry),
 		cmocka_unit_test(test_pt_stop_with_kill_reaps_child),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),
 		cmocka_unit_test(test_pt_steps_bounded_syscall_first),
