@@ -43,15 +43,9 @@ check 'python3 -c "import json,sys; r=json.load(open(\"rep.json\")); sys.exit(0 
 cat p.data | $A info - >info2.txt 2>&1
 check 'grep -q "^mode: pipe" info2.txt' "info - reads the stream"
 
-# perf reads the stream, from a file and from a pipe, with the branches auxcap decodes.
+# perf reads the stream from a pipe, with the branches auxcap decodes.
 if command -v perf >/dev/null 2>&1; then
-	perf script -i p.data --itrace=b -F ip,addr >perf.txt 2>perf.err; st=$?
-	# (perf 6.1 warns that Intel PT in pipe mode "cannot be relied upon": it drops the last
-	# branches of the stream, and from a real pipe stops at "unexpected end of event stream".
-	# So: the saved stream, and perf's branches must be the first ones of auxcap's, in order,
-	# but for perf's last few: at that end of stream it can also report its last two or three
-	# branches from a wrong address, e.g. "1cf4 => 1bf9" where the trace has "1d26 => 1bf9",
-	# seen in 1 of about 40 ASan runs under load.)
+	cat p.data | perf script -i - --itrace=b -F ip,addr >perf.txt 2>perf.err; st=$?
 	awk '{print $1, $3}' perf.txt >pf.txt
 	$A decode p.data 2>/dev/null |
 		grep -E '^[^#].* (call|return|jmp|jcc|syscall|sysret|tr strt|tr end|far-jmp|interrupt) ' |
@@ -60,10 +54,15 @@ if command -v perf >/dev/null 2>&1; then
 		       sub(/^0+/, "", f); sub(/^0+/, "", t); print (f == "" ? "0" : f), (t == "" ? "0" : t) }' >ax.txt
 	np=$(wc -l <pf.txt)
 	nb=$(wc -l <ax.txt)
-	check '[ $st -eq 0 ] && ! grep -q "failed to process" perf.err' "perf script reads the saved stream"
-	k=$((np - 8))
-	check '[ "$np" -gt 1000 ] && [ "$nb" -ge "$np" ] && cmp -s <(head -n "$k" ax.txt) <(head -n "$k" pf.txt)' \
-		"perf's first $k of $np branches are auxcap's first $k of $nb, same from and to addresses"
+	check '[ $st -eq 0 ] && ! grep -q "failed to process" perf.err' "perf script reads the stream from a pipe"
+	check '[ "$np" -gt 1000 ] && cmp -s ax.txt pf.txt' \
+		"perf's $np branches are auxcap's $nb, same from and to addresses, in order"
+	# Given the saved stream as a file (-i p.data), perf 6.1 fails on some streams with
+	# "failed to process type" (3 of 10 runs here; it reads the same bytes whole from a
+	# pipe): it reads the record after the AUXTRACE data 16 bytes early, the size of the
+	# pipe header, and otherwise drops the last few branches.  Shown, not checked.
+	perf script -i p.data --itrace=b -F ip,addr >perf-file.txt 2>perf-file.err
+	echo "# perf script -i p.data (not checked): exit $?, $(wc -l <perf-file.txt) of $nb branches$(grep -m1 -o 'failed to process.*' perf-file.err | sed 's/^/, /')"
 fi
 
 # Bad input: one line, exit 1.
