@@ -188,6 +188,7 @@ enum hist_undo {
 	UNDO_POPPED,  /* push @saved back */
 	UNDO_REBASED, /* the outermost frame was @saved */
 	UNDO_LOST,    /* cannot be undone (several frames popped) */
+	UNDO_RETARGETED, /* a tail call: the innermost frame was @saved */
 };
 
 struct hist {
@@ -352,6 +353,12 @@ struct auxcap_decode {
 	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
 	bool disasm_tried;
 	struct br_class { uint64_t addr; uint8_t type; bool valid; } *brc; /* cache by address */
+	/* Whether a jump's target starts a function (a tail call: jump_to_start()), cached by
+	 * target and process for the symbols' generation @jmpc_gen and stretch @jmpc_lo; an
+	 * entry that never matches has @to UINT64_MAX. */
+	struct jmp_class { uint64_t to; int32_t pid; bool start; } *jmpc;
+	uint32_t jmpc_gen;
+	uint64_t jmpc_lo;
 	bool want_context; /* the capture has counter samples: keep history and function time */
 	uint64_t prog_done, prog_total; /* decode progress: trace bytes (opts.progress) */
 	uint32_t prog_tick;		/* trace events since the last progress call */

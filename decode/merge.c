@@ -12,7 +12,9 @@
  *   - a call stack: a call pushes a frame (its target, its call site); a return pops the
  *     frame whose call site precedes the return address (0 < to - call_site <= 15 bytes;
  *     frames above it are dropped), or the top frame when none matches; a return from the
- *     outermost known frame makes the function returned to the new outermost frame;
+ *     outermost known frame makes the function returned to the new outermost frame; a jump
+ *     to the start of another function (a tail call, a PLT stub's jump to the function it
+ *     resolved) makes that function the innermost frame's;
  *   - a history of the last branches (and trace stops), each with where its sequential run
  *     began and how to undo its effect on the stack;
  *   - the time spent per function (the innermost frame's), while tracing is on.
@@ -221,6 +223,7 @@ void merge_fini(struct auxcap_decode *d)
 	free(d->sftime);
 	free(d->fwd);
 	free(d->brc);
+	free(d->jmpc);
 	auxcap_disasm_free(d->disasm);
 }
 
@@ -395,7 +398,7 @@ static uint32_t hist_n(const struct dthread *t)
 
 /* A BRANCH event on thread @t (see apply_trace()). */
 static inline __attribute__((always_inline)) void
-apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
+apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx, bool tail,
 	     struct auxcap_decode_stack_change *sc)
 {
 	struct hist *h = ctx ? hist_push(t) : &t->scratch;
@@ -440,6 +443,19 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 			stack_return(&s, ev->to, now, sc, h);
 			t->depth = s.depth;
 		}
+	} else if (tail && t->depth && t->stack[t->depth - 1].func != ev->to) {
+		/* a tail call: the innermost frame goes on in the function jumped to (its call
+		 * site stays: it returns where the frame would have) */
+		struct auxcap_decode_frame *top = &t->stack[t->depth - 1];
+
+		if (ctx)
+			ftime_account(t, now);
+		h->undo = UNDO_RETARGETED;
+		h->saved = *top;
+		top->func = ev->to;
+		top->time = now;
+		sc->popped = 1;
+		sc->pushed = true;
 	}
 	t->seq_from = ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN ? 0 : ev->to;
 	t->seq_start = false;
@@ -449,9 +465,10 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx,
 /*
  * Apply trace event @e to thread @t: its stack, and, with @ctx (the capture has samples to
  * give context to), its branch history and per-function time.  Calls and returns that
- * touch only the top of the stack (nearly all) are done in place.
+ * touch only the top of the stack (nearly all) are done in place.  @tail: @e is a jump to
+ * the start of a function (jump_to_start()).
  */
-static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
+static void apply_trace(struct dthread *t, const struct qev *e, bool ctx, bool tail,
 			struct auxcap_decode_stack_change *sc)
 {
 	const struct qev *ev = e;
@@ -483,7 +500,7 @@ static void apply_trace(struct dthread *t, const struct qev *e, bool ctx,
 	}
 	switch (ev->kind) {
 	case AUXCAP_TRACE_BRANCH:
-		apply_branch(t, ev, now, ctx, sc);
+		apply_branch(t, ev, now, ctx, tail, sc);
 		return;
 	case AUXCAP_TRACE_ENABLE:
 		t->seq_from = ev->flags & AUXCAP_TRACE_F_IP_UNKNOWN ? 0 : ev->ip;
@@ -572,6 +589,46 @@ static enum auxcap_branch_type branch_at(struct auxcap_decode *d, int32_t pid, u
 	return t;
 }
 
+#define JMPC_SIZE 4096 /* jump targets cached, power of two */
+
+static inline size_t jmpc_slot(uint64_t to)
+{
+	return (size_t)((to * 0x9e3779b97f4a7c15ull) >> 52) & (JMPC_SIZE - 1);
+}
+
+/* The jump cache answers for the symbols as they are now: emptied when they change. */
+static void jmpc_check(struct auxcap_decode *d)
+{
+	uint32_t gen = auxcap_symbols_gen(d->syms);
+
+	if (gen != d->jmpc_gen || d->sym_lo != d->jmpc_lo) {
+		memset(d->jmpc, 0xff, JMPC_SIZE * sizeof(*d->jmpc));
+		d->jmpc_gen = gen;
+		d->jmpc_lo = d->sym_lo;
+	}
+}
+
+/*
+ * Whether a jump to @to in process @pid enters a function at its start, which makes it a
+ * tail call: a PLT stub's jump to the function it resolved, a compiler's tail call.  A
+ * ".cold" part that a compiler split off a function is not a function of its own.  Cached
+ * in d->jmpc, which the quick way of auxcap_decode_next() reads (jump_plain()).
+ */
+static bool jump_to_start(struct auxcap_decode *d, int32_t pid, uint64_t to)
+{
+	struct jmp_class *c = &d->jmpc[jmpc_slot(to)];
+	const char *name = NULL;
+	uint64_t off = 1;
+
+	if (c->to == to && c->pid == pid)
+		return c->start;
+	c->to = to;
+	c->pid = pid;
+	c->start = auxcap_symbols_lookup(d->syms, pid, to, &name, &off, NULL) == 1 && off == 0 &&
+		   name && !strstr(name, ".cold");
+	return c->start;
+}
+
 static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 {
 	struct dqueue *q = &d->queues[c];
@@ -621,7 +678,11 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		return -ENOMEM;
 	t->pid = q->c_pid;
 	t->queue = q;
-	apply_trace(t, e, d->want_context, &out->stack);
+	jmpc_check(d);
+	apply_trace(t, e, d->want_context,
+		    e->kind == AUXCAP_TRACE_BRANCH && e->branch == AUXCAP_BR_JUMP && t->depth &&
+			    !(e->flags & AUXCAP_TRACE_F_IP_UNKNOWN) && jump_to_start(d, t->pid, e->to),
+		    &out->stack);
 	/* The queue's next events go to the same thread until a record comes (the quick way of
 	 * auxcap_decode_next()). */
 	d->fast_t = e->flags & AUXCAP_TRACE_F_HAS_TID ? NULL : t;
@@ -702,6 +763,7 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 	int r;
 
 	memset(x, 0, sizeof(*x));
+	jmpc_check(d); /* jump_to_start() below */
 	if (hi < ts)
 		hi = ts;
 	if (lo > ts)
@@ -806,6 +868,8 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 				r = stack_push(&s, &h->saved);
 			else if (h->undo == UNDO_REBASED && s.depth)
 				s.f[0] = h->saved;
+			else if (h->undo == UNDO_RETARGETED && s.depth)
+				s.f[s.depth - 1] = h->saved;
 			if (r < 0)
 				goto out;
 		}
@@ -834,6 +898,11 @@ static int sample_context(struct auxcap_decode *d, struct dthread *t, uint64_t i
 					r = stack_push(&s, &fr);
 				} else if (e->branch == AUXCAP_BR_RETURN && s.depth) {
 					stack_return(&s, e->to, e->key, &sc, NULL);
+				} else if (e->branch == AUXCAP_BR_JUMP && s.depth &&
+					   s.f[s.depth - 1].func != e->to &&
+					   jump_to_start(d, t->pid, e->to)) {
+					s.f[s.depth - 1].func = e->to;
+					s.f[s.depth - 1].time = e->key;
 				}
 				if (r < 0)
 					goto out;
@@ -1128,8 +1197,10 @@ static int start(struct auxcap_decode *d)
 
 	d->heap = calloc(d->nr_queues + 1, sizeof(*d->heap));
 	d->ckey = calloc(d->nr_queues + 1, sizeof(*d->ckey));
-	if (!d->heap || !d->ckey)
+	d->jmpc = malloc(JMPC_SIZE * sizeof(*d->jmpc));
+	if (!d->heap || !d->ckey || !d->jmpc)
 		return -ENOMEM;
+	d->jmpc_gen = auxcap_symbols_gen(d->syms) + 1; /* emptied before the first use */
 	for (size_t c = 0; c < d->nr_queues; c++)
 		d->prog_total += d->queues[c].info.bytes;
 	if (d->opts.progress)
@@ -1462,6 +1533,48 @@ static __attribute__((noinline)) int next_ret(struct auxcap_decode *d,
 }
 
 /*
+ * The quick way for a jump that jump_plain() did not pass: a tail call (a jump to the start
+ * of another function: the innermost frame becomes that function's, as apply_branch() does),
+ * a jump to the start of the innermost frame's own function (nothing), else the general way
+ * (a target not cached yet, no frame, or the function's time slot taken).
+ */
+static __attribute__((noinline)) int next_jump(struct auxcap_decode *d,
+					       const struct auxcap_decode_event **ret_ev)
+{
+	const struct qev *e = d->fast_next;
+	struct dthread *t = d->fast_t;
+	const struct jmp_class *c = &d->jmpc[jmpc_slot(e->to)];
+	uint64_t now = e->key;
+	uint32_t depth = t->depth;
+	struct auxcap_decode_frame *top;
+	struct ftime_slot *slot;
+	struct hist *h;
+
+	if (c->to != e->to || c->pid != t->pid || !depth)
+		return next_slow(d, ret_ev);
+	top = &t->stack[depth - 1];
+	if (top->func == e->to) {
+		(void)fast_out(d, t, e, now);
+		d->out.stack = (struct auxcap_decode_stack_change){ .depth = depth };
+		*ret_ev = &d->out;
+		return 1;
+	}
+	slot = fast_slot(d, t, now, depth);
+	if (slot == SLOT_SLOW)
+		return next_slow(d, ret_ev);
+	h = fast_out(d, t, e, now);
+	fast_time(t, slot, now);
+	h->undo = UNDO_RETARGETED;
+	h->saved = *top;
+	top->func = e->to;
+	top->time = now;
+	d->out.stack = (struct auxcap_decode_stack_change){ .popped = 1, .pushed = true,
+							    .depth = depth };
+	*ret_ev = &d->out;
+	return 1;
+}
+
+/*
  * The quick way ran to the end of its window: the events after it were not final yet (their
  * run was open).  Decode on until the next event is final and set the window again, without
  * a general step: the held event, its thread and the heap's limit are what they were.  When
@@ -1480,12 +1593,22 @@ static __attribute__((noinline)) int next_extend(struct auxcap_decode *d,
 	return auxcap_decode_next(d, ret_ev);
 }
 
+/* A quick jump known not to start a function (jump_to_start() cached it). */
+static inline __attribute__((always_inline)) bool jump_plain(const struct auxcap_decode *d,
+							     const struct qev *e)
+{
+	const struct jmp_class *c = &d->jmpc[jmpc_slot(e->to)];
+
+	return c->to == e->to && c->pid == d->fast_t->pid && !c->start;
+}
+
 /*
  * The most common step, done without the general machinery: the next event of the window
  * set_fast_window() made (the queue of the last event goes on with a quick branch of the
  * same thread, before every other cursor), whose effect on the stack and the function times
- * is in place (none; a call with room on the stack, a return from the top frame's call, each
- * from a function whose time has a slot where its hash puts it).  It does exactly what
+ * is in place (none, for a jump whose target is known not to start a function; a call with
+ * room on the stack, a return from the top frame's call, each from a function whose time has
+ * a slot where its hash puts it).  It does exactly what
  * merge_next(), emit_trace() and apply_trace() do for it, without calling anything but
  * next_call() or next_ret() for a call or a return; anything else takes the general way.
  */
@@ -1507,6 +1630,8 @@ int auxcap_decode_next(struct auxcap_decode *d, const struct auxcap_decode_event
 		return next_call(d, ret_ev);
 	if (e->branch == AUXCAP_BR_RETURN)
 		return next_ret(d, ret_ev);
+	if (e->branch == AUXCAP_BR_JUMP && !jump_plain(d, e))
+		return next_jump(d, ret_ev);
 	(void)fast_out(d, d->fast_t, e, now);
 	d->out.stack = (struct auxcap_decode_stack_change){ .depth = d->fast_t->depth };
 	*ret_ev = &d->out;

@@ -27,6 +27,7 @@
  * With --batch the toy backend also gives decoder_next_batch() (in short batches), which the
  * stage then uses instead of decoder_next(): every test holds either way.
  */
+#include <dlfcn.h> /* dladdr(): _GNU_SOURCE comes from the build */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -1242,6 +1243,152 @@ static void test_exec_clamps_run(void **state)
 	check_exec_clamp(8, false, true);
 }
 
+/* Functions of this binary, for their symbols only (the trace below is synthesized): a stub
+ * that jumps on, as a PLT entry does, the function it jumps to, and their caller. */
+__attribute__((noinline, used)) int auxcap_test_tail_target(int x);
+__attribute__((noinline, used)) int auxcap_test_tail_target(int x)
+{
+	volatile int v = x;
+
+	for (int i = 0; i < x; i++)
+		v = v * 3 + i;
+	return v;
+}
+
+__attribute__((noinline, used)) int auxcap_test_tail_stub(int x);
+__attribute__((noinline, used)) int auxcap_test_tail_stub(int x)
+{
+	return auxcap_test_tail_target(x) + 1;
+}
+
+__attribute__((noinline, used)) int auxcap_test_tail_caller(int x);
+__attribute__((noinline, used)) int auxcap_test_tail_caller(int x)
+{
+	return auxcap_test_tail_stub(x) * 2;
+}
+
+/* The address of @fn of this binary once mapped at @base (file offset 0 there). */
+static uint64_t at_base(uint64_t base, void *fn)
+{
+	Dl_info info;
+
+	assert_true(dladdr(fn, &info) != 0);
+	return base + ((uint64_t)(uintptr_t)fn - (uint64_t)(uintptr_t)info.dli_fbase);
+}
+
+/*
+ * A jump to the start of another function is a tail call: the innermost frame goes on in the
+ * function jumped to.  caller calls stub, stub jumps to target's first instruction (as a PLT
+ * stub jumps to the function it resolved), target jumps inside itself (not a tail call) and
+ * returns to caller.  The jump's stack change pops the stub's frame and pushes target's; a
+ * sample's stack has target where target ran (found forwards, across the jump, or after it)
+ * and stub where stub ran (found backwards, the jump undone); function time goes to each.
+ */
+static void test_tail_call(void **state)
+{
+	const uint64_t base = 0x100000000ull;
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_sample_ctx *x;
+	struct auxcap_decode *d;
+	char exe[256], path[300];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	uint64_t caller, stub, target, in_stub[2], in_target[2];
+	const char *name = NULL;
+	uint64_t off = 1;
+	struct cb *b;
+	int jumps = 0;
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	caller = at_base(base, (void *)auxcap_test_tail_caller);
+	stub = at_base(base, (void *)auxcap_test_tail_stub);
+	target = at_base(base, (void *)auxcap_test_tail_target);
+	in_stub[0] = stub;
+	in_stub[1] = in_target[1] = caller;
+	in_target[0] = target;
+	{
+		struct toy_rec t[] = {
+			rec(100000, AUXCAP_TRACE_ENABLE, AUXCAP_BR_NONE, caller, 0, 0),
+			rec(200000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, caller + 8, stub, 0),
+			rec(300000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, stub + 4, target, 0),
+			rec(400000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_JUMP, target + 4, target + 0x10, 0),
+			rec(500000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, target + 0x14, caller + 13, 0),
+			rec(600000, AUXCAP_TRACE_DISABLE, AUXCAP_BR_NONE, caller + 0x10, 0, 0),
+		};
+
+		b = start("tail.data", path, sizeof(path), true);
+		cb_mmap2(b, 9, 9, base, 64 << 20, 0, 5 /* r-x */, exe, 1000, 0);
+		cb_itrace_start(b, 9, 9, 50000, 0);
+		cb_sample(b, 1, target + 2, 9, 9, 250000, 0, 1);    /* S1: target, forwards */
+		cb_sample(b, 1, stub + 2, 9, 9, 290000, 0, 1);	    /* S2: stub, forwards */
+		cb_sample(b, 1, stub + 2, 9, 9, 310000, 0, 1);	    /* S3: stub, backwards */
+		cb_sample(b, 1, target + 0x12, 9, 9, 450000, 0, 1); /* S4: target */
+		cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+		assert_int_equal(cb_close(b), 0);
+	}
+	d = open_capture(path, 0);
+	/* the symbols the test relies on: functions that start there, long enough */
+	assert_int_equal(auxcap_decode_symbolize(d, 9, target + 0x14, &name, &off, NULL), 1);
+	assert_string_equal(name, "auxcap_test_tail_target");
+	assert_int_equal(off, 0x14);
+	assert_int_equal(auxcap_decode_symbolize(d, 9, stub, &name, &off, NULL), 1);
+	assert_string_equal(name, "auxcap_test_tail_stub");
+	assert_int_equal(off, 0);
+
+	for (int k = 0; k < 4; k++) {
+		int r;
+
+		while ((r = auxcap_decode_next(d, &ev)) == 1 && ev->kind != AUXCAP_DECODE_SAMPLE) {
+			if (ev->kind != AUXCAP_DECODE_TRACE || ev->trace->branch != AUXCAP_BR_JUMP)
+				continue;
+			if (jumps++ == 0) { /* stub's frame ends, target's begins, at the same depth */
+				assert_int_equal(ev->stack.popped, 1);
+				assert_true(ev->stack.pushed);
+				assert_false(ev->stack.rebased);
+			} else { /* a jump inside target */
+				assert_int_equal(ev->stack.popped, 0);
+				assert_false(ev->stack.pushed);
+			}
+			assert_int_equal(ev->stack.depth, 2);
+		}
+		assert_int_equal(r, 1);
+		x = ev->ctx;
+		assert_non_null(x);
+		assert_true(x->aligned);
+		switch (k) {
+		case 0:
+			assert_int_equal(x->delta_ns, 400000 - 250000);
+			assert_stack(x, in_target, 2);
+			assert_int_equal(x->nr_ftime, 1);
+			assert_int_equal(x->ftime[0].func, caller);
+			break;
+		case 1:
+			assert_int_equal(x->delta_ns, 300000 - 290000);
+			assert_stack(x, in_stub, 2);
+			/* nothing since S1, which took caller's 100 us before the call */
+			assert_int_equal(x->trace_ns, 0);
+			break;
+		case 2:
+			assert_int_equal(x->delta_ns, 300000 - 310000);
+			assert_stack(x, in_stub, 2);
+			assert_int_equal(x->nr_ftime, 1);
+			assert_int_equal(x->ftime[0].func, stub);
+			assert_int_equal(x->ftime[0].ns, 100000);
+			break;
+		default:
+			assert_stack(x, in_target, 2);
+			assert_int_equal(x->stack[0].call_site, caller + 8);
+			assert_int_equal(x->nr_ftime, 1);
+			assert_int_equal(x->ftime[0].func, target);
+			assert_int_equal(x->ftime[0].ns, 100000);
+			break;
+		}
+	}
+	assert_int_equal(jumps, 2);
+	auxcap_decode_close(d);
+}
+
 static void test_errors(void **state)
 {
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
@@ -1309,7 +1456,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wrapped_timestamp), cmocka_unit_test(test_spe_truncated),
 		cmocka_unit_test(test_gaps_and_losses), cmocka_unit_test(test_timeless),
 		cmocka_unit_test(test_long_run), cmocka_unit_test(test_exec_maps_by_time),
-		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_tail_call),
+		cmocka_unit_test(test_errors),
 	};
 
 	g_batch = argc > 1 && !strcmp(argv[1], "--batch");

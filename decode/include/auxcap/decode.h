@@ -127,7 +127,9 @@ enum auxcap_decode_kind {
 /** What a trace event did to its thread's reconstructed call stack. */
 struct auxcap_decode_stack_change {
 	uint32_t popped; /* frames that ended (a return; more than one when it skips frames) */
-	bool pushed;	 /* a frame began: a call to @trace->to */
+	bool pushed;	 /* a frame began: a call to @trace->to, or with @popped 1, a tail call
+			  * (a jump to the start of function @trace->to: it replaces the
+			  * innermost frame, whose call site it keeps) */
 	bool rebased;	 /* a return left the outermost known frame: the function at @trace->to
 			  * is the new outermost frame */
 	uint32_t depth;	 /* frames on the stack after the event */
