@@ -378,23 +378,77 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 }
 
 /*
+ * Whether the command @argv0 can be run, looked up as execvp() will: else a one-line error
+ * and the exit status a shell gives, 127 (not found) or 126 (found, cannot be run), before
+ * anything is opened or written (an existing output file is kept).  0 if it can.
+ */
+static int check_command(const char *argv0)
+{
+	struct stat st;
+
+	if (!strchr(argv0, '/')) {
+		char *exe = cli_find_executable(argv0);
+		const char *path = getenv("PATH");
+
+		if (!exe) {
+			cli_err("cannot run '%s': no such command in PATH (%s)", argv0,
+				path ? path : "not set: /usr/local/bin:/usr/bin:/bin");
+			return 127;
+		}
+		free(exe);
+		return 0;
+	}
+	if (stat(argv0, &st) < 0) {
+		cli_err("cannot run '%s': %s", argv0, strerror(errno));
+		return errno == ENOENT || errno == ENOTDIR ? 127 : 126;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		cli_err("cannot run '%s': it is a directory", argv0);
+		return 126;
+	}
+	if (access(argv0, X_OK) < 0) {
+		cli_err("cannot run '%s': %s (not executable: chmod +x it?)", argv0,
+			strerror(errno));
+		return 126;
+	}
+	return 0;
+}
+
+/*
  * Fork @argv stopped before exec; returns the pid and the go pipe.  With @traced the child
  * also stops right after its exec (PTRACE_TRACEME), for set-up that needs the new image.
+ * *@ret_exec_err reads the errno of a failed exec (4 bytes), or end of file once the exec
+ * succeeded (exec_failed()).
  */
-static pid_t start_command(char **argv, int *ret_go, bool traced, bool stdout_is_capture)
+static pid_t start_command(char **argv, int *ret_go, int *ret_exec_err, bool traced,
+			   bool stdout_is_capture)
 {
-	int p[2];
+	int p[2], e[2];
 	pid_t pid;
 
 	if (pipe(p) < 0)
 		return -errno;
+	if (pipe2(e, O_CLOEXEC) < 0) {
+		pid = -errno;
+		close(p[0]);
+		close(p[1]);
+		return pid;
+	}
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		pid = -errno;
+		close(p[0]);
+		close(p[1]);
+		close(e[0]);
+		close(e[1]);
+		return pid;
+	}
 	if (pid == 0) {
 		char c;
+		int err;
 
 		close(p[1]);
+		close(e[0]);
 		signal(SIGINT, SIG_DFL);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127); /* the recorder gave up */
@@ -405,12 +459,41 @@ static pid_t start_command(char **argv, int *ret_go, bool traced, bool stdout_is
 			_exit(127);
 		close(p[0]);
 		execvp(argv[0], argv);
-		fprintf(stderr, "auxcap: error: cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
+		err = errno;
+		/* ENOENT for a file that is there: what it names to run it by is not */
+		fprintf(stderr, "auxcap: error: cannot run '%s': %s%s\n", argv[0], strerror(err),
+			err == ENOENT && strchr(argv[0], '/') && access(argv[0], F_OK) == 0
+				? " (its interpreter: the #! line, or the ELF program interpreter)"
+				: "");
+		(void)!write(e[1], &err, sizeof(err));
+		_exit(err == ENOENT ? 127 : 126);
 	}
 	close(p[0]);
+	close(e[1]);
 	*ret_go = p[1];
+	*ret_exec_err = e[0];
 	return pid;
+}
+
+/*
+ * After the command ended (or was let go and reaped): the exit status for an exec that failed
+ * (the child said why), else 0.  Closes *@fd.
+ */
+static int exec_failed(int *fd)
+{
+	int err = 0;
+	ssize_t n;
+
+	if (*fd < 0)
+		return 0;
+	do {
+		n = read(*fd, &err, sizeof(err));
+	} while (n < 0 && errno == EINTR);
+	close(*fd);
+	*fd = -1;
+	if (n != (ssize_t)sizeof(err))
+		return 0;
+	return err == ENOENT ? 127 : 126;
 }
 
 /* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
@@ -845,7 +928,7 @@ static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
 
 	if (!live->src || !auxcap_live_source_ended(live->src, &err, &status))
 		return;
-	if (err < 0)
+	if (err < 0 && err != -ENOEXEC) /* ENOEXEC: its exec failed, and it said why */
 		cli_err("the traced command stopped: %s", strerror(-err));
 	auxcap_live_source_stats(live->src, &ts);
 	fprintf(stderr, "auxcap: emulated trace: %" PRIu64 " instructions, %" PRIu64
@@ -946,7 +1029,7 @@ static int run_record(int argc, char **argv)
 	pthread_t th;
 	static pid_t targets[MAX_TARGETS];
 	size_t nr_targets = 0, nr_evs = 0;
-	int *cpus = NULL, go = -1, failed = -3, ret = CLI_ERR, r;
+	int *cpus = NULL, go = -1, exec_err = -1, failed = -3, ret = CLI_ERR, r;
 	pid_t child = -1, emu_child = -1;
 	const char *default_event[] = { "cpu-clock" }, *default_emu_event[] = { "intel_pt//u" };
 	const char **events;
@@ -965,6 +1048,8 @@ static int run_record(int argc, char **argv)
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
+	if (o.cmd && (r = check_command(o.cmd[0])) != 0)
+		return r;
 	events = o.nr_events ? o.events : o.emulate ? default_emu_event : default_event;
 	nr_events = o.nr_events ? o.nr_events : 1;
 	if (o.emulate) {
@@ -1032,7 +1117,7 @@ static int run_record(int argc, char **argv)
 
 	if (o.emulate) {
 		/* The command, on which every event is opened; the live tracer will run it. */
-		child = start_command(o.cmd, &go, false, !strcmp(o.output, "-"));
+		child = start_command(o.cmd, &go, &exec_err, false, !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -1163,7 +1248,8 @@ static int run_record(int argc, char **argv)
 	auxcap_perf_sink_init(&ps, w);
 
 	if (o.cmd && !o.emulate) {
-		child = start_command(o.cmd, &go, stop_after_exec, !strcmp(o.output, "-"));
+		child = start_command(o.cmd, &go, &exec_err, stop_after_exec,
+				      !strcmp(o.output, "-"));
 		if (child < 0) {
 			cli_err("cannot start '%s': %s", o.cmd[0], strerror((int)-child));
 			goto out;
@@ -1431,6 +1517,10 @@ out:
 		kill(child, SIGTERM); /* recording stopped first ('q', stop, a signal): as perf does */
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	/* The command could not be run (it said why): no capture of it, whatever was written. */
+	r = exec_failed(&exec_err);
+	if (r)
+		ret = r;
 	auxcap_session_free(s);
 	emu_live_free(&live);
 	auxcap_emu_free(emu);

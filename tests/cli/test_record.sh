@@ -241,5 +241,27 @@ check '[ $st -eq 0 ] && awk -v s="$asleep" -v p="$before" "BEGIN { exit !(s >= 1
 $A record --emulate -e intel_pt//u -o sh.data -- sh -c '/bin/true; /bin/true' >/dev/null 2>sh.err; st=$?
 check '[ $st -eq 0 ] && grep -q "warning: the command started 0 threads and [1-9][0-9]* process.* that --emulate did not trace" sh.err && ! grep -q "did not trace" nap.err' "--emulate: processes the command starts are named as untraced: $(grep -o 'started [^:]*' sh.err)"
 
+# 17. A command that cannot be run: one line, a shell's status (127 not found, 126 cannot be
+# run), and, when found out before starting it, an existing output file left as it was (these
+# exited 0, and had replaced the file with an empty capture).
+echo keep >keep.data
+$A record -o keep.data -- /nonexistent/prog 2>x1.err; st=$?
+check '[ $st -eq 127 ] && [ "$(wc -l <x1.err)" -eq 1 ] && [ "$(cat keep.data)" = keep ] && [ ! -e keep.data.old ]' "a missing command: status $st, file kept: $(cat x1.err)"
+$A record --emulate -o keep.data -- no-such-command-here 2>x2.err; st=$?
+check '[ $st -eq 127 ] && [ "$(wc -l <x2.err)" -eq 1 ] && grep -q "no such command in PATH" x2.err && [ "$(cat keep.data)" = keep ]' "a command not in PATH: status $st"
+$A record -o keep.data -- "$PWD" 2>x3.err; st=$?
+check '[ $st -eq 126 ] && grep -q "directory" x3.err' "a directory: status $st: $(cat x3.err)"
+printf '#!/nonexistent/interpreter\n' >badint.sh
+chmod +x badint.sh
+$A record -e cpu-clock -o bi.data -- ./badint.sh 2>x4.err; st=$?
+check '[ $st -eq 127 ] && grep -q "cannot run .*interpreter" x4.err' "an exec that fails once started: status $st: $(head -1 x4.err)"
+$A record --emulate -o bi.data -- ./badint.sh 2>x5.err; st=$?
+check '[ $st -eq 127 ] && grep -q "cannot run" x5.err && ! grep -q "traced command stopped" x5.err' "the same with --emulate: status $st, no second error"
+chmod -x badint.sh
+$A record -o bi.data -- ./badint.sh 2>x6.err; st=$?
+check '[ $st -eq 126 ] && grep -q "Permission denied" x6.err' "not executable: status $st"
+$A record -e cpu-clock -o ex3.data -- sh -c 'exit 3' 2>x7.err; st=$?
+check '[ $st -eq 0 ]' "a command's own failure is not auxcap's (sh -c 'exit 3': status $st)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
