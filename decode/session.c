@@ -1246,6 +1246,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 	struct auxcap_decode *d;
 	int r;
 	const char *shown = opts && opts->sz >= sizeof(*opts) && opts->name ? opts->name : path;
+	const struct auxcap_perf_file_info *fi;
 
 	if (!path || !ret)
 		return -EINVAL;
@@ -1312,14 +1313,32 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		pick_aux_evsel(d);
 		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
 			d->want_context = false; /* only the AUX event's own samples */
+		fi = auxcap_perf_reader_info(d->rd);
 		if (!d->nr_queues) {
-			set_err(d,
-				"'%s' holds no AUX trace (no AUXTRACE records); record with an AUX "
-				"event, e.g. auxcap record -e intel_pt//u (or --emulate)",
-				path);
+			if (fi->recovered)
+				set_err(d,
+					"'%s' holds no AUX trace: the file was not finalized (capture "
+					"killed or disk full?) and its records end at offset %" PRIu64
+					", before any AUXTRACE record",
+					shown, fi->recovered_end);
+			else if (d->aux_evsel && d->aux_evsel->name)
+				set_err(d,
+					"'%s' holds no AUX trace: its AUX event %s wrote none (the "
+					"command ran no traced code?)",
+					shown, d->aux_evsel->name);
+			else
+				set_err(d,
+					"'%s' holds no AUX trace (no AUXTRACE records); record with an "
+					"AUX event, e.g. auxcap record -e intel_pt//u (or --emulate)",
+					shown);
 			r = -ENODATA;
 			goto err;
 		}
+		if (fi->recovered)
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "'%s' was not finalized (capture killed or disk full?): its "
+				   "records end at offset %" PRIu64 ", and are decoded up to there",
+				   shown, fi->recovered_end);
 		if (!d->backend) {
 			if (d->auxtrace_type)
 				set_err(d,

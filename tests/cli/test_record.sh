@@ -263,5 +263,17 @@ check '[ $st -eq 126 ] && grep -q "Permission denied" x6.err' "not executable: s
 $A record -e cpu-clock -o ex3.data -- sh -c 'exit 3' 2>x7.err; st=$?
 check '[ $st -eq 0 ]' "a command's own failure is not auxcap's (sh -c 'exit 3': status $st)"
 
+# 18. Decode of a capture cut short (killed, disk full): a file cut before its AUX trace says
+# so, where it said "record with an AUX event"; one cut in its feature sections decodes whole,
+# with a warning.
+sz=$(stat -c %s e.data)
+head -c 2000 e.data >cut1.data
+$A decode cut1.data >/dev/null 2>cut1.err; st=$?
+check '[ $st -eq 1 ] && [ "$(wc -l <cut1.err)" -eq 1 ] && grep -q "not finalized .* before any AUXTRACE record" cut1.err' "a capture cut before its trace: $(cat cut1.err)"
+head -c $((sz - 100)) e.data >cut2.data
+$A decode cut2.data >cut2.txt 2>cut2.err; st=$?
+$A decode e.data >whole.txt 2>/dev/null
+check '[ $st -eq 0 ] && grep -q "warning: .cut2.data. was not finalized" cut2.err && cmp -s cut2.txt whole.txt' "a capture cut in its features decodes whole, with: $(grep -m1 finalized cut2.err)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
