@@ -428,7 +428,7 @@ static pid_t start_command(char **argv, int *ret_go, int *ret_exec_err, bool tra
 
 	if (pipe(p) < 0)
 		return -errno;
-	if (pipe2(e, O_CLOEXEC) < 0) {
+	if (pipe2(e, O_CLOEXEC | O_NONBLOCK) < 0) {
 		pid = -errno;
 		close(p[0]);
 		close(p[1]);
@@ -476,8 +476,9 @@ static pid_t start_command(char **argv, int *ret_go, int *ret_exec_err, bool tra
 }
 
 /*
- * After the command ended (or was let go and reaped): the exit status for an exec that failed
- * (the child said why), else 0.  Closes *@fd.
+ * After the command ended, or was let go or let down (its go pipe closed): the exit status for
+ * an exec that failed (the child said why), else 0.  Never waits (a command still alive
+ * before its exec has not failed it).  Closes *@fd.
  */
 static int exec_failed(int *fd)
 {
@@ -1517,12 +1518,12 @@ out:
 		kill(child, SIGTERM); /* recording stopped first ('q', stop, a signal): as perf does */
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	auxcap_session_free(s);
+	emu_live_free(&live); /* (the tracer's command, and its go pipe) */
 	/* The command could not be run (it said why): no capture of it, whatever was written. */
 	r = exec_failed(&exec_err);
 	if (r)
 		ret = r;
-	auxcap_session_free(s);
-	emu_live_free(&live);
 	auxcap_emu_free(emu);
 	auxcap_pmu_list_free(emu_pmus);
 	if (w)
