@@ -4,8 +4,8 @@
  * (auxcap/decode_out.h).  All decoding, merging and formatting lives in decode/ and the
  * backends; this file parses arguments and prints errors.
  *
- * Backends without decoder ops, and the text of Intel BTS and Arm SPE (text_by_backend()),
- * are printed with the backends' own printers, queue by queue.
+ * Backends without decoder ops, and the text of raw Intel BTS and Arm SPE traces
+ * (text_by_backend()), are printed with the backends' own printers, queue by queue.
  */
 #include "config.h"
 
@@ -467,13 +467,14 @@ static int legacy_print(struct decode_args *a, struct auxcap_decode *d, FILE *ou
 }
 
 /*
- * Intel BTS and Arm SPE text keeps their printers' layout (README "Raw traces"): their
- * records carry fields (SPE operation classes, events) the backend-neutral text writer does
- * not name.  Their JSON, Perfetto and folded output is the merged stream's.
+ * The text of a raw Intel BTS or Arm SPE trace (--raw) keeps their printers' record layout
+ * (README "Raw traces"): there is no capture around it (threads, time, mappings) to merge
+ * with.  A capture's text is the merged stream's, as for Intel PT (the SPE backend names its
+ * samples' fields there through its describe op).
  */
 static bool text_by_backend(const struct decode_args *a, const char *backend)
 {
-	return a->out.format == AUXCAP_OUT_TEXT &&
+	return a->pmu && a->out.format == AUXCAP_OUT_TEXT &&
 	       (!strcmp(backend, "intel_bts") || !strcmp(backend, "arm_spe"));
 }
 

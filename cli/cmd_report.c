@@ -332,11 +332,11 @@ static void text_header(struct ctx *c)
 		if (!sl->samples)
 			continue;
 		fprintf(f, "# samples:   %s: %" PRIu64, slot_name(sl, i, s->nr_slots), sl->samples);
-		if (i + 1 < s->nr_slots)
+		if (i + 1 < s->nr_slots && !info->sampled)
 			fprintf(f, " (%" PRIu64 " on traced threads, %" PRIu64
 				   " found in the trace near their time)",
 				sl->traced, sl->aligned);
-		else
+		else if (i + 1 == s->nr_slots)
 			fputs(" (samples the trace itself holds)", f);
 		fputc('\n', f);
 	}

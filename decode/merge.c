@@ -1100,7 +1100,7 @@ static int emit_record(struct auxcap_decode *d, const struct sb_entry *e)
 			if (r < 0)
 				return r;
 		}
-		t = out->tid >= 0 ? thread_get(d, out->tid, false) : NULL;
+		t = out->tid >= 0 && !d->info.sampled ? thread_get(d, out->tid, false) : NULL;
 		if (t && t->has_trace) {
 			uint64_t ip = sample_ip(d, es, sa);
 

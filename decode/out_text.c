@@ -44,6 +44,8 @@ struct text {
 	struct out_tmap *depth;	      /* per thread: long, the --itrace=c call depth */
 	struct addr_text *atext;      /* ADDR_TEXT entries, NULL until first needed */
 	uint32_t atext_gen;	      /* auxcap_decode_sym_gen() they were made with */
+	/* the backend's text of its own fields of an event (Arm SPE's samples), NULL: none */
+	int (*describe)(const struct auxcap_trace_event *ev, char *buf, size_t len);
 };
 
 /*
@@ -70,6 +72,8 @@ static int text_init(struct auxcap_out *w)
 		return -ENOMEM;
 	w->priv = t;
 	t->raw = info->raw;
+	if (info->backend && auxcap_backend_find(info->backend))
+		t->describe = auxcap_backend_find(info->backend)->describe;
 	if (w->opts.insns)
 		(void)auxcap_disasm_new(&t->disasm);
 	r = out_tmap_new(&t->depth, sizeof(long));
@@ -428,16 +432,24 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 			fprintf(w->f, " (ip 0x%" PRIx64 ")", te->ip);
 		fputs("; decoding resumes at the next sync point\n", w->f);
 		return 0;
-	case AUXCAP_TRACE_SAMPLE:
+	case AUXCAP_TRACE_SAMPLE: {
+		const struct text *t = w->priv;
+		char desc[512];
+
 		prefix(w, ev);
 		fprintf(w->f, "trace-sample %016" PRIx64 " %s", te->ip,
 			out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)));
-		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR)
-			fprintf(w->f, " addr=0x%" PRIx64, te->addr);
-		if (te->total_latency)
-			fprintf(w->f, " lat=%u", te->total_latency);
+		if (t->describe && t->describe(te, desc, sizeof(desc)) > 0) {
+			fputs(desc, w->f);
+		} else {
+			if (te->flags & AUXCAP_TRACE_F_HAS_ADDR)
+				fprintf(w->f, " addr=0x%" PRIx64, te->addr);
+			if (te->total_latency)
+				fprintf(w->f, " lat=%u", te->total_latency);
+		}
 		putc('\n', w->f);
 		return 0;
+	}
 	default:
 		prefix(w, ev);
 		fprintf(w->f, "-- %s", te->what ? te->what : "event");
@@ -466,7 +478,9 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 		fprintf(w->f, " period=%" PRIu64, sa->period);
 	putc('\n', w->f);
 	if (!x) {
-		fputs("\tno trace of this thread\n", w->f);
+		/* (a sampled trace, Arm SPE's, gives no sample a context: nothing to say) */
+		if (!auxcap_decode_get_info(w->d)->sampled)
+			fputs("\tno trace of this thread\n", w->f);
 		return;
 	}
 	fputs(x->aligned ? "\tstack:" : "\tstack (ip not found in the trace near it):", w->f);

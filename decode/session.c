@@ -1313,6 +1313,10 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		pick_aux_evsel(d);
 		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
 			d->want_context = false; /* only the AUX event's own samples */
+		if (d->backend && (d->backend->flags & AUXCAP_BACKEND_F_SAMPLED)) {
+			d->info.sampled = true; /* no flow to give samples a context */
+			d->want_context = false;
+		}
 		fi = auxcap_perf_reader_info(d->rd);
 		if (!d->nr_queues) {
 			if (fi->recovered)

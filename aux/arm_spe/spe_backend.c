@@ -353,5 +353,6 @@ const struct auxcap_backend_ops auxcap_backend_arm_spe = {
 	.decoder_next = spe_decoder_next,
 	.decoder_free = spe_decoder_free,
 	.dump = spe_dump,
-	.flags = AUXCAP_BACKEND_F_TRACE_HAS_TID,
+	.flags = AUXCAP_BACKEND_F_TRACE_HAS_TID | AUXCAP_BACKEND_F_SAMPLED,
+	.describe = auxcap_spe_event_text,
 };

@@ -408,6 +408,14 @@ int auxcap_spe_packet_print(FILE *out, const struct auxcap_spe_packet *pkt);
  */
 int auxcap_spe_sample_print(FILE *out, const struct auxcap_spe_sample *s);
 
+struct auxcap_trace_event;
+/**
+ * The backend's describe op (auxcap_backend_ops.describe) for a SAMPLE event of the SPE
+ * decoder: " op=LD GP-REG va=0x... tot=... ev=..." as auxcap_spe_sample_print() names them,
+ * from the event's fields.  Returns the length of the whole text, 0 for another kind, -EINVAL.
+ */
+int auxcap_spe_event_text(const struct auxcap_trace_event *ev, char *buf, size_t len);
+
 /**
  * Write the line(s) of @err: "error 0x%08x: bad header 0x41 ... skipped N bytes", and with
  * @buf (the decoder's data, may be NULL) the skipped bytes in 16-byte lines.

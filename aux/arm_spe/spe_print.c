@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "spe_backend.h"
 #include "spe_decode.h"
 
 /* snprintf into a moving window; keeps counting the needed length after the buffer is full. */
@@ -424,6 +425,45 @@ int auxcap_spe_sample_print(FILE *out, const struct auxcap_spe_sample *s)
 		sb_add(&sb, " src=%" PRIu64, s->data_source);
 	fprintf(out, "%s\n", line);
 	return check_out(out);
+}
+
+int auxcap_spe_event_text(const struct auxcap_trace_event *ev, char *buf, size_t len)
+{
+	struct strbuf sb = { .buf = buf, .size = len, .len = 0 };
+
+	if (!ev || (!buf && len))
+		return -EINVAL;
+	if (len)
+		buf[0] = '\0';
+	if (ev->kind != AUXCAP_TRACE_SAMPLE)
+		return 0;
+	{
+		/* the operation type packet again (op 0, the plain "other" class, as well) */
+		struct auxcap_spe_packet pkt = { .type = AUXCAP_SPE_PKT_OP_TYPE };
+		struct auxcap_spe_op op;
+
+		pkt.index = AUXCAP_SPE_EVENT_OP_CLASS(ev->op);
+		pkt.payload = AUXCAP_SPE_EVENT_OP_PAYLOAD(ev->op);
+		auxcap_spe_op_decode(&pkt, &op);
+		sample_op(&sb, &op);
+		if (op.cls == AUXCAP_SPE_OP_CLASS_BRANCH && ev->to)
+			sb_add(&sb, " tgt=0x%016" PRIx64, ev->to);
+	}
+	if (ev->flags & AUXCAP_TRACE_F_HAS_ADDR)
+		sb_add(&sb, " va=0x%016" PRIx64, ev->addr);
+	if (ev->flags & AUXCAP_TRACE_F_HAS_PHYS)
+		sb_add(&sb, " pa=0x%" PRIx64, ev->phys_addr);
+	if (ev->total_latency)
+		sb_add(&sb, " tot=%" PRIu32, ev->total_latency);
+	if (ev->issue_latency)
+		sb_add(&sb, " issue=%" PRIu32, ev->issue_latency);
+	if (ev->translation_latency)
+		sb_add(&sb, " xlat=%" PRIu32, ev->translation_latency);
+	if (ev->events) {
+		sb_add(&sb, " ev=");
+		sample_events(&sb, ev->events);
+	}
+	return sb.len > INT32_MAX ? -EOVERFLOW : (int)sb.len;
 }
 
 int auxcap_spe_error_print(FILE *out, const struct auxcap_spe_error *err, const void *buf,

@@ -56,8 +56,12 @@ static void test_samples(void **state)
 	struct pkts p = { .len = 0 };
 	size_t off_b, off_bad, off_c, off_trunc;
 	void *dec = NULL;
+	char text[256];
+	int n;
 
 	(void)state;
+	/* a sampled trace: counter samples get no context from it */
+	assert_true(spe()->flags & AUXCAP_BACKEND_F_SAMPLED);
 	/* A: a load with every field. */
 	put(&p, 0xb0, NS | 0x0000aaaabbbb1000ULL, 8); /* PC, EL0, non-secure */
 	put(&p, 0x64, 0x1234, 4);		      /* CONTEXTIDR_EL1 */
@@ -111,6 +115,14 @@ static void test_samples(void **state)
 					   AUXCAP_TRACE_F_HAS_TID | AUXCAP_TRACE_F_HAS_ADDR |
 					   AUXCAP_TRACE_F_HAS_PHYS);
 	assert_int_equal(ev.branch, AUXCAP_BR_NONE);
+	/* the describe op names what the text output cannot: as the sample printer does */
+	n = spe()->describe(&ev, text, sizeof(text));
+	assert_int_equal(n, (int)strlen(text));
+	assert_string_equal(text, " op=LD GP-REG va=0xffff000012345678 pa=0x80001000 tot=32 "
+				  "issue=8 xlat=3 ev=RETIRED,L1D-ACCESS,TLB-ACCESS");
+	/* cut short: still a string, and the length the whole needs */
+	assert_int_equal(spe()->describe(&ev, text, 12), n);
+	assert_string_equal(text, " op=LD GP-R");
 
 	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
 	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
@@ -121,6 +133,8 @@ static void test_samples(void **state)
 	assert_int_equal(ev.op, AUXCAP_SPE_EVENT_OP(AUXCAP_SPE_OP_CLASS_BRANCH, 0x08));
 	assert_int_equal(ev.flags, AUXCAP_TRACE_F_MISPRED);
 	assert_int_equal(ev.tsc, 0);
+	n = spe()->describe(&ev, text, sizeof(text));
+	assert_string_equal(text, " op=B CR-BL tgt=0x0000000000402000 ev=RETIRED,MISPRED");
 
 	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
 	assert_int_equal(ev.kind, AUXCAP_TRACE_GAP);
@@ -128,6 +142,8 @@ static void test_samples(void **state)
 	assert_int_equal(ev.err, -EBADMSG);
 	assert_int_equal(ev.native, AUXCAP_SPE_ERR_BAD_HEADER);
 	assert_non_null(ev.what);
+	assert_int_equal(spe()->describe(&ev, text, sizeof(text)), 0); /* not a sample */
+	assert_string_equal(text, "");
 
 	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
 	assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);

@@ -51,8 +51,8 @@ extern "C" {
 #endif
 
 /** Version of this contract; a backend's @abi must equal it. */
-#define AUXCAP_BACKEND_ABI 3 /* 2: reference, alignment, flags appended to the ops;
-				* 3: decoder_next_batch */
+#define AUXCAP_BACKEND_ABI 4 /* 2: reference, alignment, flags appended to the ops;
+				* 3: decoder_next_batch; 4: describe */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
@@ -407,6 +407,16 @@ struct auxcap_backend_ops {
 	 */
 	int (*decoder_next_batch)(void *dec, void *heads, size_t stride,
 				  struct auxcap_trace_event *whole, size_t max);
+
+	/**
+	 * Decode side, optional (ABI 4): the fields of @ev (an event of this backend's
+	 * decoder) that only the backend can name, as text for `auxcap decode`'s text output:
+	 * Arm SPE's operation, events, latencies and addresses of a SAMPLE.  Written to @buf
+	 * (@len bytes, NUL-terminated; cut short if it does not fit), each field starting
+	 * with a space.  Returns the length of the whole text (>= @len: it was cut), 0 for
+	 * none, or a negative errno.  NULL: the text output prints the generic fields.
+	 */
+	int (*describe)(const struct auxcap_trace_event *ev, char *buf, size_t len);
 };
 
 /** Flags of a backend (auxcap_backend_ops.flags). */
@@ -423,6 +433,11 @@ enum {
 	 * decodes such traces per CPU only).
 	 */
 	AUXCAP_BACKEND_F_TRACE_HAS_TID = 1u << 1,
+	/**
+	 * The trace samples operations (Arm SPE) rather than following the control flow: it
+	 * gives no call stack, so counter samples are not looked up in it (no context).
+	 */
+	AUXCAP_BACKEND_F_SAMPLED = 1u << 2,
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -235,6 +235,8 @@ struct auxcap_decode_info {
 	uint64_t samples_traced;  /* of those, on a thread with trace */
 	uint64_t losses;	  /* LOSS events */
 	uint64_t missing_binaries; /* executable mappings whose file cannot be read */
+	bool sampled; /* the trace samples operations (Arm SPE: AUXCAP_BACKEND_F_SAMPLED), no
+		       * control flow: counter samples get no context (@ctx NULL) */
 };
 
 /**
