@@ -66,6 +66,9 @@ struct dpiece {
 	uint64_t len;	     /* trace bytes (padding removed when the next piece says so) */
 	uint64_t offset;     /* AUX stream position */
 	uint64_t time_hint;  /* perf time of the last record before it (timeless placement) */
+	uint64_t time_from;  /* full trace: perf time its bytes began to be written (the piece
+			      * before's hint, the capture's first time for the first), when
+			      * it follows that piece without a hole; else 0 (see close_run()) */
 	bool contiguous;     /* follows the previous piece without a hole */
 };
 

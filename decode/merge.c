@@ -691,7 +691,7 @@ static int emit_trace(struct auxcap_decode *d, size_t c, struct qev *e)
 		d->info.timeless = true;
 		auxcap_log(AUXCAP_LOG_WARN,
 			   "the capture has no time conversion (PERF_RECORD_TIME_CONV): trace is "
-			   "placed at the time its AUX buffer was written, not at its own time");
+			   "placed over the time its AUX buffer was written in, not at its own time");
 	}
 	d->info.trace_events++;
 	if (e->kind == AUXCAP_TRACE_GAP)

@@ -424,13 +424,36 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 		q->last_key = last;
 		q->last_run_hi = hi;
 	} else if (n) {
+		const struct dpiece *p = q->piece ? &q->pieces[q->piece - 1] : NULL;
 		uint64_t key = have_next ? t1 : hint(q);
 
-		for (size_t i = 0; i < n; i++) {
-			struct qev *e = ring_at(q, q->ready + i);
+		if (!have_next && p && p->time_from && p->time_from < p->time_hint && p->len) {
+			/*
+			 * No time in the trace (Intel BTS): the piece's bytes were written between
+			 * the copy of the piece before (or the start of tracing) and its own copy,
+			 * so its events are placed over that stretch by where they are in it.  An
+			 * estimate, as the events say (has_time false); before, all of them were
+			 * at the copy's time, seconds after most of them ran.
+			 */
+			uint64_t lo = p->time_from, span = p->time_hint - lo;
 
-			e->run_lo = e->run_hi = key;
-			finalize(q, e, key);
+			for (size_t i = 0; i < n; i++) {
+				struct qev *e = ring_at(q, q->ready + i);
+				uint64_t at = e->offset > p->offset ? e->offset - p->offset : 0;
+
+				if (at > p->len)
+					at = p->len;
+				key = lo + (uint64_t)((unsigned __int128)span * at / p->len);
+				e->run_lo = e->run_hi = key;
+				finalize(q, e, key);
+			}
+		} else {
+			for (size_t i = 0; i < n; i++) {
+				struct qev *e = ring_at(q, q->ready + i);
+
+				e->run_lo = e->run_hi = key;
+				finalize(q, e, key);
+			}
 		}
 	}
 	q->ready = q->tail;

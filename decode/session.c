@@ -583,7 +583,7 @@ static bool piece_continues(const struct dpiece *prev, uint64_t offset)
 }
 
 static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64_t offset,
-		     uint64_t time_hint)
+		     uint64_t time_hint, uint64_t first_time)
 {
 	struct dpiece *p;
 
@@ -597,7 +597,9 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 		q->cap_pieces = cap;
 	}
 	p = &q->pieces[q->info.nr_pieces];
-	*p = (struct dpiece){ data, len, offset, time_hint, false };
+	*p = (struct dpiece){ data, len, offset, time_hint, 0, false };
+	if (!q->info.nr_pieces && !q->info.snapshot)
+		p->time_from = first_time; /* a full trace: written since tracing began */
 	if (q->info.nr_pieces) {
 		struct dpiece *prev = p - 1;
 
@@ -605,6 +607,8 @@ static int add_piece(struct dqueue *q, const uint8_t *data, uint64_t len, uint64
 			q->info.bytes -= prev->len - (offset - prev->offset);
 			prev->len = offset - prev->offset;
 			p->contiguous = true;
+			if (!q->info.snapshot)
+				p->time_from = prev->time_hint;
 		} else {
 			q->info.discontinuities++;
 		}
@@ -866,7 +870,7 @@ static int first_pass(struct auxcap_decode *d)
 	struct missing miss = { 0 };
 	struct execs execs = { 0 };
 	struct aux_cuts cuts = { 0 };
-	uint64_t last_time = 0;
+	uint64_t last_time = 0, first_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
 	const struct auxcap_perf_evsel *sample_evsel = NULL;
 	const struct auxcap_perf_file_info *fi = auxcap_perf_reader_info(d->rd);
@@ -893,6 +897,8 @@ static int first_pass(struct auxcap_decode *d)
 
 		if (has_time && t > last_time)
 			last_time = t;
+		if (has_time && t && !first_time)
+			first_time = t;
 		switch (rec->type) {
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
@@ -961,7 +967,7 @@ static int first_pass(struct auxcap_decode *d)
 			struct dqueue *q = queue_for(d, &ev, snapshot);
 
 			r = q ? add_piece(q, ev.u.auxtrace.data, ev.u.auxtrace.size,
-					  ev.u.auxtrace.offset, last_time)
+					  ev.u.auxtrace.offset, last_time, first_time)
 			      : -ENOMEM;
 			break;
 		}
@@ -1212,7 +1218,7 @@ static int open_raw(struct auxcap_decode *d, const char *path, const char *shown
 	q->info.tid = -1;
 	q->info.pid = -1;
 	if (d->raw_len)
-		return add_piece(q, d->raw_buf, d->raw_len, 0, 0);
+		return add_piece(q, d->raw_buf, d->raw_len, 0, 0, 0);
 	return 0;
 }
 

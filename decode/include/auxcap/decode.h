@@ -22,8 +22,12 @@
  * Time.  Hardware timestamps become perf time with the file's PERF_RECORD_TIME_CONV (the
  * kernel's formula, with the cap_user_time_short variant; a backend may also convert with
  * its own metadata).  Between two hardware timestamps of a queue, event times are spread by
- * instruction count.  Without any conversion the trace of an AUXTRACE buffer is placed at
- * the time of the last record written before it, and auxcap_decode_info()->timeless says so.
+ * instruction count.  Without any conversion (or without timestamps: Intel BTS) the trace of
+ * an AUXTRACE buffer of a full trace is placed over the stretch it was written in, from the
+ * copy before it (or the first record of the capture) to its own copy (the last record
+ * written before it), by its place in the buffer; a snapshot's, at its copy.  Such times are
+ * estimates (has_time false), and auxcap_decode_info()->timeless says so when no conversion
+ * was the reason.
  *
  * Threads.  Per-task queues belong to their task; per-CPU queues are attributed to the
  * thread that the context-switch records (SWITCH, SWITCH_CPU_WIDE, ITRACE_START) say runs
@@ -225,7 +229,7 @@ struct auxcap_decode_info {
 	bool raw;	      /* raw trace file */
 	bool snapshot;	      /* snapshot-mode capture */
 	bool timeless;	      /* trace without time conversion was seen: it is placed by its
-			       * buffers' record times (set once such an event is delivered) */
+			       * buffers' copy times (set once such an event is delivered) */
 	bool has_time_conv;   /* PERF_RECORD_TIME_CONV (usable) */
 	size_t nr_queues;
 	uint64_t trace_events; /* trace events delivered */
