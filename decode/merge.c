@@ -396,6 +396,17 @@ static uint32_t hist_n(const struct dthread *t)
 	return t->hwrapped ? t->hcap : (uint32_t)(t->hnext - t->hist);
 }
 
+/* A tail call to @to at @now: the innermost frame @top becomes @to's (its call site stays: it
+ * returns where the frame would have), history entry @h says how to undo it. */
+static inline __attribute__((always_inline)) void
+tail_call(struct auxcap_decode_frame *top, struct hist *h, uint64_t to, uint64_t now)
+{
+	h->undo = UNDO_RETARGETED;
+	h->saved = *top;
+	top->func = to;
+	top->time = now;
+}
+
 /* A BRANCH event on thread @t (see apply_trace()). */
 static inline __attribute__((always_inline)) void
 apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx, bool tail,
@@ -444,16 +455,9 @@ apply_branch(struct dthread *t, const struct qev *ev, uint64_t now, bool ctx, bo
 			t->depth = s.depth;
 		}
 	} else if (tail && t->depth && t->stack[t->depth - 1].func != ev->to) {
-		/* a tail call: the innermost frame goes on in the function jumped to (its call
-		 * site stays: it returns where the frame would have) */
-		struct auxcap_decode_frame *top = &t->stack[t->depth - 1];
-
 		if (ctx)
 			ftime_account(t, now);
-		h->undo = UNDO_RETARGETED;
-		h->saved = *top;
-		top->func = ev->to;
-		top->time = now;
+		tail_call(&t->stack[t->depth - 1], h, ev->to, now);
 		sc->popped = 1;
 		sc->pushed = true;
 	}
@@ -1564,10 +1568,7 @@ static __attribute__((noinline)) int next_jump(struct auxcap_decode *d,
 		return next_slow(d, ret_ev);
 	h = fast_out(d, t, e, now);
 	fast_time(t, slot, now);
-	h->undo = UNDO_RETARGETED;
-	h->saved = *top;
-	top->func = e->to;
-	top->time = now;
+	tail_call(top, h, e->to, now);
 	d->out.stack = (struct auxcap_decode_stack_change){ .popped = 1, .pushed = true,
 							    .depth = depth };
 	*ret_ev = &d->out;
