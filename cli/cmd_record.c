@@ -377,6 +377,13 @@ static int parse_pids(const char *list, bool threads, pid_t *out, size_t *nr)
 	return *nr ? 0 : -EINVAL;
 }
 
+/* The exit status for an exec that failed with @err, as a shell gives it: 127 not found
+ * (the file, or its interpreter), 126 found but not run. */
+static int exec_status(int err)
+{
+	return err == ENOENT ? 127 : 126;
+}
+
 /*
  * Whether the command @argv0 can be run, looked up as execvp() will: else a one-line error
  * and the exit status a shell gives, 127 (not found) or 126 (found, cannot be run), before
@@ -466,7 +473,7 @@ static pid_t start_command(char **argv, int *ret_go, int *ret_exec_err, bool tra
 				? " (its interpreter: the #! line, or the ELF program interpreter)"
 				: "");
 		(void)!write(e[1], &err, sizeof(err));
-		_exit(err == ENOENT ? 127 : 126);
+		_exit(exec_status(err));
 	}
 	close(p[0]);
 	close(e[1]);
@@ -494,7 +501,7 @@ static int exec_failed(int *fd)
 	*fd = -1;
 	if (n != (ssize_t)sizeof(err))
 		return 0;
-	return err == ENOENT ? 127 : 126;
+	return exec_status(err);
 }
 
 /* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */

@@ -65,6 +65,7 @@ struct addr_text {
 static int text_init(struct auxcap_out *w)
 {
 	const struct auxcap_decode_info *info = auxcap_decode_get_info(w->d);
+	const struct auxcap_backend_ops *be;
 	struct text *t = calloc(1, sizeof(*t));
 	int r;
 
@@ -72,8 +73,8 @@ static int text_init(struct auxcap_out *w)
 		return -ENOMEM;
 	w->priv = t;
 	t->raw = info->raw;
-	if (info->backend && auxcap_backend_find(info->backend))
-		t->describe = auxcap_backend_find(info->backend)->describe;
+	be = info->backend ? auxcap_backend_find(info->backend) : NULL;
+	t->describe = be ? be->describe : NULL;
 	if (w->opts.insns)
 		(void)auxcap_disasm_new(&t->disasm);
 	r = out_tmap_new(&t->depth, sizeof(long));

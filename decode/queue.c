@@ -426,34 +426,29 @@ static void close_run(struct dqueue *q, bool have_next, uint64_t t1, bool spread
 	} else if (n) {
 		const struct dpiece *p = q->piece ? &q->pieces[q->piece - 1] : NULL;
 		uint64_t key = have_next ? t1 : hint(q);
+		/*
+		 * No time in the trace (Intel BTS): the piece's bytes were written between the copy
+		 * of the piece before (or the start of tracing) and its own copy, so its events are
+		 * placed over that stretch by where they are in it.  An estimate, as the events say
+		 * (has_time false); before, all of them were at the copy's time, seconds after most
+		 * of them ran.
+		 */
+		bool by_place = !have_next && p && p->time_from && p->time_from < p->time_hint &&
+				p->len;
+		uint64_t lo = by_place ? p->time_from : 0, span = by_place ? p->time_hint - lo : 0;
 
-		if (!have_next && p && p->time_from && p->time_from < p->time_hint && p->len) {
-			/*
-			 * No time in the trace (Intel BTS): the piece's bytes were written between
-			 * the copy of the piece before (or the start of tracing) and its own copy,
-			 * so its events are placed over that stretch by where they are in it.  An
-			 * estimate, as the events say (has_time false); before, all of them were
-			 * at the copy's time, seconds after most of them ran.
-			 */
-			uint64_t lo = p->time_from, span = p->time_hint - lo;
+		for (size_t i = 0; i < n; i++) {
+			struct qev *e = ring_at(q, q->ready + i);
 
-			for (size_t i = 0; i < n; i++) {
-				struct qev *e = ring_at(q, q->ready + i);
+			if (by_place) {
 				uint64_t at = e->offset > p->offset ? e->offset - p->offset : 0;
 
 				if (at > p->len)
 					at = p->len;
 				key = lo + (uint64_t)((unsigned __int128)span * at / p->len);
-				e->run_lo = e->run_hi = key;
-				finalize(q, e, key);
 			}
-		} else {
-			for (size_t i = 0; i < n; i++) {
-				struct qev *e = ring_at(q, q->ready + i);
-
-				e->run_lo = e->run_hi = key;
-				finalize(q, e, key);
-			}
+			e->run_lo = e->run_hi = key;
+			finalize(q, e, key);
 		}
 	}
 	q->ready = q->tail;
