@@ -131,7 +131,9 @@ static void usage(FILE *f)
 		"                       tracer watches the function)\n"
 		"      --emulate        use the emulated AUX PMUs (intel_pt, intel_bts, arm_spe_0):\n"
 		"                       COMMAND runs under a single-stepping tracer that encodes\n"
-		"                       what it executes as the PMU's trace (default -e intel_pt//u)\n"
+		"                       what it executes as the PMU's trace (default -e intel_pt//u);\n"
+		"                       or -p PID / -t TID: one running thread, attached to and\n"
+		"                       let go when recording stops\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
 		"  -B, --no-buildid     list no build-ids of the mapped binaries (decode then finds\n"
@@ -281,9 +283,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
-	if (o->emulate && !o->cmd) {
-		cli_err("--emulate traces a command: give it after '--' (e.g. auxcap record --emulate "
-			"-- ./prog)");
+	if (o->emulate && (o->all_cpus || o->cpu_list)) {
+		cli_err("--emulate traces one task, not CPUs: give a command after '--', or -p PID "
+			"or -t TID");
+		return -EINVAL;
+	}
+	if (o->emulate && !o->cmd && !o->pid_list && !o->tid_list) {
+		cli_err("--emulate traces a command or a running task: give the command after '--' "
+			"(e.g. auxcap record --emulate -- ./prog), or -p PID or -t TID");
+		return -EINVAL;
+	}
+	if (o->emulate && o->cmd && (o->pid_list || o->tid_list)) {
+		cli_err("--emulate traces one task: give a command after '--' or -p/-t, not both");
+		return -EINVAL;
+	}
+	if (o->emulate && strchr(o->pid_list ? o->pid_list : o->tid_list ? o->tid_list : "", ',')) {
+		cli_err("--emulate traces one thread: give one PID or TID, not '%s' (the live "
+			"tracer follows a single thread)",
+			o->pid_list ? o->pid_list : o->tid_list);
 		return -EINVAL;
 	}
 	if (!o->cmd && !o->all_cpus && !o->cpu_list && !o->pid_list && !o->tid_list) {
@@ -505,6 +522,70 @@ static int exec_failed(int *fd)
 }
 
 /* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
+/* The ptrace hint for an attach that failed with @err. */
+static const char *attach_hint(int err)
+{
+	return err == -EPERM ? " (a kernel thread, one another debugger holds, or ptrace is restricted: "
+			       "see /proc/sys/kernel/yama/ptrace_scope, or run as root)"
+			     : "";
+}
+
+/* --emulate -p/-t: a thread that another tracer (gdb, strace) holds cannot be attached to:
+ * say so before anything is written. */
+static int check_traceable(pid_t tid)
+{
+	char path[64], line[256];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* the attach will say */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	if (tracer > 0) {
+		char comm[64] = "?";
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		cli_err("cannot trace thread %d: process %d (%s) traces it already; detach that "
+			"debugger or tracer first",
+			(int)tid, tracer, comm);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* --emulate -p PID traces the process's main thread only: say so when it has others. */
+static void warn_other_threads(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	if (n > 1)
+		cli_warn("process %d has %u other thread%s that --emulate does not trace: the live "
+			 "tracer follows its main thread only (-t TID for another; a real PMU traces "
+			 "them all)",
+			 (int)pid, n - 1, n == 2 ? "" : "s");
+}
+
 static char *proc_exe(pid_t pid)
 {
 	char link[64], buf[PATH_MAX];
@@ -776,7 +857,7 @@ static bool emu_per_cpu(const struct auxcap_event_spec *spec)
  */
 static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 		     const struct auxcap_session_event *aux, pid_t child, int *go,
-		     struct emu_live *live)
+		     pid_t attach_tid, struct emu_live *live)
 {
 #if AUXCAP_HAVE_TRACER
 	struct auxcap_emu_pmu_info info;
@@ -803,7 +884,10 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	fmt = info.pmu == AUXCAP_EMU_PMU_INTEL_PT	 ? AUXCAP_TRACER_INTEL_PT
 	      : info.pmu == AUXCAP_EMU_PMU_INTEL_BTS ? AUXCAP_TRACER_INTEL_BTS
 						     : AUXCAP_TRACER_ARM_SPE;
-	r = auxcap_live_source_new_child(fmt, child, *go, o->max_insns, &live->src);
+	if (attach_tid > 0)
+		r = auxcap_live_source_new_attach(fmt, attach_tid, o->max_insns, &live->src);
+	else
+		r = auxcap_live_source_new_child(fmt, child, *go, o->max_insns, &live->src);
 	if (r == 0) {
 		*go = -1; /* the source's now, and the child with it */
 		r = auxcap_emu_source_attach(emu, info.pmu, -1, &auxcap_live_source_ops, live->src);
@@ -820,6 +904,7 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 	(void)aux;
 	(void)child;
 	(void)go;
+	(void)attach_tid;
 	(void)live;
 	cli_err("--emulate needs the live tracer, which this build lacks (x86-64 with capstone "
 		"and libipt)");
@@ -880,6 +965,15 @@ static int emu_snapshot_setup(struct emu_live *live, const struct cli_trigger *t
 #endif
 }
 
+static void emu_request_stop(struct emu_live *live)
+{
+#if AUXCAP_HAVE_TRACER
+	auxcap_live_source_request_stop(live->src);
+#else
+	(void)live;
+#endif
+}
+
 static bool emu_ended(const struct emu_live *live)
 {
 #if AUXCAP_HAVE_TRACER
@@ -927,7 +1021,9 @@ static int emu_wait_ms(struct auxcap_session *s, bool snapshot, int r)
 	return r;
 }
 
-static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
+/* What the live tracer did; returns the error (> 0) that kept it from attaching to
+ * @attach_tid, if it did, else 0. */
+static int emu_report(const struct emu_live *live, struct auxcap_emu *emu, pid_t attach_tid)
 {
 #if AUXCAP_HAVE_TRACER
 	struct auxcap_tracer_stats ts;
@@ -935,10 +1031,16 @@ static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
 	int err = 0, status = 0;
 
 	if (!live->src || !auxcap_live_source_ended(live->src, &err, &status))
-		return;
-	if (err < 0 && err != -ENOEXEC) /* ENOEXEC: its exec failed, and it said why */
-		cli_err("the traced command stopped: %s", strerror(-err));
+		return 0;
 	auxcap_live_source_stats(live->src, &ts);
+	if (err < 0 && attach_tid > 0 && !ts.stops) {
+		cli_err("cannot attach to thread %d: %s%s", (int)attach_tid, strerror(-err),
+			attach_hint(err));
+		return -err;
+	}
+	if (err < 0 && err != -ENOEXEC) /* ENOEXEC: its exec failed, and it said why */
+		cli_err("the traced %s stopped: %s", attach_tid > 0 ? "thread" : "command",
+			strerror(-err));
 	fprintf(stderr, "auxcap: emulated trace: %" PRIu64 " instructions, %" PRIu64
 			" branches, %" PRIu64 " trace bytes from the live tracer\n",
 		ts.insns, ts.branches, ts.trace_bytes);
@@ -953,9 +1055,12 @@ static void emu_report(const struct emu_live *live, struct auxcap_emu *emu)
 				" dropped while the buffer was full or the event off, %" PRIu64
 				" padding\n",
 			es.produced, es.dropped, es.padding);
+	return 0;
 #else
 	(void)live;
 	(void)emu;
+	(void)attach_tid;
+	return 0;
 #endif
 }
 
@@ -1038,7 +1143,7 @@ static int run_record(int argc, char **argv)
 	static pid_t targets[MAX_TARGETS];
 	size_t nr_targets = 0, nr_evs = 0;
 	int *cpus = NULL, go = -1, exec_err = -1, failed = -3, ret = CLI_ERR, r;
-	pid_t child = -1, emu_child = -1;
+	pid_t child = -1, emu_child = -1, attach_tid = -1;
 	const char *default_event[] = { "cpu-clock" }, *default_emu_event[] = { "intel_pt//u" };
 	const char **events;
 	size_t nr_events;
@@ -1048,6 +1153,7 @@ static int run_record(int argc, char **argv)
 	struct cli_trigger trig = { 0 };
 	struct auxcap_session_event trig_ev;
 	bool stop_after_exec = false, child_stopped = false;
+	int attach_failed = 0;
 	const struct auxcap_event_spec *aux_spec = NULL;
 	struct record_backend rb;
 	bool aux_per_thread = false;
@@ -1123,7 +1229,22 @@ static int run_record(int argc, char **argv)
 		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
 	}
 
-	if (o.emulate) {
+	if (o.emulate && !o.cmd) {
+		/* A running thread: the live tracer attaches to it (-p PID: its main thread). */
+		if (emu_per_cpu(aux_spec)) {
+			cli_err("--emulate -p/-t records intel_pt or intel_bts: the emulated %s "
+				"capture is per CPU, of a command it starts (give it after '--')",
+				aux_spec->name);
+			goto out;
+		}
+		if (parse_pids(o.pid_list ? o.pid_list : o.tid_list, false, &attach_tid,
+			       &nr_targets) < 0)
+			goto out;
+		if (check_traceable(attach_tid) < 0)
+			goto out;
+		if (o.pid_list)
+			warn_other_threads(attach_tid);
+	} else if (o.emulate) {
 		/* The command, on which every event is opened; the live tracer will run it. */
 		child = start_command(o.cmd, &go, &exec_err, false, !strcmp(o.output, "-"));
 		if (child < 0) {
@@ -1146,9 +1267,9 @@ static int run_record(int argc, char **argv)
 
 	/* Targets. */
 	if (o.emulate) {
-		targets[0] = emu_child;
+		targets[0] = o.cmd ? emu_child : attach_tid;
 		nr_targets = 1;
-		so.enable_on_exec = true;
+		so.enable_on_exec = o.cmd != NULL;
 		so.aux_ring_alone = true;
 		if (emu_per_cpu(aux_spec)) {
 			/* As perf records a command: per CPU (one emulated CPU, 0). */
@@ -1173,9 +1294,9 @@ static int run_record(int argc, char **argv)
 		}
 		so.cpus = cpus;
 	}
-	if (o.pid_list && parse_pids(o.pid_list, true, targets, &nr_targets) < 0)
+	if (!o.emulate && o.pid_list && parse_pids(o.pid_list, true, targets, &nr_targets) < 0)
 		goto out;
-	if (o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
+	if (!o.emulate && o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
 		goto out;
 
 	/* The function trigger: find the binary and the symbol before anything starts. */
@@ -1238,7 +1359,7 @@ static int run_record(int argc, char **argv)
 	 * set-up, which opens (and closes) one to probe the clock.
 	 */
 	if (o.emulate) {
-		if (emu_setup(&o, emu, &aux_ev, child, &go, &live) < 0)
+		if (emu_setup(&o, emu, &aux_ev, child, &go, attach_tid, &live) < 0)
 			goto out;
 		child = -1; /* the tracer's to reap */
 		if (o.snapshot &&
@@ -1325,8 +1446,9 @@ static int run_record(int argc, char **argv)
 	g_session = s;
 	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
 		goto out;
-	if (o.pid_list || o.tid_list || child_stopped) {
-		/* Events opened on running tasks missed their COMM and MMAP2: write them now. */
+	if (!o.emulate && (o.pid_list || o.tid_list || child_stopped)) {
+		/* Events opened on running tasks missed their COMM and MMAP2: write them now (the
+		 * live tracer writes them of a task it attaches to). */
 		r = auxcap_session_synthesize(s, NULL);
 		if (r < 0)
 			cli_warn("cannot write the side-band of the running target from /proc: %s; "
@@ -1451,6 +1573,12 @@ static int run_record(int argc, char **argv)
 		 * instruction, not cut where the producer was joined).  One that has not ended
 		 * EMU_END_GRACE_MS later (it handles SIGTERM) gets SIGKILL, which the tracer's
 		 * end would send it anyway. */
+		if (attach_tid > 0 && !emu_ended(&live)) {
+			/* A thread attached to is let go where it is, and runs on untraced. */
+			emu_request_stop(&live);
+			for (int i = 0; i < 2 * EMU_END_GRACE_MS && !emu_ended(&live); i++)
+				r = emu_wait_ms(s, o.snapshot, r);
+		}
 		if (emu_child > 0 && !emu_ended(&live)) {
 			(void)kill(emu_child, SIGTERM);
 			for (int i = 0; i < 2 * EMU_END_GRACE_MS && !emu_ended(&live); i++) {
@@ -1473,7 +1601,7 @@ static int run_record(int argc, char **argv)
 	}
 	if (r == 0)
 		r = auxcap_session_drain(s);
-	emu_report(&live, emu);
+	attach_failed = emu_report(&live, emu, attach_tid);
 	auxcap_session_get_stats(s, &st);
 	{
 		uint64_t data_bytes = auxcap_perf_writer_data_size(w);
@@ -1507,7 +1635,7 @@ static int run_record(int argc, char **argv)
 					"faster than snapshots could be taken\n",
 				st.trigger_lost);
 	}
-	ret = o.strict && total_loss(&st) ? CLI_LOST : CLI_OK;
+	ret = attach_failed ? CLI_ERR : o.strict && total_loss(&st) ? CLI_LOST : CLI_OK;
 
 out:
 	if (thread_started) {

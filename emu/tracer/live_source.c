@@ -27,6 +27,9 @@ struct auxcap_live_source {
 	enum auxcap_tracer_format format;
 	char **argv;       /* owned copy, NULL for a child made by the caller */
 	pid_t child;       /* that child (auxcap_live_source_new_child()), else 0 */
+	pid_t attach_tid;  /* the running thread to attach to (auxcap_live_source_new_attach()),
+			    * else 0 */
+	int stop_req;      /* atomic: auxcap_live_source_request_stop() (the tracer's stop_req) */
 	int go_fd;         /* owned: its go pipe until the tracer takes it, else -1 */
 	uint64_t max_insns;
 	struct auxcap_tracer *tr;
@@ -36,11 +39,13 @@ struct auxcap_live_source {
 	struct sb_item *sb;
 	size_t sb_len, sb_off, sb_cap;
 	bool started, done;
+	bool fresh; /* no step made yet: the first may finish a call the task was blocked in */
 	int ended;  /* atomic: 1 once the stream is over */
 	int drained; /* atomic: 1 once next() handed out its last item */
 	int err;    /* error that stopped it, 0 if none */
 	int status; /* wait status of the command */
-	pid_t pid;  /* atomic */
+	pid_t pid;  /* atomic: process of the traced thread */
+	pid_t tid;  /* the traced thread */
 	struct auxcap_tracer_stats stats;
 	/* SPE sampling set-up from the event (bind()), as the driver programs the hardware. */
 	uint32_t spe_interval;
@@ -111,6 +116,7 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	case AUXCAP_TRACER_SB_COMM:
 		it.kind = AUXCAP_EMU_ITEM_COMM;
 		it.u.comm.exec = sb->comm.exec;
+		ls->tid = (pid_t)sb->tid;
 		__atomic_store_n(&ls->pid, (pid_t)sb->pid, __ATOMIC_RELEASE);
 		return push_sb(ls, &it, sb->comm.comm);
 	case AUXCAP_TRACER_SB_MMAP:
@@ -158,7 +164,7 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
 	ls->hit_pause = true;
 	if (ls->on_hit)
 		ls->on_hit(ls->hit_ctx, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-			   (uint32_t)pid, (uint32_t)pid);
+			   (uint32_t)pid, (uint32_t)ls->tid);
 	return 0;
 }
 
@@ -196,10 +202,12 @@ static int start(struct auxcap_live_source *ls)
 		.spe_min_latency = ls->spe_min_latency,
 		.spe_event_filter = ls->spe_event_filter,
 		.break_at_far = true, /* system calls are stepped by live_advance() */
+		.stop_req = &ls->stop_req,
 	};
 	int r;
 
 	ls->started = true;
+	ls->fresh = true;
 	r = auxcap_tracer_new(&o, &ls->tr);
 	if (r < 0)
 		return r;
@@ -209,6 +217,8 @@ static int start(struct auxcap_live_source *ls)
 		ls->go_fd = -1; /* the tracer closes it */
 		return auxcap_tracer_start_child(ls->tr, ls->child, go);
 	}
+	if (ls->attach_tid > 0)
+		return auxcap_tracer_attach(ls->tr, ls->attach_tid);
 	return auxcap_tracer_start(ls->tr, ls->argv);
 }
 
@@ -218,6 +228,7 @@ static int refill(struct auxcap_live_source *ls, uint64_t n)
 	int r;
 
 	reset_batch(ls);
+	ls->fresh = false;
 	r = auxcap_tracer_step(ls->tr, n);
 	if (r < 0) {
 		__atomic_store_n(&ls->drained, 1, __ATOMIC_RELEASE);
@@ -236,7 +247,8 @@ static int refill(struct auxcap_live_source *ls, uint64_t n)
 /*
  * Without the emulator's lock (auxcap_emu_source_ops.advance): the system call the child is
  * about to make, which may block (a sleep, a read from a pipe, accept()), once the output
- * before it is out; refills stop before one (opts.break_at_far).  Under the lock, such a step
+ * before it is out; refills stop before one (opts.break_at_far); or the first step, which
+ * finishes the call a task attached to may be blocked in.  Under the lock, such a step
  * held off the consumer's poll, ioctl and snapshot for as long as the call took.
  */
 static void live_advance(void *ctx)
@@ -244,7 +256,7 @@ static void live_advance(void *ctx)
 	struct auxcap_live_source *ls = ctx;
 
 	if (!ls->started || ls->done || ls->hit_pause || ls->sb_off < ls->sb_len ||
-	    ls->trace_off < ls->trace_len || !auxcap_tracer_at_far(ls->tr))
+	    ls->trace_off < ls->trace_len || !(ls->fresh || auxcap_tracer_at_far(ls->tr)))
 		return;
 	(void)refill(ls, 1); /* an error ends the stream: next() says so */
 }
@@ -278,7 +290,8 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 			ls->trace_off += n;
 			memset(ret, 0, sizeof(*ret));
 			ret->kind = AUXCAP_EMU_ITEM_TRACE;
-			ret->pid = ret->tid = (uint32_t)ls->pid;
+			ret->pid = (uint32_t)ls->pid;
+			ret->tid = (uint32_t)ls->tid;
 			ret->len = n;
 			return 1;
 		}
@@ -296,8 +309,9 @@ static int live_next(void *ctx, void *buf, size_t max, bool paced, struct auxcap
 			ls->hit_pause = false;
 			return 0;
 		}
-		/* the producer thread steps a system call without the lock: live_advance() */
-		if (paced && auxcap_tracer_at_far(ls->tr))
+		/* the producer thread steps a system call without the lock: live_advance(); and the
+		 * first step, which may finish a call a task attached to was blocked in */
+		if (paced && (ls->fresh || auxcap_tracer_at_far(ls->tr)))
 			return 0;
 		r = refill(ls, ls->batch ? ls->batch : STEP_BATCH);
 		if (r < 0)
@@ -404,12 +418,37 @@ int auxcap_live_source_new_child(enum auxcap_tracer_format format, pid_t pid, in
 	return 0;
 }
 
+int auxcap_live_source_new_attach(enum auxcap_tracer_format format, pid_t tid,
+				  uint64_t max_insns, struct auxcap_live_source **ret)
+{
+	struct auxcap_live_source *ls;
+
+	if (tid <= 0 || !ret || format >= AUXCAP_TRACER_FORMAT_MAX)
+		return -EINVAL;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->format = format;
+	ls->max_insns = max_insns;
+	ls->attach_tid = tid;
+	ls->go_fd = -1;
+	*ret = ls;
+	return 0;
+}
+
+void auxcap_live_source_request_stop(struct auxcap_live_source *ls)
+{
+	if (ls)
+		__atomic_store_n(&ls->stop_req, 1, __ATOMIC_RELEASE);
+}
+
 void auxcap_live_source_free(struct auxcap_live_source *ls)
 {
 	if (!ls)
 		return;
 	if (ls->tr) {
-		(void)auxcap_tracer_stop(ls->tr, true);
+		/* A command we started dies with us; a thread attached to runs on. */
+		(void)auxcap_tracer_stop(ls->tr, ls->attach_tid <= 0);
 		auxcap_tracer_free(ls->tr);
 	}
 	if (ls->go_fd >= 0)

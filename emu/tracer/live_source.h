@@ -46,7 +46,25 @@ int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 int auxcap_live_source_new_child(enum auxcap_tracer_format format, pid_t pid, int go_fd,
 				 uint64_t max_insns, struct auxcap_live_source **ret);
 
-/** Free a source that was never attached (NULL-safe). */
+/**
+ * A source that attaches to the running thread @tid (auxcap_tracer_attach(): ptrace, no
+ * fork) on its first pull and traces it until it exits, @max_insns are traced, or
+ * auxcap_live_source_request_stop(); then the thread is detached and runs on.  Its side-band
+ * names its process (the thread group) as pid.  Returns 0, -EINVAL, or -ENOMEM.
+ */
+int auxcap_live_source_new_attach(enum auxcap_tracer_format format, pid_t tid,
+				  uint64_t max_insns, struct auxcap_live_source **ret);
+
+/**
+ * Ask the tracer to stop and let its task go (safe from any thread; NULL is a no-op): the
+ * producer thread ends the trace at its next step, or, if the task is blocked in a system
+ * call, interrupts the call (which the kernel restarts once the task runs on), then detaches.
+ * The source ends as it does when the task exits (auxcap_live_source_ended()).
+ */
+void auxcap_live_source_request_stop(struct auxcap_live_source *ls);
+
+/** Free a source that was never attached (NULL-safe): a command it started is killed, a thread
+ * it attached to is detached. */
 void auxcap_live_source_free(struct auxcap_live_source *ls);
 
 /**

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -69,6 +70,9 @@ struct auxcap_tracer {
 	enum tracer_state state;
 	bool yield; /* auxcap_tracer_yield(): end the current auxcap_tracer_step() */
 	pid_t pid;		      /* traced thread (== process for started children); -1 */
+	pid_t tgid;		      /* its process (thread group) */
+	bool kicked;		      /* opts.stop_req: a SIGSTOP was sent to end a blocking
+				       * system call, its stop not seen yet */
 	bool ours;		      /* we forked it (else attached) */
 	bool exited;		      /* reaped: @status is valid */
 	bool reaped;		      /* no zombie left to wait for */
@@ -275,7 +279,7 @@ static int emit_sideband(struct auxcap_tracer *tr, struct auxcap_tracer_sideband
 	r = auxcap_tracer_out_flush(tr->out);
 	if (r < 0)
 		return r;
-	sb->pid = (uint32_t)tr->pid;
+	sb->pid = (uint32_t)tr->tgid;
 	sb->tid = (uint32_t)tr->pid;
 	sb->tsc = tr->tsc;
 	tr->stats.sideband++;
@@ -453,7 +457,7 @@ static int begin_tracing(struct auxcap_tracer *tr, bool exec)
 	b.ip = tr->regs.rip;
 	b.traced = in_filter(tr, b.ip);
 	b.tsc = tr->tsc;
-	b.pid = (uint32_t)tr->pid;
+	b.pid = (uint32_t)tr->tgid;
 	b.tid = (uint32_t)tr->pid;
 	return tr->enc->begin(tr->enc_priv, &b);
 }
@@ -502,6 +506,7 @@ int auxcap_tracer_start(struct auxcap_tracer *tr, char *const argv[])
 	} while (n < 0 && errno == EINTR);
 	(void)close(pfd[0]);
 	tr->pid = pid;
+	tr->tgid = pid;
 	tr->ours = true;
 	r = wait_child(pid, &status);
 	if (r < 0)
@@ -542,6 +547,7 @@ int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd)
 		return r;
 	}
 	tr->pid = pid;
+	tr->tgid = pid;
 	tr->ours = true;
 	/* Let it exec; it runs untraced until the exec stop. */
 	r = write(go_fd, "g", 1) == 1 ? 0 : -errno;
@@ -573,6 +579,24 @@ int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd)
 	return begin_tracing(tr, true);
 }
 
+/* The process (thread group) of thread @tid: /proc/TID/status's Tgid, else @tid. */
+static pid_t thread_group(pid_t tid)
+{
+	char path[64], line[256];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	(void)fclose(f);
+	return tgid > 0 ? tgid : tid;
+}
+
 int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 {
 	int status, r;
@@ -582,6 +606,7 @@ int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 	if (ptrace(PTRACE_ATTACH, tid, NULL, NULL) < 0)
 		return -errno;
 	tr->pid = tid;
+	tr->tgid = thread_group(tid);
 	tr->ours = false;
 	tr->reaped = true; /* not our child: nothing to reap */
 	for (;;) {
@@ -663,6 +688,61 @@ static void set_len(struct auxcap_tracer *tr, uint64_t ip, uint8_t len)
 static void dcache_clear(struct auxcap_tracer *tr)
 {
 	memset(tr->dcache, 0, DCACHE_SIZE * sizeof(*tr->dcache));
+}
+
+static bool stop_asked(const struct auxcap_tracer *tr)
+{
+	return tr->opts.stop_req && __atomic_load_n(tr->opts.stop_req, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wait for the step just resumed.  A system call's (@far), or the first step, which finishes
+ * the call a task attached to was blocked in, may block for as long as the call does: with opts.stop_req it is polled, and once a stop is asked for the task is sent a
+ * SIGSTOP (by this thread, which traces it still: the signal cannot reach it untraced).  It
+ * ends the call with a signal-delivery stop, which step_one() swallows (the kernel restarts
+ * the call when the task runs on); tr->kicked until that stop is seen.
+ */
+static int wait_step(struct auxcap_tracer *tr, bool far, int *status)
+{
+	unsigned int polls = 0;
+
+	if (!far || !tr->opts.stop_req)
+		return wait_child(tr->pid, status);
+	for (;;) {
+		pid_t w = waitpid(tr->pid, status, __WALL | WNOHANG);
+
+		if (w == tr->pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -errno;
+		if (stop_asked(tr) && !tr->kicked) {
+			if (syscall(SYS_tgkill, tr->tgid, tr->pid, SIGSTOP) < 0)
+				return -errno;
+			tr->kicked = true;
+			return wait_child(tr->pid, status);
+		}
+		/* Most calls return within microseconds: yield first, then sleep a little. */
+		if (++polls < 50)
+			sched_yield();
+		else
+			(void)nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
+/*
+ * Before letting the task go: the SIGSTOP wait_step() sent, if the call returned before it
+ * came, is still pending; a step takes it (a signal-delivery stop before any instruction
+ * runs), so that it does not stop the task once detached.
+ */
+static void take_kick(struct auxcap_tracer *tr)
+{
+	int status;
+
+	if (!tr->kicked)
+		return;
+	tr->kicked = false;
+	if (ptrace(PTRACE_SINGLESTEP, tr->pid, NULL, NULL) == 0)
+		(void)wait_child(tr->pid, &status);
 }
 
 static bool is_stop_signal(int sig)
@@ -987,7 +1067,8 @@ static int step_one(struct auxcap_tracer *tr)
 				clear_exec_bp(tr);
 			return r;
 		}
-		r = wait_child(tr->pid, &status);
+		/* (the first step may finish a call the task was in when traced: a sleep) */
+		r = wait_step(tr, d.kind == AUXCAP_TRACER_FAR || !tr->stats.stops, &status);
 		if (run_rep) {
 			/* at the breakpoint, or a signal stopped it part way: single steps again */
 			clear_exec_bp(tr);
@@ -1022,6 +1103,8 @@ static int step_one(struct auxcap_tracer *tr)
 			/* Signal-delivery stop: nothing ran; deliver it with the next step. */
 			if (!is_stop_signal(WSTOPSIG(status)))
 				tr->pending_sig = WSTOPSIG(status);
+			else if (WSTOPSIG(status) == SIGSTOP)
+				tr->kicked = false; /* (wait_step()'s, if it sent one) */
 			return 0;
 		}
 		break;
@@ -1117,6 +1200,7 @@ int auxcap_tracer_stop(struct auxcap_tracer *tr, bool kill_child)
 		else
 			(void)ptrace(PTRACE_DETACH, tr->pid, NULL, NULL);
 	} else {
+		take_kick(tr);
 		(void)ptrace(PTRACE_DETACH, tr->pid, NULL, ptrace_arg(tr->pending_sig));
 	}
 	return r;
@@ -1147,7 +1231,8 @@ int auxcap_tracer_step(struct auxcap_tracer *tr, uint64_t max_steps)
 	 * iteration (a memset of 140 KB took 4 s of the caller's time in one call). */
 	stops0 = tr->stats.stops;
 	while (tr->state == TRACER_TRACING && (!max_steps || tr->stats.stops - stops0 < max_steps)) {
-		if (tr->opts.max_insns && tr->stats.insns >= tr->opts.max_insns) {
+		if ((tr->opts.max_insns && tr->stats.insns >= tr->opts.max_insns) ||
+		    stop_asked(tr)) {
 			r = auxcap_tracer_stop(tr, false);
 			break;
 		}

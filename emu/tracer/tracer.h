@@ -156,6 +156,14 @@ struct auxcap_tracer_opts {
 	 * may block) unless it is the call's first step, so the caller can make that step
 	 * where blocking does no harm (auxcap_tracer_at_far()). */
 	bool break_at_far;
+	/* Appended: once *@stop_req is non-zero (set from any thread, read atomically; NULL:
+	 * never), auxcap_tracer_step() stops tracing as auxcap_tracer_stop(tr, false) does,
+	 * between two steps, or in a system call's step that blocks: the task is then sent a
+	 * SIGSTOP, which ends its wait with a signal-delivery stop that the tracer swallows, and
+	 * the kernel restarts the call once the task runs on (a detached server goes on waiting
+	 * in its accept() as if nothing happened).  For a task attached to (auxcap_tracer_attach())
+	 * that must be let go on request. */
+	const int *stop_req;
 };
 
 /* auxcap_tracer_opts.spe_flags: the arm_spe driver's PMSCR_EL1/PMSFCR_EL1 settings. */
@@ -251,7 +259,8 @@ int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd);
  * Attach to the running thread @tid and start tracing it.
  *
  * The thread is stopped with PTRACE_ATTACH and detached again by auxcap_tracer_stop() or
- * auxcap_tracer_free().  Sideband: COMM (not exec), START, MMAP.
+ * auxcap_tracer_free() (or opts.stop_req).  Sideband: COMM (not exec), START, MMAP, with the
+ * thread's process (its thread group) as pid; only @tid is traced.
  *
  * Returns 0 on success, a negative errno otherwise.
  * Returns -EINVAL if @tr is NULL, @tid <= 0 or @tr already has a child.

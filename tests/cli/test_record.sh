@@ -280,5 +280,75 @@ $A decode cut2.data >cut2.txt 2>cut2.err; st=$?
 $A decode e.data >whole.txt 2>/dev/null
 check '[ $st -eq 0 ] && grep -q "warning: .cut2.data. was not finalized" cut2.err && cmp -s cut2.txt whole.txt' "a capture cut in its features decodes whole, with: $(grep -m1 finalized cut2.err)"
 
+# 19. --emulate -p/-t: the live tracer attaches to a running task (a real PMU's -p, proven on
+# the emulated one), and lets it go when recording stops; it runs on, not stopped.
+"$E" 4000000000 >/dev/null & P=$!
+sleep 0.3
+$A record --emulate -p $P -e intel_pt//u -e cpu-clock -o at.data 2>at.err & R=$!
+sleep 3
+kill -INT $R; wait $R; st=$?
+state=$(awk '{print $3}' /proc/$P/stat 2>/dev/null)
+check '[ $st -eq 0 ] && [ "$state" = R -o "$state" = S ]' "record --emulate -p of a running loop: status $st, the process left $state (running)"
+kill $P; wait $P 2>/dev/null
+$A report at.data >at.rep 2>&1
+check 'grep -q "^# samples: *cpu-clock: [1-9]" at.rep && grep -Eq "[0-9.]+%.* leaf_add +\[auxcap-example-loop\]" at.rep && grep -Eq " run +\[auxcap-example-loop\]" at.rep' "its report: the loop's functions by trace time and samples"
+found=$(sed -n 's/.*(\([0-9]*\) on traced threads, \([0-9]*\) found.*/\2/p' at.rep)
+traced=$(sed -n 's/.*(\([0-9]*\) on traced threads.*/\1/p' at.rep)
+check '[ -n "$found" ] && [ "$found" -gt 0 ] && [ "$found" -ge $((traced * 9 / 10)) ]' "samples found in the trace: $found of $traced"
+# A task asleep in a system call: recording stops without waiting for the call, which goes on
+# (restarted by the kernel) and ends as it would have.
+sleep 30 & P=$!
+sleep 0.3
+$A record --emulate -p $P -o sl.data 2>sl.err & R=$!
+sleep 1
+kill -INT $R; wait $R; st=$?
+alive=$(kill -0 $P 2>/dev/null && echo yes || echo no)
+state=$(awk '{print $3}' /proc/$P/stat 2>/dev/null)
+check '[ $st -eq 0 ] && [ $alive = yes ] && [ "$state" = S ]' "a task asleep in a call: recording stopped while it sleeps on (status $st, alive $alive, state $state)"
+kill $P; wait $P 2>/dev/null
+# Another thread than the main one (-t): its process is the pid of its records.
+if command -v python3 >/dev/null; then
+	python3 -c 'import threading,time
+def spin():
+    x=0
+    while True: x+=1
+threading.Thread(target=spin,daemon=True).start(); time.sleep(60)' & P=$!
+	tid=
+	for i in $(seq 100); do
+		tid=$(ls /proc/$P/task 2>/dev/null | grep -vx "$P" | head -1)
+		[ -n "$tid" ] && break
+		sleep 0.1
+	done
+	$A record --emulate -t "$tid" -o th.data 2>th.err & R=$!
+	sleep 2
+	kill -INT $R; wait $R; st=$?
+	$A report th.data >th.rep 2>&1
+	check '[ $st -eq 0 ] && grep -Eq "^ +$tid +$P +python3 " th.rep' "-t $tid of process $P: the report's thread line names both"
+	# -p of that process: its other thread is not traced, and the user is told.
+	$A record --emulate -p $P -o th2.data 2>th2.err & R=$!
+	sleep 0.5
+	kill -INT $R; wait $R; st=$?
+	check '[ $st -eq 0 ] && grep -q "has 1 other thread that --emulate does not trace" th2.err' "-p of a process with two threads warns: $(grep -m1 warning th2.err)"
+	kill $P; wait $P 2>/dev/null
+fi
+# Errors: one line, status 1, before anything is written.
+sleep 30 & P=$!
+echo keep >keep2.data
+$A record --emulate -p $P,$P -o keep2.data 2>y1.err; st=$?
+check '[ $st -eq 1 ] && [ "$(wc -l <y1.err)" -eq 1 ] && grep -q "traces one thread" y1.err && [ "$(cat keep2.data)" = keep ]' "two pids: $(cat y1.err)"
+$A record --emulate -a -o keep2.data 2>y2.err; st=$?
+check '[ $st -eq 1 ] && grep -q "not CPUs" y2.err' "-a: $(cat y2.err)"
+if command -v gdb >/dev/null; then
+	gdb -q -batch -p $P -ex 'shell sleep 5' >/dev/null 2>&1 & G=$!
+	for i in $(seq 100); do
+		[ "$(awk '/TracerPid/{print $2}' /proc/$P/status)" != 0 ] && break
+		sleep 0.1
+	done
+	$A record --emulate -p $P -o keep2.data 2>y3.err; st=$?
+	check '[ $st -eq 1 ] && [ "$(wc -l <y3.err)" -eq 1 ] && grep -q "traces it already" y3.err && [ "$(cat keep2.data)" = keep ]' "a task gdb holds: $(cat y3.err)"
+	kill $G 2>/dev/null; wait $G 2>/dev/null
+fi
+kill $P; wait $P 2>/dev/null
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

@@ -5,10 +5,12 @@
  * the vDSO's) code loaded where the MMAP sideband says, and require exactly the instruction
  * sequence and branch outcomes the tracer stepped through.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -415,6 +418,159 @@ static void test_pt_attach_to_running_process(void **state)
 	tr_run_fini(&run);
 }
 
+/* State letter of task @pid (/proc/PID/stat), or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Wait until task @pid is in system call @nr (/proc/PID/syscall). */
+static void wait_task_in_call(pid_t pid, long nr)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		long n = -2;
+
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld", &n) != 1)
+				n = -2;
+			fclose(f);
+		}
+		if (n == nr)
+			return;
+		usleep(1000);
+	}
+	fail_msg("task %d never entered system call %ld", (int)pid, nr);
+}
+
+static int stop_flag;
+
+static void *ask_stop_later(void *arg)
+{
+	(void)arg;
+	usleep(300000);
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * opts.stop_req while the task attached to is blocked in a system call (a read from an empty
+ * pipe): the tracer interrupts the call, swallows the signal and detaches; the task goes on
+ * waiting in its read (restarted by the kernel), not stopped, and reads what comes later.
+ */
+static void test_pt_stop_request_lets_blocked_task_go(void **state)
+{
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT, .stop_req = &stop_flag };
+	struct tr_run run;
+	pthread_t th;
+	int p[2], st;
+	pid_t pid;
+	char s;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c = 0;
+
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 ? c : 99);
+	}
+	close(p[0]);
+	wait_task_in_call(pid, SYS_read);
+	__atomic_store_n(&stop_flag, 0, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&th, NULL, ask_stop_later, NULL), 0);
+	assert_int_equal(tr_attach(&run, &opts, pid), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(run.nstart, 1);
+	/* Let go where it was: still running, not stopped, back in its read. */
+	assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
+	wait_task_in_call(pid, SYS_read);
+	s = task_state(pid);
+	assert_true(s == 'S' || s == 'R');
+	assert_int_equal(write(p[1], "A", 1), 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 'A');
+	close(p[1]);
+	tr_run_fini(&run);
+}
+
+static void *spin_thread(void *arg)
+{
+	volatile unsigned long *n = arg;
+
+	for (;;)
+		for (volatile int i = 0; i < 3; i++) /* conditional branches, taken and not */
+			(*n)++;
+	return NULL;
+}
+
+/* A thread other than its process's main one: the side-band names the process as pid. */
+static void test_pt_attach_to_other_thread_names_its_process(void **state)
+{
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_INTEL_PT, .max_insns = 3000 };
+	struct tr_run run;
+	struct decoded d;
+	pid_t pid, tid = 0;
+	int st, r;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static volatile unsigned long n;
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, spin_thread, (void *)&n) != 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	for (int i = 0; i < 10000 && !tid; i++) {
+		char path[64];
+		struct dirent *de;
+		DIR *dir;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		dir = opendir(path);
+		while (dir && (de = readdir(dir)))
+			if (de->d_name[0] != '.' && atoi(de->d_name) != pid)
+				tid = atoi(de->d_name);
+		if (dir)
+			closedir(dir);
+		if (!tid)
+			usleep(1000);
+	}
+	r = tid > 0 ? tr_attach(&run, &opts, tid) : -ESRCH;
+	kill(pid, SIGKILL); /* (before any check fails) */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(r, 0);
+	assert_int_equal(run.stats.insns, 3000);
+	assert_int_equal(run.tid, (uint32_t)tid);
+	assert_int_equal(run.pid, (uint32_t)pid);
+	decode_pt(&run, &d);
+	assert_matches_log(&run, &d);
+	decoded_fini(&d);
+	tr_run_fini(&run);
+}
+
 static int keep(void *ctx, const void *bytes, size_t len)
 {
 	size_t *n = ctx;
@@ -675,6 +831,8 @@ int main(void)
 		cmocka_unit_test(test_pt_instruction_limit_ends_trace_cleanly),
 		cmocka_unit_test(test_pt_signal_handler_is_an_async_transfer),
 		cmocka_unit_test(test_pt_attach_to_running_process),
+		cmocka_unit_test(test_pt_stop_request_lets_blocked_task_go),
+		cmocka_unit_test(test_pt_attach_to_other_thread_names_its_process),
 		cmocka_unit_test(test_pt_adopted_child_traced_from_its_entry),
 		cmocka_unit_test(test_pt_stop_with_kill_reaps_child),
 		cmocka_unit_test(test_pt_start_of_missing_command_fails),

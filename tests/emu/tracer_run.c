@@ -62,6 +62,7 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	case AUXCAP_TRACER_SB_START:
 		run->nstart++;
 		run->tid = sb->tid;
+		run->pid = sb->pid;
 		if (run->trace_len)
 			run->order_ok = 0;
 		break;

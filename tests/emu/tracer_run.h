@@ -55,6 +55,7 @@ struct tr_run {
 	int comm_exec;		  /* COMM records with exec set */
 	int nstart;		  /* START records */
 	uint32_t tid;		  /* thread id from the START record */
+	uint32_t pid;		  /* its process, from the same record */
 	int nexit;		  /* EXIT records */
 	int exit_status;	  /* from the EXIT record */
 	int order_ok;		  /* 1 while COMM/START came before the first trace byte */
