@@ -636,7 +636,9 @@ static int cmd_decode_run(int argc, char **argv)
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	}
 	backend = auxcap_decode_get_info(d)->backend;
-	if (a.dump && auxcap_backend_find(backend)->dump)
+	if (!backend)
+		ret = run_merge(&a, d, out); /* counter samples only */
+	else if (a.dump && auxcap_backend_find(backend)->dump)
 		ret = run_dump(&a, d, out);
 	else if (!auxcap_backend_find(backend)->decoder_new || text_by_backend(&a, backend))
 		ret = legacy_print(&a, d, out, !strcmp(backend, "arm_spe"));

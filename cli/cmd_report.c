@@ -318,6 +318,19 @@ static void text_header(struct ctx *c)
 	for (size_t i = 0; i < s->nr_cpus && i < 32; i++)
 		fprintf(f, "%s%d", i ? "," : ": ", s->cpus[i]);
 	fprintf(f, "%s\n# threads:   %zu\n", s->nr_cpus > 32 ? ",..." : "", s->nr_threads);
+	if (!info->backend) {
+		/* counter samples without an AUX event: perf report's profile */
+		fputs("# trace:     none (no AUX event: the samples alone; record with -e "
+		      "intel_pt//u, or --emulate, for the trace)\n",
+		      f);
+		for (size_t i = 0; i < s->nr_slots; i++)
+			if (s->slots[i].samples)
+				fprintf(f, "# samples:   %s: %" PRIu64 "\n",
+					slot_name(&s->slots[i], i, s->nr_slots), s->slots[i].samples);
+		if (!s->samples)
+			fputs("# samples:   no counter samples\n", f);
+		return;
+	}
 	fprintf(f, "# trace:     %" PRIu64 " bytes in %zu AUX %s%s; %" PRIu64 " events",
 		s->aux_bytes, s->nr_queues,
 		info->snapshot ? (s->nr_queues == 1 ? "snapshot" : "snapshots")
@@ -987,7 +1000,8 @@ static int cmd_report_run(int argc, char **argv)
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
 		goto out;
 	}
-	if (!auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
+	if (auxcap_decode_get_info(d)->backend &&
+	    !auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
 		cli_err("the %s backend only prints its trace (no decoder ops): auxcap report "
 			"needs decoded events; use auxcap decode",
 			auxcap_decode_get_info(d)->backend);

@@ -9,7 +9,8 @@
  * own symbols).  Each thread's current stack, mirrored from the decode stage's stack changes,
  * points at a node.  Weights:
  *   - samples: each counter sample adds 1 to the node of its reconstructed stack (aligned or
- *     not); a sample of a thread without trace counts as "[no trace]", samples lost
+ *     not); a sample of a thread without trace counts as "[no trace]" (in a capture with no
+ *     trace at all, as its IP's function, one frame deep), samples lost
  *     (LOST_SAMPLES, LOST records) as "[lost samples]";
  *   - time: the trace time between two events of a thread goes to the node it was in; trace
  *     lost in a gap (from the gap to the queue's next event) goes to "[gap]"; time with
@@ -271,6 +272,13 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	uint32_t node = ROOT;
 
 	f->samples++;
+	if (!x && !auxcap_decode_get_info(w->d)->backend && ev->rec) {
+		/* A capture without trace: each sample is its IP's function (perf report's flat
+		 * profile). */
+		node = child(f, ROOT, ev->rec->u.sample.ip, ev->pid); /* may move f->nodes */
+		f->nodes[node].samples++;
+		return;
+	}
 	if (!x || !x->nr_stack) {
 		node = child(f, ROOT, FUNC_NOTRACE, -1); /* may move f->nodes */
 		f->nodes[node].samples++;

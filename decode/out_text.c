@@ -479,8 +479,9 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 		fprintf(w->f, " period=%" PRIu64, sa->period);
 	putc('\n', w->f);
 	if (!x) {
-		/* (a sampled trace, Arm SPE's, gives no sample a context: nothing to say) */
-		if (!auxcap_decode_get_info(w->d)->sampled)
+		/* (a sampled trace, Arm SPE's, gives no sample a context, nor a capture without
+		 * trace: nothing to say) */
+		if (!auxcap_decode_get_info(w->d)->sampled && auxcap_decode_get_info(w->d)->backend)
 			fputs("\tno trace of this thread\n", w->f);
 		return;
 	}

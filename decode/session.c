@@ -1324,7 +1324,12 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 			d->want_context = false;
 		}
 		fi = auxcap_perf_reader_info(d->rd);
-		if (!d->nr_queues) {
+		if (!d->nr_queues && !fi->recovered && !d->aux_evsel && !d->auxtrace_type &&
+		    d->want_context) {
+			/* No AUX event at all, but counter samples (a plain 'record -- prog'): they
+			 * and the side-band are the stream, as perf report reads them. */
+			d->want_context = false;
+		} else if (!d->nr_queues) {
 			if (fi->recovered)
 				set_err(d,
 					"'%s' holds no AUX trace: the file was not finalized (capture "
@@ -1338,7 +1343,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 					shown, d->aux_evsel->name);
 			else
 				set_err(d,
-					"'%s' holds no AUX trace (no AUXTRACE records); record with an "
+					"'%s' holds no AUX trace and no counter samples; record with an "
 					"AUX event, e.g. auxcap record -e intel_pt//u (or --emulate)",
 					shown);
 			r = -ENODATA;
@@ -1349,7 +1354,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 				   "'%s' was not finalized (capture killed or disk full?): its "
 				   "records end at offset %" PRIu64 ", and are decoded up to there",
 				   shown, fi->recovered_end);
-		if (!d->backend) {
+		if (!d->backend && d->nr_queues) {
 			if (d->auxtrace_type)
 				set_err(d,
 					"'%s' holds AUX trace of type %u, which no backend of this "
@@ -1375,7 +1380,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 				q->info.pid = t->pid;
 		}
 	}
-	d->info.backend = d->backend->name;
+	d->info.backend = d->backend ? d->backend->name : NULL;
 	d->info.nr_queues = d->nr_queues;
 	*ret = d;
 	return 0;

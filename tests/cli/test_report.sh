@@ -87,10 +87,10 @@ one_line "two files" "one capture at a time" "$TMP/s.data" "$TMP/s.data"
 one_line "unwritable -o" "cannot" "$TMP/s.data" -o "$TMP/nodir/r.txt"
 printf 'not a capture\n' >"$TMP/junk.data"
 one_line "not a perf.data file" "junk.data" "$TMP/junk.data"
-if "$AUXCAP" record -e cpu-clock -o "$TMP/noaux.data" -- true >/dev/null 2>&1; then
-	one_line "a capture without AUX trace" "no AUX trace" "$TMP/noaux.data"
+if "$AUXCAP" record -e dummy -o "$TMP/noaux.data" -- true >/dev/null 2>&1; then
+	one_line "a capture without AUX trace or samples" "no AUX trace" "$TMP/noaux.data"
 else
-	bad "auxcap record -e cpu-clock -- true failed"
+	bad "auxcap record -e dummy -- true failed"
 fi
 
 # -o writes what standard output gets.
@@ -112,6 +112,40 @@ assert r["file"].endswith("caf\u00e9.data"), r["file"]' "$TMP/l1.json"; then
 	ok "JSON with a non-UTF-8 file name: valid UTF-8, the byte escaped"
 else
 	bad "JSON with a non-UTF-8 file name (status $st)"
+fi
+
+# A capture of counter samples without an AUX event (auxcap record's default, cpu-clock):
+# report and decode read it as perf report does, where they said "holds no AUX trace".
+if "$AUXCAP" record -o "$TMP/so.data" -- "$EXAMPLE" 100000000 >/dev/null 2>"$TMP/so.err"; then
+	python3 "$CHECK" "$AUXCAP" "$TMP/so.data" "$EXAMPLE" "$SCHEMA" --expect-samples --untimed \
+		>"$TMP/so.check" 2>&1 || { cat "$TMP/so.check"; fails=$((fails + 1)); }
+	"$AUXCAP" report "$TMP/so.data" >"$TMP/so.rep" 2>&1; st=$?
+	n=$("$AUXCAP" info "$TMP/so.data" | awk '$1=="SAMPLE"{print $2}')
+	if [ $st -eq 0 ] && grep -q '^# trace: *none (no AUX event' "$TMP/so.rep" &&
+		grep -Eq "^# samples: +cpu-clock: $n\$" "$TMP/so.rep" &&
+		grep -Eq ' work +\[auxcap-example-loop\]' "$TMP/so.rep"; then
+		ok "report of a samples-only capture: $n samples, no trace, the loop's functions"
+	else
+		bad "report of a samples-only capture (status $st): $(head -3 "$TMP/so.rep")"
+	fi
+	"$AUXCAP" decode "$TMP/so.data" >"$TMP/so.txt" 2>&1; st=$?
+	ns=$(grep -c ' sample   cpu-clock ' "$TMP/so.txt")
+	if [ $st -eq 0 ] && [ "$ns" = "$n" ] && ! grep -q 'no trace of this thread' "$TMP/so.txt"; then
+		ok "decode of it: the $ns samples, no empty context lines"
+	else
+		bad "decode of a samples-only capture (status $st, $ns samples of $n)"
+	fi
+	"$AUXCAP" decode --format folded "$TMP/so.data" >"$TMP/so.folded" 2>&1; st=$?
+	sum=$(awk '{s += $NF} END {print s}' "$TMP/so.folded")
+	work=$(awk '$1=="work"{print $2}' "$TMP/so.folded")
+	rwork=$(awk '$NF=="[auxcap-example-loop]" && $(NF-1)=="work"{print $2}' "$TMP/so.rep" | head -1)
+	if [ $st -eq 0 ] && [ "$sum" = "$n" ] && [ -n "$work" ] && [ "$work" = "$rwork" ]; then
+		ok "folded: $sum samples by function, work $work as in the report"
+	else
+		bad "folded of a samples-only capture (status $st, sum $sum of $n, work $work vs $rwork)"
+	fi
+else
+	echo "skip samples-only capture: $(cat "$TMP/so.err")"
 fi
 
 # The progress bar on a terminal.

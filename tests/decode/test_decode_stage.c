@@ -1433,6 +1433,66 @@ static void test_errors(void **state)
 	assert_null(d);
 }
 
+/* A capture of counter samples without an AUX event (a plain 'record -- prog') opens: its
+ * stream is the samples, without context, and the side-band; one without samples either does
+ * not. */
+static void test_samples_only(void **state)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	const struct auxcap_decode_event *ev;
+	const struct auxcap_decode_info *info;
+	struct auxcap_decode *d = NULL;
+	uint64_t ips[3] = { 0x1010, 0x1020, 0x1030 };
+	size_t n = 0, comms = 0;
+	char path[300], err[256] = "";
+	struct cb *b;
+	int r;
+
+	(void)state;
+	o.errbuf = err;
+	o.errlen = sizeof(err);
+	path_of(path, sizeof(path), "samples_only.data");
+	b = cb_open(path, "task-clock", PERF_TYPE_SOFTWARE); /* evsel 0: no AUX PMU either */
+	assert_non_null(b);
+	cb_comm(b, 3, 3, "prog", true, 100, 0);
+	for (int i = 0; i < 3; i++)
+		cb_sample(b, 1, ips[i], 3, 3, 200 + 100 * (uint64_t)i, 0, 1);
+	assert_int_equal(cb_close(b), 0);
+	r = auxcap_decode_open(path, &o, &d);
+	if (r < 0)
+		fail_msg("%s", err);
+	info = auxcap_decode_get_info(d);
+	assert_null(info->backend);
+	assert_int_equal(info->nr_queues, 0);
+	while ((r = auxcap_decode_next(d, &ev)) == 1) {
+		if (ev->kind == AUXCAP_DECODE_SIDEBAND && ev->rec->type == PERF_RECORD_COMM)
+			comms++;
+		if (ev->kind != AUXCAP_DECODE_SAMPLE)
+			continue;
+		assert_true(n < 3);
+		assert_int_equal(ev->rec->u.sample.ip, ips[n]);
+		assert_int_equal(ev->time, 200 + 100 * n);
+		assert_int_equal(ev->tid, 3);
+		assert_null(ev->ctx);
+		n++;
+	}
+	assert_int_equal(r, 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(comms, 1);
+	assert_int_equal(info->samples, 3);
+	assert_int_equal(info->trace_events, 0);
+	auxcap_decode_close(d);
+
+	/* side-band alone: nothing to decode */
+	path_of(path, sizeof(path), "sideband_only.data");
+	b = cb_open(path, "task-clock", PERF_TYPE_SOFTWARE);
+	assert_non_null(b);
+	cb_comm(b, 3, 3, "prog", true, 100, 0);
+	assert_int_equal(cb_close(b), 0);
+	assert_int_equal(auxcap_decode_open(path, &o, &d), -ENODATA);
+	assert_non_null(strstr(err, "no AUX trace"));
+}
+
 static bool g_batch;
 
 static int setup(void **state)
@@ -1467,6 +1527,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_long_run), cmocka_unit_test(test_exec_maps_by_time),
 		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_tail_call),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_samples_only),
 	};
 
 	g_batch = argc > 1 && !strcmp(argv[1], "--batch");

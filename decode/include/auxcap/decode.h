@@ -225,7 +225,8 @@ struct auxcap_decode_queue {
 
 /** Facts and counters of a session (counters grow as the stream is read). */
 struct auxcap_decode_info {
-	const char *backend;  /* name of the backend decoding the trace */
+	const char *backend;  /* name of the backend decoding the trace; NULL for a capture
+			       * of counter samples without an AUX event (no queues) */
 	bool raw;	      /* raw trace file */
 	bool snapshot;	      /* snapshot-mode capture */
 	bool timeless;	      /* trace without time conversion was seen: it is placed by its
@@ -255,7 +256,10 @@ struct auxcap_decode_info {
  * file that is not ELF, -ERANGE for an empty raw file), with the reason in errbuf.
  * Returns the reader's errors for a bad perf.data file (-EBADMSG with the reason in errbuf,
  * -ENOENT, -EACCES, ...).
- * Returns -ENODATA if the capture has no AUX trace.
+ * Returns -ENODATA if the capture has no AUX trace (its AUX event wrote none, or it was cut
+ * before any), or neither an AUX event nor counter samples.  A capture of counter samples
+ * without an AUX event opens: its stream is the samples (no context) and side-band, and
+ * auxcap_decode_get_info() says so with @backend NULL and no queues.
  * Returns -EPROTONOSUPPORT if no registered backend decodes its trace (or @raw_backend).
  * Returns -ESPIPE for a pipe (the stage needs a file it can map).
  * Returns -ENOMEM.
