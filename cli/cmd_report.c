@@ -314,7 +314,9 @@ static void text_header(struct ctx *c)
 	if (s->nr_cpus)
 		fprintf(f, "# CPUs:      %zu seen", s->nr_cpus);
 	else
-		fputs("# CPUs:      not recorded (per-thread trace, records without a CPU)", f);
+		fputs(info->backend ? "# CPUs:      not recorded (per-thread trace, records without a CPU)"
+				    : "# CPUs:      not recorded (records without a CPU)",
+		      f);
 	for (size_t i = 0; i < s->nr_cpus && i < 32; i++)
 		fprintf(f, "%s%d", i ? "," : ": ", s->cpus[i]);
 	fprintf(f, "%s\n# threads:   %zu\n", s->nr_cpus > 32 ? ",..." : "", s->nr_threads);
@@ -386,8 +388,8 @@ static void text_threads(struct ctx *c)
 
 	if (!n)
 		return;
-	fprintf(f, "\nThreads (%zu%s, by trace time):\n", n < top ? n : top,
-		n > top ? " shown" : "");
+	fprintf(f, "\nThreads (%zu%s, by %s):\n", n < top ? n : top, n > top ? " shown" : "",
+		auxcap_decode_get_info(c->d)->backend ? "trace time" : "samples");
 	fprintf(f, "  %8s %8s  %-16s %12s %12s %10s %8s %5s\n", "TID", "PID", "COMM",
 		"trace time", "insns", "branches", "samples", "gaps");
 	for (size_t i = 0; i < n && i < top; i++) {
