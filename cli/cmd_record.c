@@ -1446,9 +1446,9 @@ static int run_record(int argc, char **argv)
 	g_session = s;
 	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
 		goto out;
-	if (!o.emulate && (o.pid_list || o.tid_list || child_stopped)) {
+	if (!o.emulate && (o.pid_list || o.tid_list || child_stopped || o.all_cpus || o.cpu_list)) {
 		/* Events opened on running tasks missed their COMM and MMAP2: write them now (the
-		 * live tracer writes them of a task it attaches to). */
+		 * live tracer writes them of a task it attaches to); system-wide, of every task. */
 		r = auxcap_session_synthesize(s, NULL);
 		if (r < 0)
 			cli_warn("cannot write the side-band of the running target from /proc: %s; "

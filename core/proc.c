@@ -5,6 +5,7 @@
  */
 #include "auxcap/proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -320,5 +321,62 @@ int auxcap_proc_synthesize(const char *proc, pid_t tgid, pid_t tid, bool mmaps,
 		}
 	}
 	free(r);
+	return rc < 0 ? rc : n;
+}
+
+/* A task id from a /proc directory entry's name, or 0. */
+static pid_t task_id(const struct dirent *de)
+{
+	char *end;
+	long v = strtol(de->d_name, &end, 10);
+
+	return de->d_name[0] >= '1' && de->d_name[0] <= '9' && !*end && v > 0 && v <= INT_MAX
+		       ? (pid_t)v
+		       : 0;
+}
+
+int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layout *layout,
+			       const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
+			       void *ctx)
+{
+	const char *root = proc ? proc : "/proc";
+	struct dirent *de;
+	int n = 0, rc = 0;
+	DIR *d;
+
+	if (!layout || !sid || !fn)
+		return -EINVAL;
+	d = opendir(root);
+	if (!d)
+		return -errno;
+	while (rc >= 0 && (de = readdir(d))) {
+		pid_t tgid = task_id(de);
+		char path[PATH_MAX];
+		struct dirent *te;
+		bool first = true;
+		DIR *td;
+
+		if (!tgid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/task", root, (int)tgid);
+		td = opendir(path);
+		if (!td)
+			continue; /* gone since the listing */
+		while (rc >= 0 && (te = readdir(td))) {
+			pid_t tid = task_id(te);
+
+			if (!tid)
+				continue;
+			rc = auxcap_proc_synthesize(proc, tgid, tid, first, layout, sid, fn, ctx);
+			if (rc >= 0) {
+				n += rc;
+				first = false;
+			} else if (rc == -ESRCH || rc == -ENOENT || rc == -EACCES || rc == -EPERM) {
+				rc = 0; /* gone, or not ours to read: as perf, go on without it */
+			}
+		}
+		closedir(td);
+	}
+	closedir(d);
 	return rc < 0 ? rc : n;
 }

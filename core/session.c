@@ -1481,5 +1481,20 @@ int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
 					   &c);
 	}
 	free(tgids);
+	if (r >= 0 && !nr_tgids && s->nr_sets) {
+		/* System-wide (per CPU, no task): every task of the system, as perf record -a. */
+		struct set *set = &s->sets[0];
+		const struct perf_event_attr *attr;
+		struct auxcap_sample_layout lay;
+		struct auxcap_sample_id sid = { 0 };
+		int fd;
+
+		first_event(s, set, &fd, &attr);
+		r = auxcap_event_id(s->sys, fd, &sid.id);
+		sid.cpu = set->cpu < 0 ? 0 : (uint32_t)set->cpu;
+		auxcap_sample_layout_from_attr(attr, &lay);
+		if (r >= 0)
+			r = auxcap_proc_synthesize_all(proc, &lay, &sid, synth_record, &c);
+	}
 	return r < 0 ? r : c.n;
 }

@@ -350,5 +350,25 @@ if command -v gdb >/dev/null; then
 fi
 kill $P; wait $P 2>/dev/null
 
+# 20. System-wide (-a, -C) of processes that were running before: their COMM and mappings come
+# from /proc, as perf record -a writes them (before, none: every sample was "-" and [unknown]).
+"$E" 4000000000 >/dev/null & P=$!
+sleep 0.3
+$A record -a -o sw.data 2>sw.err & R=$!
+sleep 1.5
+kill -INT $R; wait $R; st=$?
+$A report sw.data >sw.rep 2>&1
+check '[ $st -eq 0 ] && grep -Eq "^ +$P +$P +auxcap-example-" sw.rep && grep -Eq " work +\[auxcap-example-loop\]" sw.rep' "record -a of a running loop: its thread by name, its functions by symbol"
+n_ours=$(awk '$NF=="[auxcap-example-loop]"{s+=$2} END{print s+0}' sw.rep)
+n_perf=$(perf report -i sw.data --stdio --comm auxcap-example- --sort dso 2>/dev/null | awk '$2=="auxcap-example-loop"{print $1}')
+check '[ "$n_ours" -gt 0 ]' "its samples in the program: $n_ours (perf report: $n_perf of all)"
+$A record -C 0 -o c0.data 2>c0.err & R=$!
+sleep 1
+kill -INT $R; wait $R; st=$?
+ncomm=$($A info c0.data | awk '$1=="COMM"{print $2}')
+nproc=$(ls -d /proc/[0-9]* | wc -l)
+check '[ $st -eq 0 ] && [ "${ncomm:-0}" -ge $((nproc / 2)) ]' "record -C 0 writes the running tasks' COMM: $ncomm (about $nproc processes)"
+kill $P; wait $P 2>/dev/null
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

@@ -242,12 +242,72 @@ static void test_synthesize(void **state)
 			 -ENOSPC);
 }
 
+/* Every task of a /proc: each process's threads a COMM each and its mappings once; what is
+ * not a process, or is gone, is left out. */
+static void test_synthesize_all(void **state)
+{
+	struct perf_event_attr a = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.sample_id_all = 1,
+	};
+	const char *dirs[] = { "5000", "5000/task", "5000/task/5000", "5000/task/5001", "6000",
+			       "6000/task", "6000/task/6000", "self" };
+	struct auxcap_sample_layout l;
+	struct auxcap_sample_id sid = { .id = 7 };
+	static struct collected c;
+	struct auxcap_record rec;
+	int comms = 0, mmaps = 0, of5000 = 0;
+	char path[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	/* 5000: a kernel thread's like, two threads, no mappings; 6000: gone (no comm) */
+	put_file("5000/task/5000/comm", "kworker\n");
+	put_file("5000/task/5001/comm", "kworker-b\n");
+	put_file("5000/maps", "");
+	put_file("version", "Linux\n");
+	auxcap_sample_layout_from_attr(&a, &l);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(auxcap_proc_synthesize_all(root, &l, &sid, collect, &c), 7);
+	for (size_t off = 0; off < c.len;) {
+		const struct perf_event_header *h = (const void *)(c.buf + off);
+
+		assert_int_equal(auxcap_record_parse(&l, h, h->size, &rec), 0);
+		assert_int_equal(rec.sid.id, 7);
+		if (rec.type == PERF_RECORD_COMM) {
+			comms++;
+			if (rec.u.comm.pid == 5000) {
+				of5000++;
+				assert_true(rec.u.comm.tid == 5000 || rec.u.comm.tid == 5001);
+			} else {
+				assert_int_equal(rec.u.comm.pid, 4242);
+				assert_int_equal(rec.u.comm.tid, 4243);
+			}
+		} else {
+			assert_int_equal(rec.type, PERF_RECORD_MMAP2);
+			assert_int_equal(rec.u.mmap.pid, 4242);
+			mmaps++;
+		}
+		off += h->size;
+	}
+	assert_int_equal(comms, 3);
+	assert_int_equal(of5000, 2);
+	assert_int_equal(mmaps, 4);
+	assert_int_equal(auxcap_proc_synthesize_all(root, &l, &sid, refuse, NULL), -ENOSPC);
+	snprintf(path, sizeof(path), "%s/nonexistent", root);
+	assert_int_equal(auxcap_proc_synthesize_all(path, &l, &sid, collect, &c), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_parse),
 		cmocka_unit_test(test_tgid_and_find_addr),
 		cmocka_unit_test(test_synthesize),
+		cmocka_unit_test(test_synthesize_all),
 	};
 
 	return cmocka_run_group_tests_name("core/proc", tests, setup_proc, teardown_proc);

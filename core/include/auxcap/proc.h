@@ -78,4 +78,15 @@ int auxcap_proc_synthesize(const char *proc, pid_t tgid, pid_t tid, bool mmaps,
 			   const struct auxcap_sample_layout *layout,
 			   const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn, void *ctx);
 
+/**
+ * auxcap_proc_synthesize() of every task of the system (perf record -a does the same): each
+ * process in @proc ("/proc" if NULL), a COMM per thread and its executable mappings once.
+ * Tasks that end during the walk, and those whose files cannot be read (-EACCES, -EPERM),
+ * are left out.  Returns the number of records delivered, or a negative errno (of listing
+ * @proc, or what @fn returned).
+ */
+int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layout *layout,
+			       const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
+			       void *ctx);
+
 #endif /* AUXCAP_PROC_H */

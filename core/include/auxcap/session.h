@@ -285,6 +285,9 @@ int auxcap_session_snapshot(struct auxcap_session *s);
  * like [vdso]) from /proc/PID/maps, with time 0 and the session's first event's id in
  * their sample_id, to the sink.  Call it after auxcap_session_open() and before the events
  * run, so they precede the captured records.  @proc is the procfs root (NULL: "/proc").
+ * A system-wide session (per CPU, no target task: perf record -a) gets every task of the
+ * system (auxcap_proc_synthesize_all(): tasks that end meanwhile or cannot be read are left
+ * out).
  *
  * Returns the number of records written, or a negative errno.
  * Returns -ESRCH if a target is gone, -EACCES if its maps cannot be read, the sink's error.
