@@ -131,8 +131,16 @@ static int run_archive(int argc, char **argv)
 		usage(stdout);
 		return CLI_OK;
 	}
-	if (argc != 2 || !strcmp(argv[1], "-")) {
-		usage(stderr);
+	if (argc != 2 || argv[1][0] == '-') {
+		if (argc < 2)
+			cli_err("archive: give the capture whose binaries to copy: auxcap archive "
+				"FILE");
+		else if (!strcmp(argv[1], "-"))
+			cli_err("archive: '-' is not a file: archive a saved capture");
+		else if (argv[1][0] == '-')
+			cli_err("archive: unknown option '%s'; run 'auxcap archive --help'", argv[1]);
+		else
+			cli_err("archive: one capture at a time ('%s' and '%s')", argv[1], argv[2]);
 		return CLI_ERR;
 	}
 	file = argv[1];

@@ -403,8 +403,13 @@ static int cmd_info_run(int argc, char **argv)
 		usage(stdout);
 		return CLI_OK;
 	}
-	if (argc != 2) {
-		usage(stderr);
+	if (argc != 2 || (argv[1][0] == '-' && argv[1][1])) {
+		if (argc < 2)
+			cli_err("info: give the capture to show: auxcap info FILE");
+		else if (argv[1][0] == '-')
+			cli_err("info: unknown option '%s'; run 'auxcap info --help'", argv[1]);
+		else
+			cli_err("info: one capture at a time ('%s' and '%s')", argv[1], argv[2]);
 		return CLI_ERR;
 	}
 	path = argv[1];

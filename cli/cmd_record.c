@@ -77,6 +77,8 @@ struct record_opts {
 	bool no_buildid_cache; /* -N: nothing written under $HOME/.debug */
 	bool emulate;
 	uint64_t max_insns;
+	uint64_t freq;	 /* -F: samples per second of the counters (0: 4000, perf's default) */
+	uint64_t period; /* -c: events per sample of the counters (0: by frequency) */
 	int verbose;
 	char **cmd; /* NULL-terminated, or NULL */
 };
@@ -107,6 +109,9 @@ static void usage(FILE *f)
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
+		"  -F, --freq N|max     sample the counter events N times a second (default 4000)\n"
+		"  -c, --count N        ... or once every N events (an event's own period= or freq=\n"
+		"                       term wins)\n"
 		"  -a, --all-cpus       system-wide on every online CPU\n"
 		"  -C, --cpu CPUS       system-wide on these CPUs (0-3,8)\n"
 		"  -p, --pid PID[,PID]  existing processes (all their threads)\n"
@@ -182,6 +187,52 @@ static int parse_mmap_pages(const char *arg, struct record_opts *o)
 	return 0;
 }
 
+/* The kernel's highest sampling frequency (perf_event_max_sample_rate), 0 if unknown. */
+static uint64_t max_sample_rate(void)
+{
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* -F N or -F max, as perf: above the kernel's limit, lowered to it with a warning. */
+static int parse_freq(const char *arg, uint64_t *ret)
+{
+	uint64_t max = max_sample_rate(), v;
+	char *end;
+
+	if (!strcmp(arg, "max")) {
+		if (!max) {
+			cli_err("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate; "
+				"give a frequency in Hz");
+			return -EINVAL;
+		}
+		*ret = max;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || !v) {
+		cli_err("bad -F '%s': give samples per second (e.g. -F 999) or 'max'", arg);
+		return -EINVAL;
+	}
+	if (max && v > max) {
+		cli_warn("-F %" PRIu64 " is above the kernel's maximum sampling rate: %" PRIu64
+			 " Hz is used (raise /proc/sys/kernel/perf_event_max_sample_rate for more; "
+			 "the kernel lowers it when sampling takes too long)",
+			 v, max);
+		v = max;
+	}
+	*ret = v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -204,6 +255,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-buildid", no_argument, NULL, 'B' },
 		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -212,7 +265,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->output = "auxcap.data";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:aC:p:t:m:o:S::fBNvh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:fBNvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -275,9 +329,34 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'B': o->no_buildid = true; break;
 		case 'N': o->no_buildid_cache = true; break;
 		case 'v': o->verbose++; break;
+		case 'F':
+			if (parse_freq(optarg, &o->freq) < 0)
+				return -EINVAL;
+			break;
+		case 'c': {
+			char *end;
+
+			errno = 0;
+			o->period = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !o->period) {
+				cli_err("bad -c '%s': give a positive number of events per sample",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'h': usage(stdout); exit(CLI_OK);
+		case ':':
+			cli_err("record: option '%s' needs a value; run 'auxcap record --help'",
+				argv[optind - 1]);
+			return -EINVAL;
 		default:
-			usage(stderr);
+			if (optopt)
+				cli_err("record: unknown option '-%c'; run 'auxcap record --help'",
+					optopt);
+			else
+				cli_err("record: unknown option '%s'; run 'auxcap record --help'",
+					argv[optind - 1]);
 			return -EINVAL;
 		}
 	}
@@ -309,6 +388,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (!!o->pid_list + !!o->tid_list + (o->all_cpus || o->cpu_list) > 1) {
 		cli_err("-p, -t and -a/-C exclude each other");
+		return -EINVAL;
+	}
+	if (o->freq && o->period) {
+		cli_err("-F and -c exclude each other: sample by frequency or every N events");
 		return -EINVAL;
 	}
 	if (o->trigger_on && !o->snapshot) {
@@ -1204,8 +1287,13 @@ static int run_record(int argc, char **argv)
 		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
 		     specs[i]->kind == AUXCAP_EVENT_SOFTWARE) &&
 		    !has_rate(specs[i])) {
-			a->freq = 1;
-			a->sample_freq = 4000; /* perf's default -F 4000 */
+			if (o.period) {
+				a->freq = 0;
+				a->sample_period = o.period;
+			} else {
+				a->freq = 1;
+				a->sample_freq = o.freq ? o.freq : 4000; /* perf's default -F 4000 */
+			}
 		}
 		a->sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 				  PERF_SAMPLE_PERIOD;

@@ -370,5 +370,23 @@ nproc=$(ls -d /proc/[0-9]* | wc -l)
 check '[ $st -eq 0 ] && [ "${ncomm:-0}" -ge $((nproc / 2)) ]' "record -C 0 writes the running tasks' COMM: $ncomm (about $nproc processes)"
 kill $P; wait $P 2>/dev/null
 
+# 21. perf's -F and -c: the counters' sampling frequency or period (an event's own term wins);
+# bad options are one line (an unknown one printed the whole usage).
+$A record -F 99 -e cpu-clock -e task-clock/period=2000000/ -o f.data -- "$E" 100000000 >/dev/null 2>f.err; st=$?
+ev=$(perf evlist -v -i f.data 2>/dev/null)
+check '[ $st -eq 0 ] && echo "$ev" | grep -q "^cpu-clock: .*sample_freq }: 99,.* freq: 1" && echo "$ev" | grep "^task-clock" | grep -q "sample_freq }: 2000000," && ! echo "$ev" | grep "^task-clock" | grep -q "freq: 1"' "-F 99: cpu-clock at 99 Hz, task-clock at its own period"
+$A record -c 500000 -o c.data -- "$E" 100000000 >/dev/null 2>c.err; st=$?
+check '[ $st -eq 0 ] && perf evlist -v -i c.data 2>/dev/null | grep -q "^cpu-clock: .*sample_freq }: 500000," && ! perf evlist -v -i c.data 2>/dev/null | grep -q "freq: 1"' "-c 500000: a sample every 500000 events"
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+$A record -F $((max * 2)) -o f2.data -- true >/dev/null 2>f2.err; st=$?
+check '[ $st -eq 0 ] && grep -q "warning: -F $((max * 2)) is above .* $max Hz is used" f2.err && perf evlist -v -i f2.data 2>/dev/null | grep -q "sample_freq }: $max,"' "-F above the kernel's maximum: lowered to $max Hz with a warning"
+for args in "-F 0" "-F abc" "-c -5" "-F 10 -c 10" "-Q" "--bogus" "-F"; do
+	$A record $args -o z.data -- true 2>z.err; st=$?
+	check '[ $st -eq 1 ] && [ "$(wc -l <z.err)" -eq 1 ] && [ ! -e z.data ]' "record $args: one line, status $st: $(cat z.err)"
+done
+$A info 2>z1.err; st1=$?
+$A archive -x 2>z2.err; st2=$?
+check '[ $st1 -eq 1 ] && [ $st2 -eq 1 ] && [ "$(cat z1.err z2.err | wc -l)" -eq 2 ]' "info without a file, archive -x: one line each: $(cat z1.err z2.err | tr '\n' ' ')"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
