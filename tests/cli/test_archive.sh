@@ -9,6 +9,9 @@ T=$(mktemp -d)
 . "$(dirname "$0")/keep_failed.sh"
 trap 'keep_failed "$T"; rm -rf "$T"' EXIT
 cd "$T" || exit 1
+# A home of its own: a build-id cache under the user's ~/.debug (perf record fills it) would
+# find the binary this test moves away.
+mkdir -p "$T/home" && export HOME="$T/home"
 fails=0
 ok() { echo "ok - $*"; }
 bad() { echo "not ok - $*"; fails=$((fails + 1)); }

@@ -134,8 +134,13 @@ $A decode e.data --itrace=c | grep -E " call +work\+0x0 \(from run\+" >calls.txt
 check '[ "$(wc -l <calls.txt)" -eq 2000 ]' "calls/returns view: work called from run 2000 times"
 $A decode es.data >ds.txt 2>&1; st=$?
 check '[ $st -eq 0 ] && grep -q "^# snapshot 0" ds.txt && grep -q "work+0x0$" ds.txt' "the snapshot decodes to the example's code"
-$A decode a.data 2>nd.err; st=$?
-check '[ $st -eq 1 ] && grep -q "no AUX trace" nd.err' "decode of a file without AUX trace: $(cat nd.err)"
+$A decode a.data >nd.txt 2>nd.err; st=$?
+n_dec=$(grep -c " sample   task-clock " nd.txt)
+n_tc=$($A info a.data | awk '$1=="SAMPLE"{print $2}')
+check '[ $st -eq 0 ] && [ "$n_dec" -gt 0 ] && [ "$n_dec" = "$n_tc" ]' "decode of a file without AUX trace (task-clock): its $n_dec samples (auxcap info: $n_tc)"
+$A record -e dummy -o nd.data -- true 2>/dev/null
+$A decode nd.data 2>nd.err; st=$?
+check '[ $st -eq 1 ] && grep -q "no AUX trace and no counter samples" nd.err' "decode of a file with neither: $(cat nd.err)"
 
 # 10. BTS and SPE on the emulated PMU, decoded.
 $A record --emulate -e intel_bts//u -o b.data -- "$E" 300 >/dev/null 2>b.err; st=$?
