@@ -1576,6 +1576,7 @@ static int run_record(int argc, char **argv)
 
 	signal(SIGINT, on_stop_signal);
 	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_stop_signal); /* the terminal went away: end the capture as Ctrl-C does */
 	signal(SIGUSR2, on_snapshot_signal);
 	signal(SIGPIPE, SIG_IGN);
 	ls.s = s;

@@ -393,5 +393,13 @@ $A info 2>z1.err; st1=$?
 $A archive -x 2>z2.err; st2=$?
 check '[ $st1 -eq 1 ] && [ $st2 -eq 1 ] && [ "$(cat z1.err z2.err | wc -l)" -eq 2 ]' "info without a file, archive -x: one line each: $(cat z1.err z2.err | tr '\n' ' ')"
 
+# 22. SIGHUP (the terminal or the ssh session went away) ends the capture as Ctrl-C does: the
+# file is finalized with its trace (it died at once, the AUX data still in its buffer).
+$A record --emulate -e intel_pt//u -e cpu-clock -o hup.data -- "$E" 4000000000 >/dev/null 2>hup.err & R=$!
+sleep 2
+kill -HUP $R; wait $R; st=$?
+$A report hup.data >hup.rep 2>&1; st2=$?
+check '[ $st -eq 0 ] && [ $st2 -eq 0 ] && grep -Eq "^# trace: +[1-9][0-9]* bytes in 1 AUX queue" hup.rep && grep -q "wrote .* MB to hup.data" hup.err' "SIGHUP: status $st, the capture finalized with its trace: $(grep '^# trace' hup.rep)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
