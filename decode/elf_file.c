@@ -25,6 +25,8 @@ struct elf_sym {
 	uint64_t addr; /* st_value (link-time address) */
 	uint64_t size; /* st_size (bytes; 0 = unknown) */
 	size_t name;   /* offset of the name in auxcap_elf.names */
+	bool label;    /* STT_NOTYPE in code (see read_symtab()) */
+	bool sized;    /* @size is the symbol's own (else to its section's end, or 0) */
 };
 
 struct auxcap_elf {
@@ -90,6 +92,54 @@ static int add_name(struct auxcap_elf *elf, const char *name, size_t *ret_off)
 	return 0;
 }
 
+/*
+ * A label with no type in code: an entry point written in assembly (ld.so's _start and
+ * _dl_start_user, which the trace of every program begins with), named as perf names it.
+ */
+static bool code_label(Elf *e, const GElf_Sym *sym)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE || !sym->st_name ||
+	    sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(e, sym->st_shndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) &&
+	       sym->st_value >= sh.sh_addr && sym->st_value < sh.sh_addr + sh.sh_size;
+}
+
+/*
+ * Sorted symbols: drop the labels that fall inside a sized function (a jump target within
+ * it, not a function of its own), and end each label where the next symbol starts.
+ */
+static void settle_labels(struct auxcap_elf *elf)
+{
+	uint64_t func_end = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < elf->nsyms; i++) {
+		struct elf_sym *s = &elf->syms[i];
+
+		if (s->label && s->addr < func_end)
+			continue;
+		if (!s->label && s->sized && s->addr + s->size > func_end)
+			func_end = s->addr + s->size;
+		elf->syms[k++] = *s;
+	}
+	elf->nsyms = k;
+	for (size_t i = 0; i + 1 < elf->nsyms; i++) {
+		struct elf_sym *s = &elf->syms[i];
+
+		for (size_t j = i + 1; s->label && j < elf->nsyms; j++)
+			if (elf->syms[j].addr > s->addr) {
+				if (!s->size || elf->syms[j].addr - s->addr < s->size)
+					s->size = elf->syms[j].addr - s->addr;
+				break;
+			}
+	}
+}
+
 static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_elf *elf)
 {
 	Elf_Data *data;
@@ -116,14 +166,16 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			return -EBADMSG;
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC && !code_label(e, &sym)) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
 		elf->syms[elf->nsyms].addr = sym.st_value;
 		elf->syms[elf->nsyms].size = sym.st_size;
+		elf->syms[elf->nsyms].label = GELF_ST_TYPE(sym.st_info) != STT_FUNC;
+		elf->syms[elf->nsyms].sized = sym.st_size != 0;
 		/*
 		 * A symbol without a size (_init, _start in some builds, hand-written assembly)
 		 * covers the rest of its section at most: not the PLT that follows .init.
@@ -275,6 +327,8 @@ static int read_plt(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 		}
 		elf->syms[elf->nsyms].addr = addr;
 		elf->syms[elf->nsyms].size = entsize;
+		elf->syms[elf->nsyms].label = false;
+		elf->syms[elf->nsyms].sized = true;
 		r = add_name(elf, buf, &elf->syms[elf->nsyms].name);
 		if (r < 0)
 			return r;
@@ -415,8 +469,10 @@ static int read_symbols(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 	r = read_plt(e, eh, elf);
 	if (r < 0)
 		return r;
-	if (elf->nsyms)
+	if (elf->nsyms) {
 		qsort(elf->syms, elf->nsyms, sizeof(*elf->syms), cmp_sym);
+		settle_labels(elf);
+	}
 	return 0;
 }
 

@@ -67,6 +67,56 @@ static void test_elf_open_self_finds_segments_and_symbols(void **state)
 	(void)auxcap_test_elf_marker(1);
 }
 
+#if defined(__x86_64__)
+/*
+ * Code labels without a type, as hand-written entry points are (ld.so's _start): one between
+ * functions, which names its code up to the next symbol, and one inside a sized function,
+ * which does not split it.
+ */
+__asm__(".text\n"
+	".globl auxcap_test_label_entry\n"
+	"auxcap_test_label_entry:\n"
+	"\tnop\n\tnop\n\tnop\n\tret\n"
+	".globl auxcap_test_sized_fn\n"
+	".type auxcap_test_sized_fn, @function\n"
+	"auxcap_test_sized_fn:\n"
+	"\tnop\n"
+	"auxcap_test_inner_label:\n"
+	"\tnop\n\tret\n"
+	".size auxcap_test_sized_fn, .-auxcap_test_sized_fn\n");
+extern char auxcap_test_label_entry[], auxcap_test_sized_fn[];
+
+static void test_elf_code_labels(void **state)
+{
+	struct auxcap_elf *elf = NULL;
+	uint64_t base = 0, label, fn, off = 0;
+	const char *name = NULL;
+	Dl_info info;
+
+	(void)state;
+	assert_int_equal(auxcap_elf_open("/proc/self/exe", &elf), 0);
+	assert_true(dladdr((void *)auxcap_test_sized_fn, &info) != 0);
+	if (auxcap_elf_is_dyn(elf))
+		base = (uint64_t)(uintptr_t)info.dli_fbase;
+	label = (uint64_t)(uintptr_t)auxcap_test_label_entry - base;
+	fn = (uint64_t)(uintptr_t)auxcap_test_sized_fn - base;
+	assert_int_equal(fn, label + 4);
+	assert_int_equal(auxcap_elf_symbolize(elf, label, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_label_entry");
+	assert_int_equal(off, 0);
+	assert_int_equal(auxcap_elf_symbolize(elf, label + 3, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_label_entry");
+	assert_int_equal(off, 3);
+	/* the label ends where the function starts; the function keeps its inner label */
+	assert_int_equal(auxcap_elf_symbolize(elf, fn, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_sized_fn");
+	assert_int_equal(auxcap_elf_symbolize(elf, fn + 1, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_sized_fn");
+	assert_int_equal(off, 1);
+	auxcap_elf_free(elf);
+}
+#endif
+
 static void test_elf_open_errors(void **state)
 {
 	char path[] = "/tmp/auxcap-test-elf-XXXXXX";
@@ -268,6 +318,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_open_errors),
+#if defined(__x86_64__)
+		cmocka_unit_test(test_elf_code_labels),
+#endif
 		cmocka_unit_test(test_elf_symbol_lookup_gives_file_offset),
 		cmocka_unit_test(test_elf_plt_entries_named_like_objdump),
 		cmocka_unit_test(test_elf_stripped_uses_debug_file),
