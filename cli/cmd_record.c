@@ -187,6 +187,16 @@ static int parse_mmap_pages(const char *arg, struct record_opts *o)
 	return 0;
 }
 
+/* A positive count (decimal, 0x hex or 0 octal) at @arg; -EINVAL if it is not one. */
+static int parse_count(const char *arg, uint64_t *ret)
+{
+	char *end;
+
+	errno = 0;
+	*ret = strtoull(arg, &end, 0);
+	return errno || end == arg || *end || arg[0] == '-' || !*ret ? -EINVAL : 0;
+}
+
 /* The kernel's highest sampling frequency (perf_event_max_sample_rate), 0 if unknown. */
 static uint64_t max_sample_rate(void)
 {
@@ -307,18 +317,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 1: o->control = optarg; break;
 		case 2: o->strict = true; break;
 		case 3: o->emulate = true; break;
-		case 4: {
-			char *end;
-
-			errno = 0;
-			o->max_insns = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !o->max_insns) {
+		case 4:
+			if (parse_count(optarg, &o->max_insns) < 0) {
 				cli_err("bad --max-insns '%s': give a positive number of instructions",
 					optarg);
 				return -EINVAL;
 			}
 			break;
-		}
 		case 5: o->trigger_on = optarg; break;
 		case 6:
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
@@ -333,18 +338,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (parse_freq(optarg, &o->freq) < 0)
 				return -EINVAL;
 			break;
-		case 'c': {
-			char *end;
-
-			errno = 0;
-			o->period = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || optarg[0] == '-' || !o->period) {
+		case 'c':
+			if (parse_count(optarg, &o->period) < 0) {
 				cli_err("bad -c '%s': give a positive number of events per sample",
 					optarg);
 				return -EINVAL;
 			}
 			break;
-		}
 		case 'h': usage(stdout); exit(CLI_OK);
 		case ':':
 			cli_err("record: option '%s' needs a value; run 'auxcap record --help'",
@@ -604,7 +604,6 @@ static int exec_failed(int *fd)
 	return exec_status(err);
 }
 
-/* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
 /* The ptrace hint for an attach that failed with @err. */
 static const char *attach_hint(int err)
 {
@@ -669,6 +668,7 @@ static void warn_other_threads(pid_t pid)
 			 (int)pid, n - 1, n == 2 ? "" : "s");
 }
 
+/* The executable of process @pid (/proc/PID/exe), malloc'd, or NULL. */
 static char *proc_exe(pid_t pid)
 {
 	char link[64], buf[PATH_MAX];

@@ -368,6 +368,20 @@ const struct auxcap_emu_source_ops auxcap_live_source_ops = {
 	.advance = live_advance,
 };
 
+/* A new source of @format, nothing to trace set yet; NULL if out of memory. */
+static struct auxcap_live_source *source_alloc(enum auxcap_tracer_format format,
+					      uint64_t max_insns)
+{
+	struct auxcap_live_source *ls = calloc(1, sizeof(*ls));
+
+	if (ls) {
+		ls->format = format;
+		ls->max_insns = max_insns;
+		ls->go_fd = -1;
+	}
+	return ls;
+}
+
 int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 			   uint64_t max_insns, struct auxcap_live_source **ret)
 {
@@ -378,7 +392,7 @@ int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 		return -EINVAL;
 	while (argv[n])
 		n++;
-	ls = calloc(1, sizeof(*ls));
+	ls = source_alloc(format, max_insns);
 	if (!ls)
 		return -ENOMEM;
 	ls->argv = calloc(n + 1, sizeof(char *));
@@ -393,9 +407,6 @@ int auxcap_live_source_new(enum auxcap_tracer_format format, char *const argv[],
 			return -ENOMEM;
 		}
 	}
-	ls->format = format;
-	ls->max_insns = max_insns;
-	ls->go_fd = -1;
 	*ret = ls;
 	return 0;
 }
@@ -407,11 +418,9 @@ int auxcap_live_source_new_child(enum auxcap_tracer_format format, pid_t pid, in
 
 	if (pid <= 0 || go_fd < 0 || !ret || format >= AUXCAP_TRACER_FORMAT_MAX)
 		return -EINVAL;
-	ls = calloc(1, sizeof(*ls));
+	ls = source_alloc(format, max_insns);
 	if (!ls)
 		return -ENOMEM;
-	ls->format = format;
-	ls->max_insns = max_insns;
 	ls->child = pid;
 	ls->go_fd = go_fd;
 	*ret = ls;
@@ -425,13 +434,10 @@ int auxcap_live_source_new_attach(enum auxcap_tracer_format format, pid_t tid,
 
 	if (tid <= 0 || !ret || format >= AUXCAP_TRACER_FORMAT_MAX)
 		return -EINVAL;
-	ls = calloc(1, sizeof(*ls));
+	ls = source_alloc(format, max_insns);
 	if (!ls)
 		return -ENOMEM;
-	ls->format = format;
-	ls->max_insns = max_insns;
 	ls->attach_tid = tid;
-	ls->go_fd = -1;
 	*ret = ls;
 	return 0;
 }

@@ -579,24 +579,6 @@ int auxcap_tracer_start_child(struct auxcap_tracer *tr, pid_t pid, int go_fd)
 	return begin_tracing(tr, true);
 }
 
-/* The process (thread group) of thread @tid: /proc/TID/status's Tgid, else @tid. */
-static pid_t thread_group(pid_t tid)
-{
-	char path[64], line[256];
-	pid_t tgid = tid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return tid;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	(void)fclose(f);
-	return tgid > 0 ? tgid : tid;
-}
-
 int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 {
 	int status, r;
@@ -606,7 +588,8 @@ int auxcap_tracer_attach(struct auxcap_tracer *tr, pid_t tid)
 	if (ptrace(PTRACE_ATTACH, tid, NULL, NULL) < 0)
 		return -errno;
 	tr->pid = tid;
-	tr->tgid = thread_group(tid);
+	if (auxcap_proc_tgid(NULL, tid, &tr->tgid) < 0)
+		tr->tgid = tid;
 	tr->ours = false;
 	tr->reaped = true; /* not our child: nothing to reap */
 	for (;;) {
