@@ -42,6 +42,8 @@ struct rsel {
 	struct perf_event_attr attr;  /* owned copy behind pub.attr */
 	uint64_t *ids;		      /* owned */
 	char *name;		      /* owned */
+	char *old_name;		      /* owned: the name before a renaming, kept till close (a
+				       * caller may hold pub.name) */
 };
 
 struct idmap_ent {
@@ -186,12 +188,13 @@ static void set_name(struct rsel *s, const char *name)
 {
 	char *dup;
 
-	if (!s || !name || !*name)
-		return;
+	if (!s || !name || !*name || (s->name && !strcmp(s->name, name)))
+		return; /* (a stream read again names its events again: the pointer stays) */
 	dup = strdup(name);
 	if (!dup)
 		return; /* names are cosmetic */
-	free(s->name);
+	free(s->old_name);
+	s->old_name = s->name;
 	s->name = dup;
 	s->pub.name = dup;
 }
@@ -864,6 +867,7 @@ static void reader_free(struct auxcap_perf_reader *r)
 	for (size_t i = 0; i < r->nr_sels; i++) {
 		free(r->sels[i]->ids);
 		free(r->sels[i]->name);
+		free(r->sels[i]->old_name);
 		free(r->sels[i]);
 	}
 	free(r->sels);

@@ -40,6 +40,13 @@ check 'cmp -s file.txt redir.txt' "decode - from a redirected file gives the sam
 cat p.data | $A report --format json --top 0 - >rep.json 2>rep.err
 check 'python3 -c "import json,sys; r=json.load(open(\"rep.json\")); sys.exit(0 if any(f[\"name\"]==\"leaf_add\" and f[\"calls\"]==20 for f in r[\"functions\"]) else 1)"' \
 	"report - from a pipe: leaf_add with 20 calls"
+# A counter's samples in a stream: the report names the event (its name, renamed when the
+# stream's event description is read again while decoding, was read after being freed).
+$A record -e cpu-clock -o - -- "$E" 30000000 >pc.data 2>/dev/null
+n_pc=$($A info pc.data | awk '$1=="SAMPLE"{print $2}')
+$A report pc.data >pc.rep 2>&1
+$A report --format json pc.data >pc.json 2>&1
+check 'grep -q "^# samples:   cpu-clock: $n_pc\$" pc.rep && python3 -c "import json,sys; r=json.load(open(\"pc.json\")); sys.exit(0 if [e[\"name\"] for e in r[\"events\"]] == [\"cpu-clock\"] and [t[\"event\"] for t in r[\"samples\"]] == [\"cpu-clock\"] else 1)"' "report of a counter stream names its event: $(grep '^# samples' pc.rep)"
 cat p.data | $A info - >info2.txt 2>&1
 check 'grep -q "^mode: pipe" info2.txt' "info - reads the stream"
 
