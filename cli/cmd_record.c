@@ -1318,13 +1318,8 @@ static int run_record(int argc, char **argv)
 	}
 
 	if (o.emulate && !o.cmd) {
-		/* A running thread: the live tracer attaches to it (-p PID: its main thread). */
-		if (emu_per_cpu(aux_spec)) {
-			cli_err("--emulate -p/-t records intel_pt or intel_bts: the emulated %s "
-				"capture is per CPU, of a command it starts (give it after '--')",
-				aux_spec->name);
-			goto out;
-		}
+		/* A running thread: the live tracer attaches to it (-p PID: its main thread).
+		 * Its capture is per thread, whatever the PMU (as perf's -p). */
 		if (parse_pids(o.pid_list ? o.pid_list : o.tid_list, false, &attach_tid,
 			       &nr_targets) < 0)
 			goto out;
@@ -1359,7 +1354,7 @@ static int run_record(int argc, char **argv)
 		nr_targets = 1;
 		so.enable_on_exec = o.cmd != NULL;
 		so.aux_ring_alone = true;
-		if (emu_per_cpu(aux_spec)) {
+		if (o.cmd && emu_per_cpu(aux_spec)) {
 			/* As perf records a command: per CPU (one emulated CPU, 0). */
 			static int cpu0;
 

@@ -294,6 +294,12 @@ sleep 3
 kill -INT $R; wait $R; st=$?
 state=$(awk '{print $3}' /proc/$P/stat 2>/dev/null)
 check '[ $st -eq 0 ] && [ "$state" = R -o "$state" = S ]' "record --emulate -p of a running loop: status $st, the process left $state (running)"
+# Arm SPE too, per thread
+$A record --emulate -p $P -e arm_spe_0// -o atspe.data 2>atspe.err & R=$!
+sleep 2
+kill -INT $R; wait $R; st=$?
+nspe=$($A report atspe.data 2>/dev/null | sed -n 's/^# samples: *arm_spe trace: \([0-9]*\).*/\1/p')
+check '[ $st -eq 0 ] && [ "${nspe:-0}" -gt 0 ]' "record --emulate -p -e arm_spe_0//: $nspe sampled operations of the running loop"
 kill $P; wait $P 2>/dev/null
 $A report at.data >at.rep 2>&1
 check 'grep -q "^# samples: *cpu-clock: [1-9]" at.rep && grep -Eq "[0-9.]+%.* leaf_add +\[auxcap-example-loop\]" at.rep && grep -Eq " run +\[auxcap-example-loop\]" at.rep' "its report: the loop's functions by trace time and samples"
