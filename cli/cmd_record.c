@@ -1529,6 +1529,9 @@ static int run_record(int argc, char **argv)
 	g_session = s;
 	if (aux_ev.attr && record_backend_write_info(&rb, s, w) < 0)
 		goto out;
+	/* The kernel's mapping, as perf writes it: perf report and auxcap then name kernel
+	 * addresses (hidden by kptr_restrict, or no kallsyms: they stay unnamed). */
+	(void)auxcap_session_synthesize_kernel(s, NULL);
 	if (!o.emulate && (o.pid_list || o.tid_list || child_stopped || o.all_cpus || o.cpu_list)) {
 		/* Events opened on running tasks missed their COMM and MMAP2: write them now (the
 		 * live tracer writes them of a task it attaches to); system-wide, of every task. */

@@ -196,7 +196,9 @@ static void print_func(FILE *f, const struct auxcap_report_func *fn)
 		fputs("[kernel]", f);
 	else
 		fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
-	if (fn->dso)
+	if (fn->dso && fn->dso[0] == '[')
+		fprintf(f, "  %s", fn->dso); /* [kernel.kallsyms], [vdso] */
+	else if (fn->dso)
 		fprintf(f, "  [%s]", base_name(fn->dso));
 	fputc('\n', f);
 }

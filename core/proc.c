@@ -380,3 +380,77 @@ int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layo
 	closedir(d);
 	return rc < 0 ? rc : n;
 }
+
+int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret_end)
+{
+	char path[PATH_MAX], line[512];
+	uint64_t start = 0, end = 0;
+	bool have_start = false, have_end = false;
+	FILE *f;
+
+	if (!ret_start || !ret_end)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/kallsyms", root_of(proc));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((!have_start || !have_end) && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[128];
+
+		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3 ||
+		    (type != 'T' && type != 't'))
+			continue;
+		if (!strcmp(name, "_text")) {
+			start = addr;
+			have_start = true;
+		} else if (!strcmp(name, "_etext")) {
+			end = addr;
+			have_end = true;
+		}
+	}
+	fclose(f);
+	if (!have_start || !have_end)
+		return -ENOENT;
+	if (!start || end <= start)
+		return -EACCES; /* kptr_restrict shows zeros */
+	*ret_start = start;
+	*ret_end = end;
+	return 0;
+}
+
+int auxcap_proc_synthesize_kernel(const char *proc, const struct auxcap_sample_layout *layout,
+				  const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
+				  void *ctx)
+{
+	struct {
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+	} b;
+	struct auxcap_sample_id id;
+	uint64_t start, end;
+	struct rec_buf *r;
+	int rc;
+
+	if (!layout || !sid || !fn)
+		return -EINVAL;
+	rc = auxcap_proc_kernel_text(proc, &start, &end);
+	if (rc < 0)
+		return rc;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	memset(&b, 0, sizeof(b));
+	b.pid = (uint32_t)-1; /* the host kernel, as perf writes it */
+	b.tid = 0;
+	b.start = start;
+	b.len = end - start;
+	b.pgoff = start; /* the address of _text: what the name's suffix refers to */
+	id = *sid;
+	id.pid = (uint32_t)-1;
+	id.tid = 0;
+	rc = emit(PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &b, sizeof(b), "[kernel.kallsyms]_text",
+		  layout, &id, r, fn, ctx);
+	free(r);
+	return rc < 0 ? rc : 1;
+}

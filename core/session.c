@@ -1437,6 +1437,28 @@ static void first_event(struct auxcap_session *s, struct set *set, int *ret_fd,
 	}
 }
 
+int auxcap_session_synthesize_kernel(struct auxcap_session *s, const char *proc)
+{
+	struct synth_ctx c = { s, 0 };
+	const struct perf_event_attr *attr;
+	struct auxcap_sample_layout lay;
+	struct auxcap_sample_id sid = { 0 };
+	struct set *set;
+	int fd, r;
+
+	if (!s || !s->nr_sets)
+		return -EINVAL;
+	set = &s->sets[0];
+	first_event(s, set, &fd, &attr);
+	r = auxcap_event_id(s->sys, fd, &sid.id);
+	if (r < 0)
+		return r;
+	sid.cpu = set->cpu < 0 ? 0 : (uint32_t)set->cpu;
+	auxcap_sample_layout_from_attr(attr, &lay);
+	r = auxcap_proc_synthesize_kernel(proc, &lay, &sid, synth_record, &c);
+	return r < 0 ? r : c.n;
+}
+
 int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
 {
 	struct synth_ctx c = { s, 0 };

@@ -24,6 +24,9 @@ int auxcap_symbols_add(struct auxcap_symbols *s, int32_t pid, uint64_t start, ui
 /* Forget the mappings of @pid made before @time (an exec at @time replaced its address space;
  * UINT64_MAX: every one). */
 void auxcap_symbols_drop_pid(struct auxcap_symbols *s, int32_t pid, uint64_t time);
+/* Name kernel addresses (the upper half) by the kallsyms file @path (NULL: leave them
+ * unnamed), read on the first such look-up; the dso is "[kernel.kallsyms]". */
+int auxcap_symbols_set_kallsyms(struct auxcap_symbols *s, const char *path);
 /* Map @i (in the order added) was in place from perf time @since to @until (exclusive). */
 int auxcap_symbols_set_span(struct auxcap_symbols *s, size_t i, uint64_t since, uint64_t until);
 /* Look-ups from now on are for perf time @t (the mappings in place then); [*ret_lo,
@@ -352,6 +355,7 @@ struct auxcap_decode {
 
 	struct auxcap_decode_info info;
 	int ip_reg; /* the IP's index in perf's user register set of the capture's arch, -1 */
+	uint64_t ktext; /* _text of the capture's kernel ([kernel.kallsyms]_text MMAP), 0 */
 	bool warned_timeless;
 	struct auxcap_disasm *disasm; /* for branches of unknown type, NULL if none */
 	bool disasm_tried;

@@ -30,8 +30,10 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "auxcap/log.h"
+#include "auxcap/proc.h"
 #include "auxcap/timeconv.h"
 #include "decode_int.h"
 #include "grow.h"
@@ -490,6 +492,10 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, uin
 		return 0;
 	if (!fn)
 		return 0;
+	/* The kernel's text, as perf record writes it: its _text is the pgoff. */
+	if (rec->type == PERF_RECORD_MMAP && !strncmp(fn, "[kernel.kallsyms]", 17) &&
+	    (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		d->ktext = rec->u.mmap.pgoff;
 	/* [kernel.kallsyms]_text, //anon, ...: no code; the vdso's only by its build-id (the
 	 * image auxcap record saved in the build-id cache) */
 	vdso = !strcmp(fn, "[vdso]");
@@ -819,6 +825,28 @@ static const struct auxcap_backend_ops *backend_of_name(const char *name)
 	memcpy(pmu, name, n);
 	pmu[n] = '\0';
 	return auxcap_backend_for_pmu(pmu, NULL);
+}
+
+/*
+ * Kernel addresses are named by $AUXCAP_KALLSYMS when set (a copy of the capturing machine's
+ * /proc/kallsyms), else by this machine's /proc/kallsyms when the capture was made by this
+ * very kernel, boot and layout: the same release and the same _text (KASLR moves it at each
+ * boot) as the capture's [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
+ */
+static int kernel_symbols(struct auxcap_decode *d)
+{
+	const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
+	const char *env = getenv("AUXCAP_KALLSYMS");
+	uint64_t start, end;
+	struct utsname u;
+
+	if (env && *env)
+		return auxcap_symbols_set_kallsyms(d->syms, env);
+	if (!d->ktext || !ft || !ft->osrelease || uname(&u) < 0 || strcmp(u.release, ft->osrelease))
+		return 0;
+	if (auxcap_proc_kernel_text(NULL, &start, &end) < 0 || start != d->ktext)
+		return 0;
+	return auxcap_symbols_set_kallsyms(d->syms, "/proc/kallsyms");
 }
 
 static void pick_aux_evsel(struct auxcap_decode *d)
@@ -1316,6 +1344,9 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		}
 		if (d->auxtrace_type)
 			d->backend = auxcap_backend_for_type(d->auxtrace_type);
+		r = kernel_symbols(d);
+		if (r < 0)
+			goto err;
 		pick_aux_evsel(d);
 		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
 			d->want_context = false; /* only the AUX event's own samples */

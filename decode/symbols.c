@@ -77,7 +77,20 @@ struct auxcap_symbols {
 	size_t nr_bounds;
 	bool bounds_stale;   /* a span changed since @bounds was made */
 	char text_big[256]; /* auxcap_symbols_text() of a name too long for its cache entry */
+	/* The kernel's functions (auxcap_symbols_set_kallsyms()), loaded on first use. */
+	char *kallsyms_path;	/* NULL: kernel addresses stay unnamed */
+	bool kallsyms_tried;
+	struct ksym *ksyms;	/* sorted by address */
+	size_t nr_ksyms;
+	char *knames;		/* their names, NUL-separated */
 };
+
+struct ksym {
+	uint64_t addr;
+	size_t name; /* offset in knames */
+};
+
+static const char kernel_dso[] = "[kernel.kallsyms]";
 
 int auxcap_symbols_new(struct auxcap_symbols **ret)
 {
@@ -99,6 +112,11 @@ int auxcap_symbols_new(struct auxcap_symbols **ret)
 
 void auxcap_symbols_free(struct auxcap_symbols *s)
 {
+	if (s) {
+		free(s->kallsyms_path);
+		free(s->ksyms);
+		free(s->knames);
+	}
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nfiles; i++) {
@@ -259,12 +277,109 @@ static const struct sym_map *find_map(struct auxcap_symbols *s, int32_t pid, uin
 	return NULL;
 }
 
+int auxcap_symbols_set_kallsyms(struct auxcap_symbols *s, const char *path)
+{
+	char *p = path ? strdup(path) : NULL;
+
+	if (path && !p)
+		return -ENOMEM;
+	free(s->kallsyms_path);
+	s->kallsyms_path = p;
+	s->kallsyms_tried = false;
+	cache_clear(s);
+	return 0;
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The text symbols of kallsyms (T, t, W, w), modules' too; none if it cannot be read. */
+static void load_kallsyms(struct auxcap_symbols *s)
+{
+	size_t cap = 0, ncap = 0, nlen = 0;
+	char line[512];
+	FILE *f;
+
+	s->kallsyms_tried = true;
+	f = fopen(s->kallsyms_path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		size_t len;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
+		    (type != 'T' && type != 't' && type != 'W' && type != 'w'))
+			continue;
+		len = strlen(name) + 1;
+		if (s->nr_ksyms == cap) {
+			struct ksym *k;
+
+			cap = cap ? cap * 2 : 65536;
+			k = realloc(s->ksyms, cap * sizeof(*k));
+			if (!k)
+				break;
+			s->ksyms = k;
+		}
+		if (nlen + len > ncap) {
+			char *n;
+
+			ncap = ncap ? ncap * 2 : 1 << 20;
+			while (nlen + len > ncap)
+				ncap *= 2;
+			n = realloc(s->knames, ncap);
+			if (!n)
+				break;
+			s->knames = n;
+		}
+		memcpy(s->knames + nlen, name, len);
+		s->ksyms[s->nr_ksyms++] = (struct ksym){ (uint64_t)addr, nlen };
+		nlen += len;
+	}
+	fclose(f);
+	if (s->nr_ksyms)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
+}
+
+/* A kernel address by kallsyms: the function at or below it (the last one ends nowhere). */
+static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **ret_name,
+			 uint64_t *ret_off, const char **ret_dso)
+{
+	size_t lo = 0, hi;
+
+	if (!s->kallsyms_tried)
+		load_kallsyms(s);
+	hi = s->nr_ksyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || lo == s->nr_ksyms)
+		return 0;
+	*ret_name = s->knames + s->ksyms[lo - 1].name;
+	*ret_off = addr - s->ksyms[lo - 1].addr;
+	*ret_dso = kernel_dso;
+	return 1;
+}
+
 static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const char **ret_name,
 		  uint64_t *ret_off, const char **ret_dso)
 {
-	const struct sym_map *m = find_map(s, pid, addr, s->now);
+	const struct sym_map *m;
 	struct sym_file *f;
 
+	if ((addr >> 63) && s->kallsyms_path)
+		return kernel_lookup(s, addr, ret_name, ret_off, ret_dso);
+	m = find_map(s, pid, addr, s->now);
 	if (!m)
 		return 0;
 	f = &s->files[m->file];

@@ -407,5 +407,25 @@ kill -HUP $R; wait $R; st=$?
 $A report hup.data >hup.rep 2>&1; st2=$?
 check '[ $st -eq 0 ] && [ $st2 -eq 0 ] && grep -Eq "^# trace: +[1-9][0-9]* bytes in 1 AUX queue" hup.rep && grep -q "wrote .* MB to hup.data" hup.err' "SIGHUP: status $st, the capture finalized with its trace: $(grep '^# trace' hup.rep)"
 
+# 23. The kernel's mapping, as perf record writes it: perf report and auxcap name kernel
+# samples by kallsyms (before, both showed them unnamed).
+if [ "$(awk '$3=="_text"{print $1; exit}' /proc/kallsyms)" = 0000000000000000 ]; then
+	echo "skip 23: kallsyms hides kernel addresses here (kptr_restrict)"
+else
+	$A record -o kk.data -- dd if=/dev/zero of=/dev/null bs=64k count=100000 2>/dev/null; st=$?
+	mm=$(perf script -D -i kk.data 2>/dev/null | grep -c 'PERF_RECORD_MMAP -1/0: .* x \[kernel.kallsyms\]_text')
+	check '[ $st -eq 0 ] && [ "$mm" -eq 1 ]' "record writes the kernel's mapping once, as perf reads it"
+	# the kernel function with the most samples, by perf, and auxcap's count of it
+	perf script -i kk.data -F ip,sym 2>/dev/null | awk '$1 ~ /^ffffffff/ && NF >= 2 {n[$2]++} END {for (k in n) print n[k], k}' | sort -rn | head -1 >ktop.txt
+	read -r n_perf kfn <ktop.txt
+	$A report --top 0 kk.data >kk.rep 2>&1
+	n_ours=$(awk -v f="$kfn" '$5==f && $6=="[kernel.kallsyms]" {print $2; exit}' kk.rep)
+	check '[ -n "$kfn" ] && [ "$n_ours" = "$n_perf" ]' "the top kernel function, $kfn: $n_ours samples by auxcap report, $n_perf by perf script"
+	# another machine's kallsyms, given: its names
+	awk '$3=="_text"{print $1, "T", "other_kernel_text"} $3=="_etext"{print $1, "T", "other_etext"}' /proc/kallsyms >other.kallsyms
+	AUXCAP_KALLSYMS=$PWD/other.kallsyms $A report kk.data >kk2.rep 2>&1
+	check 'grep -q " other_kernel_text  \[kernel.kallsyms\]" kk2.rep && ! grep -q " $kfn  \[kernel.kallsyms\]" kk2.rep' "AUXCAP_KALLSYMS names the kernel by the file given"
+fi
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

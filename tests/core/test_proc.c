@@ -301,6 +301,53 @@ static void test_synthesize_all(void **state)
 	assert_int_equal(auxcap_proc_synthesize_all(path, &l, &sid, collect, &c), -ENOENT);
 }
 
+/* The kernel's text from kallsyms, and its mapping as perf record writes it. */
+static void test_kernel_text(void **state)
+{
+	struct perf_event_attr a = {
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.sample_id_all = 1,
+	};
+	struct auxcap_sample_layout l;
+	struct auxcap_sample_id sid = { .id = 9 };
+	static struct collected c;
+	struct auxcap_record rec;
+	uint64_t start = 0, end = 0;
+	char other[128];
+
+	(void)state;
+	put_file("kallsyms", "0000000000000000 A fixed_percpu_data\n"
+			     "ffffffff81000000 T _stext\n"
+			     "ffffffff81000000 T _text\n"
+			     "ffffffff81001000 t some_function\n"
+			     "ffffffff82276f48 T _etext\n"
+			     "ffffffffc0000000 t mod_fn\t[some_module]\n");
+	assert_int_equal(auxcap_proc_kernel_text(root, &start, &end), 0);
+	assert_int_equal(start, 0xffffffff81000000ULL);
+	assert_int_equal(end, 0xffffffff82276f48ULL);
+	auxcap_sample_layout_from_attr(&a, &l);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(auxcap_proc_synthesize_kernel(root, &l, &sid, collect, &c), 1);
+	assert_int_equal(auxcap_record_parse(&l, (const void *)c.buf, c.len, &rec), 0);
+	assert_int_equal(rec.type, PERF_RECORD_MMAP);
+	assert_int_equal(rec.misc & PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL);
+	assert_int_equal(rec.u.mmap.pid, (uint32_t)-1);
+	assert_int_equal(rec.u.mmap.tid, 0);
+	assert_int_equal(rec.u.mmap.addr, 0xffffffff81000000ULL);
+	assert_int_equal(rec.u.mmap.len, 0x1276f48);
+	assert_int_equal(rec.u.mmap.pgoff, 0xffffffff81000000ULL);
+	assert_string_equal(rec.u.mmap.filename, "[kernel.kallsyms]_text");
+	assert_int_equal(rec.sid.id, 9);
+	/* kptr_restrict: the addresses read as zeros */
+	snprintf(other, sizeof(other), "%s/hidden", root);
+	assert_int_equal(mkdir(other, 0755), 0);
+	put_file("hidden/kallsyms", "0000000000000000 T _text\n0000000000000000 T _etext\n");
+	assert_int_equal(auxcap_proc_kernel_text(other, &start, &end), -EACCES);
+	assert_int_equal(auxcap_proc_synthesize_kernel(other, &l, &sid, collect, &c), -EACCES);
+	snprintf(other, sizeof(other), "%s/nonexistent", root);
+	assert_int_equal(auxcap_proc_kernel_text(other, &start, &end), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_tgid_and_find_addr),
 		cmocka_unit_test(test_synthesize),
 		cmocka_unit_test(test_synthesize_all),
+		cmocka_unit_test(test_kernel_text),
 	};
 
 	return cmocka_run_group_tests_name("core/proc", tests, setup_proc, teardown_proc);

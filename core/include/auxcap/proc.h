@@ -89,4 +89,21 @@ int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layo
 			       const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
 			       void *ctx);
 
+/**
+ * The kernel's text, [_text, _etext), from @proc's kallsyms ("/proc" if NULL).
+ * Returns 0, -ENOENT if kallsyms lacks the two symbols, -EACCES if it hides their addresses
+ * (kptr_restrict), or the errno of opening it.
+ */
+int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret_end);
+
+/**
+ * Synthesize the kernel's mapping as perf record writes it: a PERF_RECORD_MMAP (misc
+ * PERF_RECORD_MISC_KERNEL) of pid -1, tid 0, [_text, _etext) at pgoff _text, named
+ * "[kernel.kallsyms]_text", so that perf and auxcap name kernel addresses.  Returns 1 (the
+ * record delivered), the errors of auxcap_proc_kernel_text(), or what @fn returned.
+ */
+int auxcap_proc_synthesize_kernel(const char *proc, const struct auxcap_sample_layout *layout,
+				  const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
+				  void *ctx);
+
 #endif /* AUXCAP_PROC_H */

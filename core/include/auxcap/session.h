@@ -294,6 +294,16 @@ int auxcap_session_snapshot(struct auxcap_session *s);
  */
 int auxcap_session_synthesize(struct auxcap_session *s, const char *proc);
 
+/**
+ * Write the kernel's mapping as perf record does (auxcap_proc_synthesize_kernel(), the session's
+ * first event's id in its sample_id), so that perf and auxcap name kernel addresses.  Call it
+ * where auxcap_session_synthesize() may be called.
+ *
+ * Returns the number of records written (1), or a negative errno: -EACCES if kallsyms hides
+ * the kernel's addresses (kptr_restrict), -ENOENT, the sink's error.
+ */
+int auxcap_session_synthesize_kernel(struct auxcap_session *s, const char *proc);
+
 /** Counters so far (copied). */
 void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_session_stats *ret);
 
