@@ -636,7 +636,12 @@ static int cmd_decode_run(int argc, char **argv)
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	}
 	backend = auxcap_decode_get_info(d)->backend;
-	if (!backend)
+	if (!backend && a.dump) {
+		cli_err("--dump lists AUX trace packets, and '%s' has no AUX trace (its samples: "
+			"auxcap decode without --dump)",
+			a.file);
+		ret = CLI_ERR;
+	} else if (!backend)
 		ret = run_merge(&a, d, out); /* counter samples only */
 	else if (a.dump && auxcap_backend_find(backend)->dump)
 		ret = run_dump(&a, d, out);

@@ -1550,8 +1550,8 @@ int auxcap_decode_dump(struct auxcap_decode *d, auxcap_backend_line_fn fn, void 
 
 	if (!d || !fn)
 		return -EINVAL;
-	if (!d->backend->dump)
-		return -EOPNOTSUPP;
+	if (!d->backend || !d->backend->dump)
+		return -EOPNOTSUPP; /* (no backend: a capture without trace) */
 	for (size_t i = 0; i < d->nr_queues; i++) {
 		struct dqueue *q = &d->queues[i];
 		struct auxcap_decode_ctx ctx;

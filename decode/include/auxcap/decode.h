@@ -334,7 +334,7 @@ int auxcap_decode_queue_bytes(const struct auxcap_decode *d, size_t i, uint8_t *
  * Packet listing: for each queue in turn, @fn(@arg, header line) ("# AUX stream 0: idx 0
  * cpu 1 tid -1, 1234 bytes"), then the backend's dump of its pieces.  Independent of the
  * merged stream.  Returns the backend's count of undecodable spots (>= 0), -EOPNOTSUPP if the
- * backend has no dump, or the first negative errno of the backend or @fn.
+ * backend has no dump or the capture no trace, or the first negative errno of the backend or @fn.
  */
 int auxcap_decode_dump(struct auxcap_decode *d, auxcap_backend_line_fn fn, void *arg);
 
