@@ -350,16 +350,16 @@ check '[ $st -eq 1 ] && [ "$(wc -l <y1.err)" -eq 1 ] && grep -q "traces one thre
 $A record --emulate -a -o keep2.data 2>y2.err; st=$?
 check '[ $st -eq 1 ] && grep -q "not CPUs" y2.err' "-a: $(cat y2.err)"
 if command -v gdb >/dev/null; then
-	gdb -q -batch -p $P -ex 'shell sleep 5' >/dev/null 2>&1 & G=$!
+	gdb -q -batch -p $P -ex 'shell sleep 3' >/dev/null 2>&1 & G=$!
 	for i in $(seq 100); do
 		[ "$(awk '/TracerPid/{print $2}' /proc/$P/status)" != 0 ] && break
 		sleep 0.1
 	done
 	$A record --emulate -p $P -o keep2.data 2>y3.err; st=$?
 	check '[ $st -eq 1 ] && [ "$(wc -l <y3.err)" -eq 1 ] && grep -q "traces it already" y3.err && [ "$(cat keep2.data)" = keep ]' "a task gdb holds: $(cat y3.err)"
-	kill $G 2>/dev/null; wait $G 2>/dev/null
+	wait $G 2>/dev/null # (gdb detaches when its sleep ends; killed, it may leave the task stopped)
 fi
-kill $P; wait $P 2>/dev/null
+kill -9 $P; wait $P 2>/dev/null
 
 # 20. System-wide (-a, -C) of processes that were running before: their COMM and mappings come
 # from /proc, as perf record -a writes them (before, none: every sample was "-" and [unknown]).

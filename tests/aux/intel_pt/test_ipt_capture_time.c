@@ -92,7 +92,8 @@ static void check_capture(const char *mode)
 			assert_true(auxcap_ipt_dump(ev.u.auxtrace.data, (size_t)ev.u.auxtrace.size,
 						    NULL, NULL, on_line, &tscs) >= 0);
 		} else if (ev.rec.type < 64 && ev.rec.has_sample_id &&
-			   (ev.rec.sid.present & PERF_SAMPLE_TIME)) {
+			   (ev.rec.sid.present & PERF_SAMPLE_TIME) && ev.rec.sid.time) {
+			/* (time 0: side-band written before everything, the kernel's mapping) */
 			tmin = ev.rec.sid.time < tmin ? ev.rec.sid.time : tmin;
 			tmax = ev.rec.sid.time > tmax ? ev.rec.sid.time : tmax;
 			nrec++;
