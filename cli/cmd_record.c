@@ -34,6 +34,7 @@
 #include "auxcap/emu.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/pmu.h"
+#include "auxcap/proc.h"
 #include "auxcap/session.h"
 #include "auxcap/trigger.h"
 #include "cli.h"
@@ -616,29 +617,22 @@ static const char *attach_hint(int err)
  * say so before anything is written. */
 static int check_traceable(pid_t tid)
 {
-	char path[64], line[256];
-	int tracer = 0;
-	FILE *f;
+	long tracer = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (auxcap_proc_status(NULL, tid, "TracerPid", &tracer) < 0)
 		return 0; /* the attach will say */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
 	if (tracer > 0) {
-		char comm[64] = "?";
+		char path[64], comm[64] = "?";
+		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/%d/comm", tracer);
+		snprintf(path, sizeof(path), "/proc/%ld/comm", tracer);
 		f = fopen(path, "re");
 		if (f) {
 			if (fgets(comm, sizeof(comm), f))
 				comm[strcspn(comm, "\n")] = '\0';
 			fclose(f);
 		}
-		cli_err("cannot trace thread %d: process %d (%s) traces it already; detach that "
+		cli_err("cannot trace thread %d: process %ld (%s) traces it already; detach that "
 			"debugger or tracer first",
 			(int)tid, tracer, comm);
 		return -EBUSY;

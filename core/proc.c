@@ -113,22 +113,36 @@ static FILE *open_task_file(const char *proc, pid_t pid, const char *name, int *
 	return f;
 }
 
-int auxcap_proc_tgid(const char *proc, pid_t tid, pid_t *ret_tgid)
+int auxcap_proc_status(const char *proc, pid_t tid, const char *key, long *ret)
 {
+	size_t klen = key ? strlen(key) : 0;
 	char line[256];
-	long v = -1;
-	int err = 0;
+	int err = 0, r = -EBADMSG;
 	FILE *f;
 
-	if (!ret_tgid || tid <= 0)
+	if (!key || !ret || tid <= 0)
 		return -EINVAL;
 	f = open_task_file(proc, tid, "status", &err);
 	if (!f)
 		return err;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %ld", &v) == 1)
-			break;
+	while (r < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%ld", ret) == 1)
+			r = 0;
 	fclose(f);
+	return r;
+}
+
+int auxcap_proc_tgid(const char *proc, pid_t tid, pid_t *ret_tgid)
+{
+	long v = -1;
+	int r;
+
+	if (!ret_tgid || tid <= 0)
+		return -EINVAL;
+	r = auxcap_proc_status(proc, tid, "Tgid", &v);
+	if (r < 0)
+		return r;
 	if (v <= 0)
 		return -EBADMSG;
 	*ret_tgid = (pid_t)v;

@@ -128,6 +128,16 @@ static void test_tgid_and_find_addr(void **state)
 	assert_int_equal(auxcap_proc_tgid(root, 4243, &tgid), 0);
 	assert_int_equal(tgid, 4242);
 	assert_int_equal(auxcap_proc_tgid(root, 999999, &tgid), -ESRCH);
+	{
+		long v = 0;
+
+		assert_int_equal(auxcap_proc_status(root, 4243, "Pid", &v), 0);
+		assert_int_equal(v, 4243);
+		/* the key whole: "Tgi" is not "Tgid", and a missing line is an error */
+		assert_int_equal(auxcap_proc_status(root, 4243, "Tgi", &v), -EBADMSG);
+		assert_int_equal(auxcap_proc_status(root, 4243, "TracerPid", &v), -EBADMSG);
+		assert_int_equal(auxcap_proc_status(root, 999999, "Pid", &v), -ESRCH);
+	}
 	/* The executable mapping holding offset 0x1234 of the file (matched by path here). */
 	assert_int_equal(auxcap_proc_find_addr(root, 4242, "/usr/bin/prog", 0x1234, &addr), 0);
 	assert_int_equal(addr, 0x55e8c0a01234ULL);

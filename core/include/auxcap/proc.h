@@ -41,6 +41,13 @@ struct auxcap_proc_map {
 int auxcap_proc_map_parse(const char *line, struct auxcap_proc_map *ret);
 
 /**
+ * The number a line "KEY:\tN" of /proc/TID/status gives (Tgid, TracerPid, ...).
+ * Returns 0 and sets @ret.  Returns -ESRCH if there is no such task, -EBADMSG if the file has
+ * no such line, or the errno of open.
+ */
+int auxcap_proc_status(const char *proc, pid_t tid, const char *key, long *ret);
+
+/**
  * The thread group (process) id of thread @tid, from the Tgid line of /proc/TID/status.
  *
  * Returns 0 and sets @ret_tgid.  Returns -ESRCH if there is no such task, -EBADMSG if the
