@@ -395,41 +395,67 @@ int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layo
 	return rc < 0 ? rc : n;
 }
 
+int auxcap_proc_kallsyms(const char *path, auxcap_proc_ksym_fn fn, void *ctx)
+{
+	char line[512];
+	int r = 0;
+	FILE *f;
+
+	if (!path || !fn)
+		return -EINVAL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (r == 0 && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3)
+			r = fn(ctx, (uint64_t)addr, type, name, strchr(line, '[') != NULL);
+	}
+	fclose(f);
+	return r;
+}
+
+struct ktext {
+	uint64_t start, end;
+	bool have_start, have_end;
+};
+
+static int ktext_sym(void *ctx, uint64_t addr, char type, const char *name, bool module)
+{
+	struct ktext *k = ctx;
+
+	if (module || (type != 'T' && type != 't'))
+		return 0;
+	if (!strcmp(name, "_text")) {
+		k->start = addr;
+		k->have_start = true;
+	} else if (!strcmp(name, "_etext")) {
+		k->end = addr;
+		k->have_end = true;
+	}
+	return k->have_start && k->have_end;
+}
+
 int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret_end)
 {
-	char path[PATH_MAX], line[512];
-	uint64_t start = 0, end = 0;
-	bool have_start = false, have_end = false;
-	FILE *f;
+	char path[PATH_MAX];
+	struct ktext k = { 0 };
+	int r;
 
 	if (!ret_start || !ret_end)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/kallsyms", root_of(proc));
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while ((!have_start || !have_end) && fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[128];
-
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) != 3 ||
-		    (type != 'T' && type != 't'))
-			continue;
-		if (!strcmp(name, "_text")) {
-			start = addr;
-			have_start = true;
-		} else if (!strcmp(name, "_etext")) {
-			end = addr;
-			have_end = true;
-		}
-	}
-	fclose(f);
-	if (!have_start || !have_end)
+	r = auxcap_proc_kallsyms(path, ktext_sym, &k);
+	if (r < 0)
+		return r;
+	if (!k.have_start || !k.have_end)
 		return -ENOENT;
-	if (!start || end <= start)
+	if (!k.start || k.end <= k.start)
 		return -EACCES; /* kptr_restrict shows zeros */
-	*ret_start = start;
-	*ret_end = end;
+	*ret_start = k.start;
+	*ret_end = k.end;
 	return 0;
 }
 

@@ -25,7 +25,9 @@
 #include <stdio.h>
 
 #include "auxcap/file.h"
+#include "auxcap/proc.h"
 #include "decode_int.h"
+#include "grow.h"
 #include "sorted.h"
 #if AUXCAP_HAVE_LIBELF
 #include "elf_file.h"
@@ -297,51 +299,38 @@ static int cmp_ksym(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* The text symbols of kallsyms (T, t, W, w), modules' too; none if it cannot be read. */
+struct kload {
+	struct auxcap_symbols *s;
+	size_t cap, ncap, nlen;
+};
+
+/* A text symbol (T, t, W, w) of kallsyms, modules' too, joins the table. */
+static int add_ksym(void *ctx, uint64_t addr, char type, const char *name, bool module)
+{
+	struct kload *l = ctx;
+	struct auxcap_symbols *s = l->s;
+	size_t len = strlen(name) + 1;
+
+	(void)module;
+	if (!addr || (type != 'T' && type != 't' && type != 'W' && type != 'w'))
+		return 0;
+	if (auxcap_grow_array(&s->ksyms, &l->cap, s->nr_ksyms + 1, 65536, sizeof(*s->ksyms)) < 0 ||
+	    auxcap_grow(&s->knames, &l->ncap, l->nlen + len, 1 << 20) < 0)
+		return -ENOMEM;
+	memcpy(s->knames + l->nlen, name, len);
+	s->ksyms[s->nr_ksyms++] = (struct ksym){ addr, l->nlen };
+	l->nlen += len;
+	return 0;
+}
+
+/* The kernel's functions from the kallsyms file; none if it cannot be read (what was read
+ * before running out of memory is kept). */
 static void load_kallsyms(struct auxcap_symbols *s)
 {
-	size_t cap = 0, ncap = 0, nlen = 0;
-	char line[512];
-	FILE *f;
+	struct kload l = { s, 0, 0, 0 };
 
 	s->kallsyms_tried = true;
-	f = fopen(s->kallsyms_path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-		size_t len;
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr ||
-		    (type != 'T' && type != 't' && type != 'W' && type != 'w'))
-			continue;
-		len = strlen(name) + 1;
-		if (s->nr_ksyms == cap) {
-			struct ksym *k;
-
-			cap = cap ? cap * 2 : 65536;
-			k = realloc(s->ksyms, cap * sizeof(*k));
-			if (!k)
-				break;
-			s->ksyms = k;
-		}
-		if (nlen + len > ncap) {
-			char *n;
-
-			ncap = ncap ? ncap * 2 : 1 << 20;
-			while (nlen + len > ncap)
-				ncap *= 2;
-			n = realloc(s->knames, ncap);
-			if (!n)
-				break;
-			s->knames = n;
-		}
-		memcpy(s->knames + nlen, name, len);
-		s->ksyms[s->nr_ksyms++] = (struct ksym){ (uint64_t)addr, nlen };
-		nlen += len;
-	}
-	fclose(f);
+	(void)auxcap_proc_kallsyms(s->kallsyms_path, add_ksym, &l);
 	if (s->nr_ksyms)
 		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
 }

@@ -28,6 +28,7 @@
 #include <libelf.h>
 #endif
 
+#include "auxcap/proc.h"
 #include "ipt_record.h"
 
 #define MAX_FILTERS 32
@@ -212,35 +213,34 @@ static int symtab_load_elf(const char *path, struct symtab *t, char *errbuf, siz
 }
 #endif
 
+struct kload {
+	struct symtab *t;
+	bool nonzero;
+};
+
+static int kallsyms_sym(void *ctx, uint64_t addr, char type, const char *name, bool module)
+{
+	struct kload *l = ctx;
+
+	l->nonzero |= addr != 0;
+	if (addr > l->t->end && !module)
+		l->t->end = addr;
+	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+		return 0;
+	return symtab_add(l->t, name, addr, 0, isupper((unsigned char)type) != 0);
+}
+
 static int symtab_load_kallsyms(struct symtab *t, char *errbuf, size_t errlen)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
-	char line[512];
-	bool nonzero = false;
-	int r = 0;
+	struct kload l = { t, false };
+	int r = auxcap_proc_kallsyms("/proc/kallsyms", kallsyms_sym, &l);
 
-	if (!f)
+	if (r < 0 && r != -ENOMEM)
 		return fail(errbuf, errlen, -EINVAL, "cannot read /proc/kallsyms: %s",
-			    strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long addr;
-		char type, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
-			continue;
-		nonzero |= addr != 0;
-		if (addr > t->end && !strchr(line, '['))
-			t->end = addr;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		r = symtab_add(t, name, addr, 0, isupper((unsigned char)type) != 0);
-		if (r < 0)
-			break;
-	}
-	fclose(f);
+			    strerror(-r));
 	if (r < 0)
 		return r;
-	if (!nonzero)
+	if (!l.nonzero)
 		return fail(errbuf, errlen, -EINVAL,
 			    "kernel addresses are hidden in /proc/kallsyms (kptr_restrict): run as "
 			    "root or give addresses");

@@ -679,17 +679,18 @@ static bool stop_asked(const struct auxcap_tracer *tr)
 }
 
 /*
- * Wait for the step just resumed.  A system call's (@far), or the first step, which finishes
- * the call a task attached to was blocked in, may block for as long as the call does: with opts.stop_req it is polled, and once a stop is asked for the task is sent a
- * SIGSTOP (by this thread, which traces it still: the signal cannot reach it untraced).  It
- * ends the call with a signal-delivery stop, which step_one() swallows (the kernel restarts
- * the call when the task runs on); tr->kicked until that stop is seen.
+ * Wait for the step just resumed.  One that may block for as long as a call does (@may_block:
+ * a system call's, or the first step, which finishes the call a task attached to was in) is
+ * polled when opts.stop_req is set; once a stop is asked for, the task is sent a SIGSTOP (by
+ * this thread, which traces it still: the signal cannot reach it untraced).  It ends the call
+ * with a signal-delivery stop, which step_one() swallows (the kernel restarts the call when
+ * the task runs on); tr->kicked until that stop is seen.
  */
-static int wait_step(struct auxcap_tracer *tr, bool far, int *status)
+static int wait_step(struct auxcap_tracer *tr, bool may_block, int *status)
 {
 	unsigned int polls = 0;
 
-	if (!far || !tr->opts.stop_req)
+	if (!may_block || !tr->opts.stop_req)
 		return wait_child(tr->pid, status);
 	for (;;) {
 		pid_t w = waitpid(tr->pid, status, __WALL | WNOHANG);

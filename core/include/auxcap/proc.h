@@ -97,6 +97,19 @@ int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layo
 			       void *ctx);
 
 /**
+ * One line of a kallsyms file: the symbol's address, type letter, name, and whether it is a
+ * module's ("[module]" follows).  Return 0 to go on, 1 to stop there, < 0 to fail.
+ */
+typedef int (*auxcap_proc_ksym_fn)(void *ctx, uint64_t addr, char type, const char *name,
+				   bool module);
+
+/**
+ * Call @fn for each symbol of the kallsyms file @path (/proc/kallsyms, or a copy of one).
+ * Returns 0 (1 if @fn stopped), the errno of opening @path, or @fn's error.
+ */
+int auxcap_proc_kallsyms(const char *path, auxcap_proc_ksym_fn fn, void *ctx);
+
+/**
  * The kernel's text, [_text, _etext), from @proc's kallsyms ("/proc" if NULL).
  * Returns 0, -ENOENT if kallsyms lacks the two symbols, -EACCES if it hides their addresses
  * (kptr_restrict), or the errno of opening it.
