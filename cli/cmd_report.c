@@ -272,6 +272,23 @@ static void snap_stats(const struct auxcap_perf_features *ft, struct snap_stats 
 
 /* ---- text ---------------------------------------------------------------------------- */
 
+
+/* The header's "# trace:" line of a capture with trace. */
+static void text_trace_line(FILE *f, const struct auxcap_report_summary *s,
+			    const struct auxcap_decode_info *info)
+{
+	char b[32];
+
+	fprintf(f, "# trace:     %" PRIu64 " bytes in %zu AUX %s%s; %" PRIu64 " events",
+		s->aux_bytes, s->nr_queues,
+		info->snapshot ? (s->nr_queues == 1 ? "snapshot" : "snapshots")
+			       : (s->nr_queues == 1 ? "queue" : "queues"),
+		info->timeless ? " (no time conversion)" : "", s->trace_events);
+	if (s->trace_timed)
+		fprintf(f, ", %s traced", dur(b, sizeof(b), s->trace_ns));
+	fprintf(f, ", %" PRIu64 " instructions, %" PRIu64 " branches\n", s->insns, s->branches);
+}
+
 static void text_header(struct ctx *c)
 {
 	const struct auxcap_report_summary *s = c->s;
@@ -322,34 +339,19 @@ static void text_header(struct ctx *c)
 	for (size_t i = 0; i < s->nr_cpus && i < 32; i++)
 		fprintf(f, "%s%d", i ? "," : ": ", s->cpus[i]);
 	fprintf(f, "%s\n# threads:   %zu\n", s->nr_cpus > 32 ? ",..." : "", s->nr_threads);
-	if (!info->backend) {
-		/* counter samples without an AUX event: perf report's profile */
+	if (!info->backend) /* counter samples without an AUX event: perf report's profile */
 		fputs("# trace:     none (no AUX event: the samples alone; record with -e "
 		      "intel_pt//u, or --emulate, for the trace)\n",
 		      f);
-		for (size_t i = 0; i < s->nr_slots; i++)
-			if (s->slots[i].samples)
-				fprintf(f, "# samples:   %s: %" PRIu64 "\n",
-					slot_name(&s->slots[i], i, s->nr_slots), s->slots[i].samples);
-		if (!s->samples)
-			fputs("# samples:   no counter samples\n", f);
-		return;
-	}
-	fprintf(f, "# trace:     %" PRIu64 " bytes in %zu AUX %s%s; %" PRIu64 " events",
-		s->aux_bytes, s->nr_queues,
-		info->snapshot ? (s->nr_queues == 1 ? "snapshot" : "snapshots")
-			       : (s->nr_queues == 1 ? "queue" : "queues"),
-		info->timeless ? " (no time conversion)" : "", s->trace_events);
-	if (s->trace_timed)
-		fprintf(f, ", %s traced", dur(b1, sizeof(b1), s->trace_ns));
-	fprintf(f, ", %" PRIu64 " instructions, %" PRIu64 " branches\n", s->insns, s->branches);
+	else
+		text_trace_line(f, s, info);
 	for (size_t i = 0; i < s->nr_slots; i++) {
 		const struct auxcap_report_slot *sl = &s->slots[i];
 
 		if (!sl->samples)
 			continue;
 		fprintf(f, "# samples:   %s: %" PRIu64, slot_name(sl, i, s->nr_slots), sl->samples);
-		if (i + 1 < s->nr_slots && !info->sampled)
+		if (i + 1 < s->nr_slots && !info->sampled && info->backend)
 			fprintf(f, " (%" PRIu64 " on traced threads, %" PRIu64
 				   " found in the trace near their time)",
 				sl->traced, sl->aligned);
@@ -359,6 +361,8 @@ static void text_header(struct ctx *c)
 	}
 	if (!s->samples)
 		fputs("# samples:   no counter samples\n", f);
+	if (!info->backend)
+		return;
 	snap_stats(ft, &st);
 	if (st.n) {
 		sep = "";

@@ -353,7 +353,7 @@ int auxcap_proc_synthesize_all(const char *proc, const struct auxcap_sample_layo
 			       const struct auxcap_sample_id *sid, auxcap_proc_record_fn fn,
 			       void *ctx)
 {
-	const char *root = proc ? proc : "/proc";
+	const char *root = root_of(proc);
 	struct dirent *de;
 	int n = 0, rc = 0;
 	DIR *d;
