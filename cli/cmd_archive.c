@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include "auxcap/perf_data.h"
+#include "auxcap/proc.h"
 #include "binaries.h"
 #include "auxcap/file.h"
 #include "cli.h"
@@ -113,6 +117,59 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 	if (r < 0)
 		(void)unlink(tmp);
 	return r;
+}
+
+/*
+ * The _text of the kernel that made @file, from its [kernel.kallsyms]_text mapping (written
+ * before the captured records); 0 if it has none.
+ */
+static uint64_t capture_ktext(const char *file)
+{
+	struct auxcap_perf_reader *rd = NULL;
+	struct auxcap_perf_event ev;
+	uint64_t ktext = 0;
+
+	if (auxcap_perf_reader_open(file, NULL, &rd) < 0)
+		return 0;
+	while (!ktext && auxcap_perf_reader_next(rd, &ev) > 0) {
+		const struct auxcap_record *rec = &ev.rec;
+
+		if (rec->type == PERF_RECORD_MMAP && rec->u.mmap.filename &&
+		    !strncmp(rec->u.mmap.filename, "[kernel.kallsyms]", 17))
+			ktext = rec->u.mmap.pgoff;
+		else if (rec->type == PERF_RECORD_SAMPLE || rec->type == PERF_RECORD_AUX)
+			break; /* past the side-band written before the capture */
+	}
+	auxcap_perf_reader_close(rd);
+	return ktext;
+}
+
+/*
+ * FILE.archive/kallsyms: this machine's /proc/kallsyms when the capture was made by the
+ * running kernel in this boot (its release and _text), for decode to name kernel addresses
+ * elsewhere.  Returns 1 if copied, 0 if not the capture's kernel, or a negative errno.
+ */
+static int archive_kallsyms(const char *file, const char *dir, const char *osrelease,
+			    uint64_t *bytes)
+{
+	uint64_t ktext = capture_ktext(file), start, end, n = 0;
+	struct utsname u;
+	char *dst;
+	int r;
+
+	if (!ktext || !osrelease || uname(&u) < 0 || strcmp(u.release, osrelease) ||
+	    auxcap_proc_kernel_text(NULL, &start, &end) < 0 || start != ktext)
+		return 0;
+	if (asprintf(&dst, "%s/kallsyms", dir) < 0)
+		return -ENOMEM;
+	r = mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : check_dir(dir);
+	if (r == 0)
+		r = copy_file("/proc/kallsyms", dst, &n);
+	free(dst);
+	if (r < 0)
+		return r;
+	*bytes += n;
+	return 1;
 }
 
 static int run_archive(int argc, char **argv)
@@ -244,7 +301,13 @@ static int run_archive(int argc, char **argv)
 		free(src);
 		free(dst);
 	}
-	printf("archived %zu binaries (%" PRIu64 " bytes) into %s/", copied, bytes, dir);
+	r = archive_kallsyms(file, dir, f->osrelease, &bytes);
+	if (r < 0)
+		cli_warn("cannot copy /proc/kallsyms to %s/: %s; kernel addresses will be unnamed "
+			 "elsewhere",
+			 dir, strerror(-r));
+	printf("archived %zu binaries%s (%" PRIu64 " bytes) into %s/", copied,
+	       r > 0 ? " and the kernel's symbols" : "", bytes, dir);
 	if (present)
 		printf(", %zu already there", present);
 	if (missing)

@@ -829,9 +829,10 @@ static const struct auxcap_backend_ops *backend_of_name(const char *name)
 
 /*
  * Kernel addresses are named by $AUXCAP_KALLSYMS when set (a copy of the capturing machine's
- * /proc/kallsyms), else by this machine's /proc/kallsyms when the capture was made by this
- * very kernel, boot and layout: the same release and the same _text (KASLR moves it at each
- * boot) as the capture's [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
+ * /proc/kallsyms), else by FILE.archive/kallsyms (auxcap archive's copy), else by this
+ * machine's /proc/kallsyms when the capture was made by this very kernel, boot and layout:
+ * the same release and the same _text (KASLR moves it at each boot) as the capture's
+ * [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
  */
 static int kernel_symbols(struct auxcap_decode *d)
 {
@@ -840,13 +841,23 @@ static int kernel_symbols(struct auxcap_decode *d)
 	uint64_t start, end;
 	struct utsname u;
 
+	char *dir = NULL, *saved = NULL;
+	int r = 0;
+
 	if (env && *env)
 		return auxcap_symbols_set_kallsyms(d->syms, env);
-	if (!d->ktext || !ft || !ft->osrelease || uname(&u) < 0 || strcmp(u.release, ft->osrelease))
+	if (!d->ktext)
 		return 0;
-	if (auxcap_proc_kernel_text(NULL, &start, &end) < 0 || start != d->ktext)
-		return 0;
-	return auxcap_symbols_set_kallsyms(d->syms, "/proc/kallsyms");
+	/* the copy auxcap archive kept beside the capture: the capture's own kernel */
+	if (d->path && auxcap_archive_dir(d->path, &dir) == 0 &&
+	    asprintf(&saved, "%s/kallsyms", dir) >= 0 && access(saved, R_OK) == 0)
+		r = auxcap_symbols_set_kallsyms(d->syms, saved);
+	else if (ft && ft->osrelease && uname(&u) == 0 && !strcmp(u.release, ft->osrelease) &&
+		 auxcap_proc_kernel_text(NULL, &start, &end) == 0 && start == d->ktext)
+		r = auxcap_symbols_set_kallsyms(d->syms, "/proc/kallsyms");
+	free(dir);
+	free(saved);
+	return r;
 }
 
 static void pick_aux_evsel(struct auxcap_decode *d)

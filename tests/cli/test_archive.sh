@@ -130,6 +130,20 @@ else
 	bad "record -N / -B: $(cat vn.err vb.err)"
 fi
 
+# The kernel's symbols: kept in the archive when the capture is this kernel's, and used first
+# by decode (elsewhere they name its kernel addresses; here a stand-in shows they are read).
+if [ "$(awk '$3=="_text"{print $1; exit}' /proc/kallsyms)" != 0000000000000000 ]; then
+	$A record -o kk.data -- dd if=/dev/zero of=/dev/null bs=64k count=50000 2>/dev/null
+	$A archive kk.data >kk.out 2>kk.err; st=$?
+	check '[ $st -eq 0 ] && grep -q "and the kernel.s symbols" kk.out && cat /proc/kallsyms | cmp -s kk.data.archive/kallsyms -' "archive keeps this kernel's kallsyms: $(cat kk.out)"
+	chmod u+w kk.data.archive/kallsyms
+	awk '$3=="_text"{print $1, "T", "archived_text"} $3=="_etext"{print $1, "T", "archived_etext"}' /proc/kallsyms >kk.data.archive/kallsyms
+	$A report kk.data >kk.rep 2>&1
+	check 'grep -q " archived_text  \[kernel.kallsyms\]" kk.rep' "decode names kernel addresses by the archive's kallsyms"
+else
+	echo "skip kallsyms: kernel addresses are hidden here (kptr_restrict)"
+fi
+
 # Bad input: clear one-line error, exit 1.
 echo junk >junk.data
 $A archive junk.data 2>junk.err; st=$?
