@@ -147,7 +147,8 @@ static uint64_t capture_ktext(const char *file)
 /*
  * FILE.archive/kallsyms: this machine's /proc/kallsyms when the capture was made by the
  * running kernel in this boot (its release and _text), for decode to name kernel addresses
- * elsewhere.  Returns 1 if copied, 0 if not the capture's kernel, or a negative errno.
+ * elsewhere.  Returns 1 if copied, 0 if not the capture's kernel or copied before, or a
+ * negative errno.
  */
 static int archive_kallsyms(const char *file, const char *dir, const char *osrelease,
 			    uint64_t *bytes)
@@ -162,6 +163,10 @@ static int archive_kallsyms(const char *file, const char *dir, const char *osrel
 		return 0;
 	if (asprintf(&dst, "%s/kallsyms", dir) < 0)
 		return -ENOMEM;
+	if (access(dst, F_OK) == 0) {
+		free(dst);
+		return 0; /* archived before (the same boot's) */
+	}
 	r = mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : check_dir(dir);
 	if (r == 0)
 		r = copy_file("/proc/kallsyms", dst, &n);
