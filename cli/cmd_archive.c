@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -153,13 +152,11 @@ static uint64_t capture_ktext(const char *file)
 static int archive_kallsyms(const char *file, const char *dir, const char *osrelease,
 			    uint64_t *bytes)
 {
-	uint64_t ktext = capture_ktext(file), start, end, n = 0;
-	struct utsname u;
+	uint64_t n = 0;
 	char *dst;
 	int r;
 
-	if (!ktext || !osrelease || uname(&u) < 0 || strcmp(u.release, osrelease) ||
-	    auxcap_proc_kernel_text(NULL, &start, &end) < 0 || start != ktext)
+	if (!auxcap_proc_kernel_is(osrelease, capture_ktext(file)))
 		return 0;
 	if (asprintf(&dst, "%s/kallsyms", dir) < 0)
 		return -ENOMEM;

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 
 #define PROC_RECORD_MAX 65535 /* header.size is a u16 */
 
@@ -457,6 +458,15 @@ int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret
 	*ret_start = k.start;
 	*ret_end = k.end;
 	return 0;
+}
+
+bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext)
+{
+	uint64_t start, end;
+	struct utsname u;
+
+	return ktext && osrelease && uname(&u) == 0 && !strcmp(u.release, osrelease) &&
+	       auxcap_proc_kernel_text(NULL, &start, &end) == 0 && start == ktext;
 }
 
 int auxcap_proc_synthesize_kernel(const char *proc, const struct auxcap_sample_layout *layout,

@@ -206,7 +206,11 @@ int auxcap_archive_dir(const char *capture, char **ret)
 {
 	if (!capture || !ret)
 		return -EINVAL;
-	return asprintf(ret, "%s.archive", capture) < 0 ? -ENOMEM : 0;
+	if (asprintf(ret, "%s.archive", capture) < 0) {
+		*ret = NULL; /* (asprintf() leaves it undefined) */
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int auxcap_archive_path(const char *capture, const uint8_t *id, size_t size, char **ret)

@@ -30,7 +30,6 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "auxcap/log.h"
 #include "auxcap/proc.h"
@@ -838,9 +837,6 @@ static int kernel_symbols(struct auxcap_decode *d)
 {
 	const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
 	const char *env = getenv("AUXCAP_KALLSYMS");
-	uint64_t start, end;
-	struct utsname u;
-
 	char *dir = NULL, *saved = NULL;
 	int r = 0;
 
@@ -850,10 +846,11 @@ static int kernel_symbols(struct auxcap_decode *d)
 		return 0;
 	/* the copy auxcap archive kept beside the capture: the capture's own kernel */
 	if (d->path && auxcap_archive_dir(d->path, &dir) == 0 &&
-	    asprintf(&saved, "%s/kallsyms", dir) >= 0 && access(saved, R_OK) == 0)
+	    asprintf(&saved, "%s/kallsyms", dir) < 0)
+		saved = NULL; /* (asprintf() leaves it undefined) */
+	if (saved && access(saved, R_OK) == 0)
 		r = auxcap_symbols_set_kallsyms(d->syms, saved);
-	else if (ft && ft->osrelease && uname(&u) == 0 && !strcmp(u.release, ft->osrelease) &&
-		 auxcap_proc_kernel_text(NULL, &start, &end) == 0 && start == d->ktext)
+	else if (ft && auxcap_proc_kernel_is(ft->osrelease, d->ktext))
 		r = auxcap_symbols_set_kallsyms(d->syms, "/proc/kallsyms");
 	free(dir);
 	free(saved);

@@ -117,6 +117,13 @@ int auxcap_proc_kallsyms(const char *path, auxcap_proc_ksym_fn fn, void *ctx);
 int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret_end);
 
 /**
+ * Whether the running kernel, in this boot, is the one of release @osrelease whose _text was
+ * @ktext (a capture's [kernel.kallsyms]_text mapping): its /proc/kallsyms names that
+ * capture's kernel addresses.  KASLR moves _text at each boot.
+ */
+bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext);
+
+/**
  * Synthesize the kernel's mapping as perf record writes it: a PERF_RECORD_MMAP (misc
  * PERF_RECORD_MISC_KERNEL) of pid -1, tid 0, [_text, _etext) at pgoff _text, named
  * "[kernel.kallsyms]_text", so that perf and auxcap name kernel addresses.  Returns 1 (the
