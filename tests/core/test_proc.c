@@ -17,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <sys/utsname.h>
+
 #include <cmocka.h>
 
 #include "auxcap/proc.h"
@@ -356,6 +358,16 @@ static void test_kernel_text(void **state)
 	assert_int_equal(auxcap_proc_synthesize_kernel(other, &l, &sid, collect, &c), -EACCES);
 	snprintf(other, sizeof(other), "%s/nonexistent", root);
 	assert_int_equal(auxcap_proc_kernel_text(other, &start, &end), -ENOENT);
+	/* the running kernel: its release and _text, nothing else */
+	if (auxcap_proc_kernel_text(NULL, &start, &end) == 0) {
+		struct utsname u;
+
+		assert_int_equal(uname(&u), 0);
+		assert_true(auxcap_proc_kernel_is(u.release, start));
+		assert_false(auxcap_proc_kernel_is(u.release, start + 0x200000));
+		assert_false(auxcap_proc_kernel_is("0.0.0-other", start));
+		assert_false(auxcap_proc_kernel_is(u.release, 0));
+	}
 }
 
 int main(void)
