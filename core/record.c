@@ -662,6 +662,41 @@ static const char *const record_names[] = {
 	[82] = "FINISHED_INIT",
 };
 
+/* The kernel's callchain context markers (uapi perf_event.h, enum perf_callchain_context):
+ * entries at or above PERF_CONTEXT_MAX are markers, not addresses. */
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+#define CTX_MAX ((uint64_t)-4095)
+
+size_t auxcap_sample_callchain(const struct auxcap_sample *s, struct auxcap_callchain_frame *ret,
+			       size_t max)
+{
+	enum { NONE, KERNEL, USER } ctx = NONE;
+	bool first = false;
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < s->callchain.nr; i++) {
+		uint64_t v = auxcap_get_u64(s->callchain.ips, (size_t)i);
+
+		if (v >= CTX_MAX) {
+			/* HV, GUEST, GUEST_KERNEL, GUEST_USER: not this machine's addresses */
+			ctx = v == CTX_KERNEL ? KERNEL : v == CTX_USER ? USER : NONE;
+			first = true;
+			continue;
+		}
+		if (ctx == NONE)
+			continue;
+		if (n < max) {
+			ret[n].ip = v;
+			ret[n].kernel = ctx == KERNEL;
+			ret[n].ret = !first;
+		}
+		first = false;
+		n++;
+	}
+	return n;
+}
+
 const char *auxcap_record_type_name(uint32_t type)
 {
 	if (type >= sizeof(record_names) / sizeof(record_names[0]))

@@ -153,12 +153,51 @@ static void test_fixed_and_general_paths_agree(void **state)
 	assert_int_equal(rb.u.sample.cpu, 0);
 }
 
+/* auxcap_sample_callchain(): context markers say whose the frames after them are, and are no
+ * frames themselves; the first frame of a context is the interrupted IP, the others return
+ * addresses; a guest's frames and entries before any marker are left out. */
+static void test_sample_callchain(void **state)
+{
+	const uint64_t K = (uint64_t)-128, U = (uint64_t)-512, GUEST = (uint64_t)-2048;
+	uint64_t ips[] = { 0x1111, K, 0xffffffff81000010, 0xffffffff81000020, U, 0x401000,
+			   0x402000, 0x403000, GUEST, 0x9999, U, 0x404000 };
+	struct auxcap_sample s = { 0 };
+	struct auxcap_callchain_frame fr[8];
+	size_t n;
+
+	(void)state;
+	s.callchain.nr = sizeof(ips) / sizeof(ips[0]);
+	s.callchain.ips = ips;
+	n = auxcap_sample_callchain(&s, fr, 8);
+	assert_int_equal(n, 6);
+	assert_true(fr[0].ip == 0xffffffff81000010 && fr[0].kernel && !fr[0].ret);
+	assert_true(fr[1].ip == 0xffffffff81000020 && fr[1].kernel && fr[1].ret);
+	assert_true(fr[2].ip == 0x401000 && !fr[2].kernel && !fr[2].ret);
+	assert_true(fr[3].ip == 0x402000 && !fr[3].kernel && fr[3].ret);
+	assert_true(fr[4].ip == 0x403000 && fr[4].ret);
+	assert_true(fr[5].ip == 0x404000 && !fr[5].kernel && !fr[5].ret);
+	/* where a function is looked up: before a return address, at an interrupted IP */
+	assert_true(auxcap_callchain_frame_lookup(&fr[3]) == 0x401fff);
+	assert_true(auxcap_callchain_frame_lookup(&fr[2]) == 0x401000);
+
+	/* too small a buffer: the count of all of them, the first that fit */
+	memset(fr, 0, sizeof(fr));
+	n = auxcap_sample_callchain(&s, fr, 2);
+	assert_int_equal(n, 6);
+	assert_true(fr[1].ip == 0xffffffff81000020 && fr[2].ip == 0);
+
+	/* no callchain */
+	s.callchain.nr = 0;
+	assert_int_equal(auxcap_sample_callchain(&s, fr, 8), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixed_sample_fields),
 		cmocka_unit_test(test_fixed_sample_too_short_leaves_ret),
 		cmocka_unit_test(test_fixed_and_general_paths_agree),
+		cmocka_unit_test(test_sample_callchain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

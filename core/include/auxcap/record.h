@@ -223,6 +223,32 @@ int auxcap_record_parse(const struct auxcap_sample_layout *l, const void *buf, s
 int auxcap_record_peek_id(const struct auxcap_sample_layout *l, const void *buf, size_t len,
 			  uint64_t *ret_id);
 
+/** A frame of a sample's callchain (PERF_SAMPLE_CALLCHAIN). */
+struct auxcap_callchain_frame {
+	uint64_t ip; /* the interrupted IP (the first frame of a context), else a return address */
+	bool kernel; /* a kernel frame (PERF_CONTEXT_KERNEL), else a user one */
+	bool ret;    /* @ip is a return address: its function is the one at @ip - 1 */
+};
+
+/**
+ * The frames of @s's callchain, innermost first, into @ret (up to @max of them).
+ *
+ * The kernel's context markers (PERF_CONTEXT_KERNEL, _USER, ...) are not frames: they say
+ * whose the frames after them are.  Frames of a hypervisor or a guest, and entries before any
+ * marker, are left out.
+ *
+ * Returns how many frames the callchain has (more than @max if it did not fit); 0 if @s has
+ * none.
+ */
+size_t auxcap_sample_callchain(const struct auxcap_sample *s, struct auxcap_callchain_frame *ret,
+			       size_t max);
+
+/** Where to look up the function of a callchain frame: before a return address (the call). */
+static inline uint64_t auxcap_callchain_frame_lookup(const struct auxcap_callchain_frame *f)
+{
+	return f->ret && f->ip ? f->ip - 1 : f->ip;
+}
+
 /** Name of a record type ("SAMPLE", "AUXTRACE", ...), or NULL if unknown. */
 const char *auxcap_record_type_name(uint32_t type);
 
