@@ -80,6 +80,7 @@ struct record_opts {
 	uint64_t max_insns;
 	uint64_t freq;	 /* -F: samples per second of the counters (0: 4000, perf's default) */
 	uint64_t period; /* -c: events per sample of the counters (0: by frequency) */
+	bool callchain;	 /* -g, --call-graph fp: the counters' samples carry a callchain */
 	int verbose;
 	char **cmd; /* NULL-terminated, or NULL */
 };
@@ -103,8 +104,9 @@ static void on_snapshot_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: auxcap record [-e EVENT]... [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]]\n"
-		"                     [-o FILE] [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
+		"usage: auxcap record [-e EVENT]... [-F N | -c N] [-g] [-a | -C CPUS | -p PID | -t TID]\n"
+		"                     [-m DATA[,AUX]] [-o FILE] [--snapshot[=SIZE|e]]\n"
+		"                     [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
 		"                     [-B | -N] [-f] [-v] [-- COMMAND [ARGS...]]\n"
 		"\n"
@@ -113,6 +115,10 @@ static void usage(FILE *f)
 		"  -F, --freq N|max     sample the counter events N times a second (default 4000)\n"
 		"  -c, --count N        ... or once every N events (an event's own period= or freq=\n"
 		"                       term wins)\n"
+		"  -g                   counter samples carry their call stack (callchain), as\n"
+		"                       the kernel unwinds it by frame pointers\n"
+		"      --call-graph fp  the same (fp is the one mode: for code without frame\n"
+		"                       pointers, record the trace, whose stack decode rebuilds)\n"
 		"  -a, --all-cpus       system-wide on every online CPU\n"
 		"  -C, --cpu CPUS       system-wide on these CPUs (0-3,8)\n"
 		"  -p, --pid PID[,PID]  existing processes (all their threads)\n"
@@ -244,6 +250,23 @@ static int parse_freq(const char *arg, uint64_t *ret)
 	return 0;
 }
 
+/* --call-graph MODE: perf's fp; its dwarf and lbr need what auxcap does not record. */
+static int parse_call_graph(const char *arg)
+{
+	if (!strcmp(arg, "fp"))
+		return 0;
+	if (!strncmp(arg, "dwarf", 5) || !strcmp(arg, "lbr"))
+		cli_err("--call-graph %s is not supported: auxcap records frame-pointer callchains "
+			"(--call-graph fp, or -g); for code built without frame pointers, record its "
+			"trace (-e intel_pt//u, or --emulate) and decode rebuilds every sample's stack "
+			"from it",
+			arg);
+	else
+		cli_err("bad --call-graph '%s': the mode is fp (frame pointers; -g is the same)",
+			arg);
+	return -EINVAL;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -268,6 +291,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", required_argument, NULL, 8 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -277,7 +301,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->output = "auxcap.data";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:fBNvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:gfBNvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -331,6 +355,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			break;
 		case 7: o->filter = optarg; break;
+		case 'g': o->callchain = true; break;
+		case 8:
+			if (parse_call_graph(optarg) < 0)
+				return -EINVAL;
+			o->callchain = true;
+			break;
 		case 'f': o->force = true; break;
 		case 'B': o->no_buildid = true; break;
 		case 'N': o->no_buildid_cache = true; break;
@@ -1293,6 +1323,8 @@ static int run_record(int argc, char **argv)
 				  PERF_SAMPLE_PERIOD;
 		if (specs[i]->kind == AUXCAP_EVENT_TRACEPOINT)
 			a->sample_type |= PERF_SAMPLE_RAW;
+		if (o.callchain)
+			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		if (specs[i]->kind == AUXCAP_EVENT_BREAKPOINT && auxcap_trigger_breakpoints_fire() == 0)
 			cli_warn("'%s': breakpoints open but do not fire on this machine (a virtual "
 				 "machine without debug registers?): it will count nothing",

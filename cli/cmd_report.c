@@ -508,7 +508,7 @@ static int text_sample_tables(struct ctx *c, const struct auxcap_report_thread *
 		for (size_t i = 0; i < n; i++) {
 			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
 
-			if (func_in(fn, t) && fn->samples && fn->samples[k]) {
+			if (func_in(fn, t) && fn->samples && fn->samples_total[k]) {
 				total += fn->samples[k];
 				count++;
 			}
@@ -523,7 +523,7 @@ static int text_sample_tables(struct ctx *c, const struct auxcap_report_thread *
 		for (size_t i = 0; i < n && (!top || shown < top); i++) {
 			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
 
-			if (!func_in(fn, t) || !fn->samples || !fn->samples[k])
+			if (!func_in(fn, t) || !fn->samples || !fn->samples_total[k])
 				continue;
 			shown++;
 			fprintf(f, "  %6.2f%% %9" PRIu64 " %6.2f%% %9" PRIu64 "  ",
@@ -916,7 +916,7 @@ static int json_samples(struct ctx *c)
 		for (size_t i = 0; i < n && (!top || shown < top); i++) {
 			const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
 
-			if (!fn->samples || !fn->samples[k])
+			if (!fn->samples || !fn->samples_total[k])
 				continue;
 			fputs(shown++ ? ",{" : "{", f);
 			json_func_id(f, fn, c->a->per_thread);

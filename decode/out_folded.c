@@ -9,9 +9,11 @@
  * own symbols).  Each thread's current stack, mirrored from the decode stage's stack changes,
  * points at a node.  Weights:
  *   - samples: each counter sample adds 1 to the node of its reconstructed stack (aligned or
- *     not); a sample of a thread without trace counts as "[no trace]" (in a capture with no
- *     trace at all, as its IP's function, one frame deep), samples lost
- *     (LOST_SAMPLES, LOST records) as "[lost samples]";
+ *     not); a sample whose IP the trace did not place, with a callchain (PERF_SAMPLE_CALLCHAIN,
+ *     frame pointers' view), to the node of its callchain instead; a sample of a thread
+ *     without trace and without callchain counts as "[no trace]" (in a capture with no trace
+ *     at all, as its IP's function, one frame deep), samples lost (LOST_SAMPLES, LOST
+ *     records) as "[lost samples]";
  *   - time: the trace time between two events of a thread goes to the node it was in; trace
  *     lost in a gap (from the gap to the queue's next event) goes to "[gap]"; time with
  *     tracing off is not counted;
@@ -265,6 +267,35 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	return r;
 }
 
+/* A frame's node key: the start of its function (a return address's: of the call's), else
+ * the address. */
+static uint64_t frame_func(struct auxcap_out *w, int32_t pid, const struct auxcap_callchain_frame *fr)
+{
+	uint64_t a = auxcap_callchain_frame_lookup(fr), off = 0;
+
+	if (auxcap_decode_symbolize(w->d, pid, a, NULL, &off, NULL) == 1 && off <= a)
+		return a - off;
+	return a;
+}
+
+/* A sample with no stack from the trace counts on its callchain's, if it has one (frames at
+ * address 0, where a frame-pointer walk ends, left out).  Returns false if it has none. */
+static bool callchain_stack(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct folded *f = w->priv;
+	struct auxcap_callchain_frame fr[OUT_MAX_CALLCHAIN];
+	size_t n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
+	uint32_t node = ROOT;
+
+	if (!n)
+		return false;
+	for (size_t i = n < OUT_MAX_CALLCHAIN ? n : OUT_MAX_CALLCHAIN; i-- > 0;)
+		if (fr[i].ip)
+			node = child(f, node, frame_func(w, ev->pid, &fr[i]), ev->pid);
+	f->nodes[node].samples++; /* (child() may move f->nodes) */
+	return true;
+}
+
 static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	struct folded *f = w->priv;
@@ -272,6 +303,8 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	uint32_t node = ROOT;
 
 	f->samples++;
+	if ((!x || !x->aligned || !x->nr_stack) && ev->rec && callchain_stack(w, ev))
+		return;
 	if (!x && !auxcap_decode_get_info(w->d)->backend && ev->rec) {
 		/* A capture without trace: each sample is its IP's function (perf report's flat
 		 * profile). */

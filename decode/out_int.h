@@ -42,6 +42,10 @@ const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_
 /* Short name of a branch type: "call", "return", "jmp", "jcc", "syscall", ... */
 const char *out_branch_kind(enum auxcap_branch_type t);
 
+/* The most callchain frames of a sample an output looks at (the kernel's default limit,
+ * perf_event_max_stack, is 127). */
+#define OUT_MAX_CALLCHAIN 256
+
 /* Write @s as a JSON string (with quotes) to @f. */
 void out_json_str(FILE *f, const char *s);
 

@@ -186,6 +186,28 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 	fputs("}\n", f);
 }
 
+/* ,"callchain":[{"kernel":..,"ip":..,"ip_sym":..},...] innermost first, or null when the
+ * event records none. */
+static void callchain(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct auxcap_callchain_frame fr[OUT_MAX_CALLCHAIN];
+	size_t n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
+
+	if (!ev->evsel || !(ev->evsel->layout.sample_type & PERF_SAMPLE_CALLCHAIN)) {
+		fputs(",\"callchain\":null", w->f);
+		return;
+	}
+	fputs(",\"callchain\":[", w->f);
+	for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++) {
+		if (i)
+			putc(',', w->f);
+		fprintf(w->f, "{\"kernel\":%s", fr[i].kernel ? "true" : "false");
+		addr_sym(w, ev->pid, "ip", fr[i].ip);
+		putc('}', w->f);
+	}
+	putc(']', w->f);
+}
+
 static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_sample *sa = &ev->rec->u.sample;
@@ -199,6 +221,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	addr_sym(w, ev->pid, "ip", sa->ip);
 	int_or_null(f, "period", (int64_t)sa->period,
 		    ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD));
+	callchain(w, ev);
 	if (!x) {
 		fputs(",\"context\":null}\n", f);
 		return;

@@ -7,7 +7,8 @@
  *     reconstructs (decode stage): a call opens one, a return closes the frames it ends; the
  *     frame a thread is in when its trace starts is opened then; all are closed at the
  *     thread's last event, so slices nest on each thread;
- *   - counter samples: thread-scoped instant events ("i", "s":"t") with the IP and stack;
+ *   - counter samples: thread-scoped instant events ("i", "s":"t") with the IP, stack and
+ *     callchain (PERF_SAMPLE_CALLCHAIN, innermost first, return addresses as recorded);
  *   - decode gaps: complete events ("X", category "gap"), from the gap to the queue's next
  *     event, on a track of the process named "trace gaps (AUX queue N)";
  *   - losses (LOST, LOST_SAMPLES, flagged AUX records, AUXTRACE_ERROR): global instant
@@ -263,7 +264,9 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	const struct auxcap_decode_sample_ctx *x = ev->ctx;
 	uint64_t ip = ev->rec->u.sample.ip;
 	struct pthread *t = thread_of(w, ev);
+	struct auxcap_callchain_frame fr[OUT_MAX_CALLCHAIN];
 	char name[64], sym[256];
+	size_t n;
 
 	if (!t)
 		return;
@@ -278,6 +281,16 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 				putc(',', w->f);
 			out_json_str(w->f, out_sym(w, ev->pid, x->stack[i].func, false, sym,
 						   sizeof(sym)));
+		}
+		putc(']', w->f);
+	}
+	n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
+	if (n) {
+		fputs(",\"callchain\":[", w->f);
+		for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++) {
+			if (i)
+				putc(',', w->f);
+			out_json_str(w->f, out_sym(w, ev->pid, fr[i].ip, true, sym, sizeof(sym)));
 		}
 		putc(']', w->f);
 	}

@@ -12,6 +12,7 @@
  *   !! gap at trace offset 0x2b: <reason> (ip 0x...); decoding resumes at the next sync point
  *   -- <trace event> [at ADDR SYM] (trace offset 0x...)
  *   sample   cpu-clock 00000000004011d6 work+0x16 period=250000
+ *   	callchain: work+0x16 <- run+0x31 <- main+0x40	(with PERF_SAMPLE_CALLCHAIN)
  *   	stack: work+0x16 <- run+0x2c <- main+0x3b
  *   	branch: call 0000000000401200 run+0x27 => 00000000004011c0 work+0x0
  *   !! LOST 3 records
@@ -466,6 +467,24 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	}
 }
 
+/* The sample's callchain (PERF_SAMPLE_CALLCHAIN), innermost first: frame pointers' view. */
+static void callchain_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct auxcap_callchain_frame fr[OUT_MAX_CALLCHAIN];
+	size_t n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
+	char sym[256];
+
+	if (!n)
+		return;
+	fputs("\tcallchain:", w->f);
+	for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++)
+		fprintf(w->f, "%s%s", i ? " <- " : " ",
+			out_sym(w, ev->pid, fr[i].ip, true, sym, sizeof(sym)));
+	if (n > OUT_MAX_CALLCHAIN)
+		fprintf(w->f, " <- ... (%zu more)", n - OUT_MAX_CALLCHAIN);
+	putc('\n', w->f);
+}
+
 static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_sample *sa = &ev->rec->u.sample;
@@ -478,6 +497,7 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD))
 		fprintf(w->f, " period=%" PRIu64, sa->period);
 	putc('\n', w->f);
+	callchain_line(w, ev);
 	if (!x) {
 		/* (a sampled trace, Arm SPE's, gives no sample a context, nor a capture without
 		 * trace: nothing to say) */

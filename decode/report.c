@@ -31,6 +31,7 @@
 #define NO_FUNC UINT32_MAX
 #define MAX_CPUS 4096	 /* CPUs counted by number; others are ignored */
 #define STACK_MAX 8192	 /* deepest mirrored stack (the stage keeps at most 4096) */
+#define MAX_CALLCHAIN 256 /* callchain frames of a sample counted (the kernel's default limit: 127) */
 
 #define AUX_FLAG_TRUNCATED 0x01
 #define AUX_FLAG_PARTIAL 0x04
@@ -514,8 +515,26 @@ static size_t slot_of(struct auxcap_report *r, const struct auxcap_perf_evsel *e
 	return r->nr_slots - 1;
 }
 
+/* Count sample @seq of @slot in the total of the function at @addr, once per sample. */
+static int count_total(struct auxcap_report *r, int32_t pid, int32_t key, uint64_t addr,
+		       size_t slot, uint64_t seq)
+{
+	uint32_t g = func_of(r, pid, addr, key);
+	uint64_t *c;
+
+	if (g == NO_FUNC || !(c = func_counts(r, g)))
+		return -ENOMEM;
+	if (r->funcs[g].stamp != seq) {
+		r->funcs[g].stamp = seq;
+		c[r->nr_slots + slot]++;
+	}
+	return 0;
+}
+
 static int sample_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
 {
+	struct auxcap_callchain_frame fr[MAX_CALLCHAIN];
+	size_t n;
 	const struct auxcap_decode_sample_ctx *x = ev->ctx;
 	size_t slot = slot_of(r, ev->evsel);
 	int32_t key = ev->tid;
@@ -552,16 +571,20 @@ static int sample_event(struct auxcap_report *r, const struct auxcap_decode_even
 	c[slot]++;
 	c[r->nr_slots + slot]++;
 	r->funcs[f].stamp = seq;
-	for (size_t i = 0; x && i < x->nr_stack; i++) {
-		uint32_t g = func_of(r, ev->pid, x->stack[i].func, key);
-
-		if (g == NO_FUNC || !(c = func_counts(r, g)))
-			return -ENOMEM;
-		if (r->funcs[g].stamp == seq)
-			continue;
-		r->funcs[g].stamp = seq;
-		c[r->nr_slots + slot]++;
+	/* Total: the functions on its stack, the trace's, or where the trace did not place the
+	 * sample, its callchain's (frame pointers' view) if it has one. */
+	if (!(x && x->aligned && x->nr_stack) && ev->rec &&
+	    (n = auxcap_sample_callchain(&ev->rec->u.sample, fr, MAX_CALLCHAIN)) > 0) {
+		for (size_t i = 0; i < n && i < MAX_CALLCHAIN; i++)
+			if (fr[i].ip && /* (0: where a frame-pointer walk ended) */
+			    count_total(r, ev->pid, key, auxcap_callchain_frame_lookup(&fr[i]),
+					slot, seq) < 0)
+				return -ENOMEM;
+		return 0;
 	}
+	for (size_t i = 0; x && i < x->nr_stack; i++)
+		if (count_total(r, ev->pid, key, x->stack[i].func, slot, seq) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -646,7 +669,7 @@ int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_even
 /* ---- the end, sorting ----------------------------------------------------------------- */
 
 struct sort_item {
-	uint64_t v;
+	uint64_t v, v2; /* the key, and what breaks its ties */
 	struct rfunc *f;
 };
 
@@ -665,6 +688,8 @@ static int cmp_sort_item(const void *pa, const void *pb)
 
 	if (a->v != b->v)
 		return a->v < b->v ? 1 : -1;
+	if (a->v2 != b->v2)
+		return a->v2 < b->v2 ? 1 : -1;
 	c = name_cmp(x->name, y->name);
 	if (c)
 		return c;
@@ -701,7 +726,7 @@ int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key,
 		return -ENOMEM;
 	for (size_t i = 0; i < r->nr_funcs; i++) {
 		const struct auxcap_report_func *f = &r->funcs[i].pub;
-		uint64_t v = 0;
+		uint64_t v = 0, v2 = 0;
 
 		switch (key) {
 		case AUXCAP_REPORT_SORT_TOTAL:
@@ -718,12 +743,13 @@ int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key,
 			break;
 		case AUXCAP_REPORT_SORT_SAMPLES:
 			v = f->samples ? f->samples[slot] : 0;
+			v2 = f->samples ? f->samples_total[slot] : 0;
 			break;
 		default:
 			v = f->self_ns;
 			break;
 		}
-		items[i] = (struct sort_item){ v, &r->funcs[i] };
+		items[i] = (struct sort_item){ v, v2, &r->funcs[i] };
 	}
 	qsort(items, r->nr_funcs, sizeof(*items), cmp_sort_item);
 	for (size_t i = 0; i < r->nr_funcs; i++)

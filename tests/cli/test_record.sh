@@ -4,6 +4,7 @@
 set -u
 A=${AUXCAP:?}
 E=${AUXCAP_EXAMPLE_LOOP:?}
+TESTS=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
 . "$(dirname "$0")/keep_failed.sh"
 trap 'umount "$T/small" 2>/dev/null; keep_failed "$T"; rm -rf "$T"' EXIT
@@ -426,6 +427,71 @@ else
 	AUXCAP_KALLSYMS=$PWD/other.kallsyms $A report kk.data >kk2.rep 2>&1
 	check 'grep -q " other_kernel_text  \[kernel.kallsyms\]" kk2.rep && ! grep -q " $kfn  \[kernel.kallsyms\]" kk2.rep' "AUXCAP_KALLSYMS names the kernel by the file given"
 fi
+
+# 24. -g: counter samples carry the kernel's frame-pointer callchain (the example is built with
+# frame pointers); decode shows it, folded and report count a sample on it; perf reads it too.
+$A record -g -o g.data -- "$E" 30000000 >/dev/null 2>g.err; st=$?
+check '[ $st -eq 0 ] && $A info g.data | grep -q "cpu-clock: .*CALLCHAIN"' "record -g asks for callchains"
+# each sample's frames in the example, by perf script and by auxcap decode: the same
+fns='^(main|run|work|leaf_add|leaf_mul)$'
+perf script -i g.data -F ip,sym 2>/dev/null | awk -v re="$fns" '
+	/^$/ { if (n) print s; s = ""; n = 0; next }
+	{ if ($2 ~ re) s = s " " $2; n++ }
+	END { if (n) print s }' >g.perf
+$A decode g.data 2>/dev/null | awk -v re="$fns" '/^\tcallchain:/ {
+	s = ""; for (i = 2; i <= NF; i++) { f = $i; sub(/\+0x[0-9a-f]+$/, "", f); if (f ~ re) s = s " " f }
+	print s }' >g.ours
+nsamp=$(wc -l <g.ours)
+check '[ "$nsamp" -gt 100 ] && cmp -s g.perf g.ours' "decode's callchains name the example's frames as perf script does ($nsamp samples)"
+# and they follow the program's calls: leaf_* <- work <- run <- main, with what a frame-pointer
+# walk misses: a sample at a function's first instruction, before it saved the frame pointer,
+# and one in a leaf (gcc keeps no frame there), skips its caller's frame
+bad_order=$(awk '{ last = 0; for (i = 1; i <= NF; i++) {
+	r = ($i == "leaf_add" || $i == "leaf_mul") ? 1 : $i == "work" ? 2 : $i == "run" ? 3 : 4
+	if (r <= last) { print; break } last = r } }' g.ours | wc -l)
+full=$(grep -c -E '^ work run main$' g.ours)
+leaf=$(grep -c -E '^ leaf_(add|mul) run main$' g.ours)
+check '[ "$bad_order" -eq 0 ] && [ "$full" -gt 0 ] && [ "$leaf" -gt 0 ]' "callchains follow the call structure ($full work <- run <- main, $leaf leaf <- run <- main)"
+# report: main's total is every sample with main on its callchain
+$A report --top 0 g.data >g.rep 2>&1
+n_main=$(grep -c ' main$' g.ours)
+main_total=$(awk '$5=="main" && $6=="[auxcap-example-loop]" {print $4; exit}' g.rep)
+check '[ "$main_total" = "$n_main" ] && [ "$n_main" -gt 0 ]' "report: main in the total of its $n_main callchains ($main_total)"
+# folded: every sample once, on its callchain's stack
+$A decode --format folded g.data >g.folded 2>/dev/null
+fsum=$(awk '{n += $NF} END {print n + 0}' g.folded)
+check '[ "$fsum" -eq "$nsamp" ] && grep -q "main;run;work [0-9]" g.folded && grep -q "main;run;leaf_add [0-9]" g.folded' "folded stacks from callchains: $fsum samples of $nsamp"
+# JSON: the callchain member validates against the schema and names the same frames
+$A decode --format json g.data 2>/dev/null >g.json
+PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/decode-json.schema.json" g.json g.ours >g.jcheck 2>&1 <<'PY'
+import json, re, sys
+from check_decode import Schema
+schema = Schema(json.load(open(sys.argv[1])))
+want = [l.split() for l in open(sys.argv[3])]
+got = []
+for line in open(sys.argv[2]):
+    ev = json.loads(line)
+    err = schema.errors(ev, schema.root)
+    if err:
+        sys.exit("schema: " + err)
+    if ev["type"] == "sample":
+        got.append([re.sub(r"\+0x[0-9a-f]+$", "", f["ip_sym"] or "") for f in ev["callchain"]])
+names = re.compile(r"^(main|run|work|leaf_add|leaf_mul)$")
+got = [[f for f in c if names.match(f)] for c in got]
+if got != want:
+    sys.exit("JSON callchains differ from the text's")
+print(len(got))
+PY
+st=$?
+check '[ $st -eq 0 ]' "JSON callchains validate and match the text ($(tail -1 g.jcheck))"
+# Perfetto: each sample's instant event carries its callchain
+$A decode --format perfetto g.data 2>/dev/null >g.pf
+pf=$(python3 -c 'import json, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "sample"]
+print(sum(1 for e in ev if e["args"].get("callchain") and "main" in " ".join(e["args"]["callchain"])))' g.pf 2>&1)
+check '[ "$pf" = "$n_main" ]' "Perfetto samples with main on their callchain: $pf of $n_main"
+$A record --call-graph dwarf -o gd.data -- true >/dev/null 2>gd.err; st=$?
+check '[ $st -ne 0 ] && [ "$(wc -l <gd.err)" -eq 1 ] && grep -q "fp" gd.err && [ ! -e gd.data ]' "--call-graph dwarf: a one-line error"
 
 echo "# $fails failed"
 [ $fails -eq 0 ]

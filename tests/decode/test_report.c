@@ -352,9 +352,12 @@ static void test_samples(void **state)
 	assert_int_equal(s->nr_cpus, 2);
 
 	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES, clk), 0);
-	/* 1 sample each: by name (none), kernel last, then by address */
-	assert_int_equal(auxcap_report_get_func(r, 0)->addr, 0x1234);
-	assert_int_equal(auxcap_report_get_func(r, 1)->addr, RUN);
+	/* 1 sample each: by total (run's 3 first), then by name (none), kernel last, then by
+	 * address; functions with total samples only (main, work) after them */
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, RUN);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, 0x1234);
+	assert_int_equal(auxcap_report_get_func(r, 6)->addr, MAIN);
+	assert_int_equal(auxcap_report_get_func(r, 7)->addr, WORK);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 }

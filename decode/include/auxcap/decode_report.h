@@ -28,7 +28,9 @@
  *     IP decode looks up, i.e. the user-mode IP of a sample taken in the kernel with
  *     REGS_USER; an IP without a symbol, found in the trace, counts for the function of its
  *     innermost frame, which the trace delimits even without symbols), and samples that have
- *     the function anywhere on their reconstructed stack (total); trace samples (Arm SPE
+ *     the function anywhere on their reconstructed stack (total; a sample whose IP the trace
+ *     did not place, on its callchain instead, if it has one: PERF_SAMPLE_CALLCHAIN, the
+ *     kernel's frame-pointer walk); trace samples (Arm SPE
  *     records) count by their IP in a slot of their own;
  *   - functions are symbols (name and file, as auxcap_decode_symbolize() gives them: two
  *     symbols of one name in one file, static functions, stay two); an address without a
@@ -73,7 +75,7 @@ enum auxcap_report_sort_key {
 	AUXCAP_REPORT_SORT_INSNS,    /* self instructions */
 	AUXCAP_REPORT_SORT_BRANCHES, /* self branches */
 	AUXCAP_REPORT_SORT_CALLS,    /* calls into it */
-	AUXCAP_REPORT_SORT_SAMPLES,  /* self samples of one sample slot */
+	AUXCAP_REPORT_SORT_SAMPLES,  /* self samples of one sample slot, then total */
 };
 
 /** A function (or an address without a symbol) and what was counted in it. */
