@@ -1387,18 +1387,18 @@ static int run_record(int argc, char **argv)
 			so.cpus = &cpu0;
 			so.nr_cpus = 1;
 		}
+	} else if (o.cpu_list) {
+		r = auxcap_cpulist_parse(o.cpu_list, &cpus, &so.nr_cpus);
+		if (r < 0) {
+			cli_err("bad -C '%s': give CPU numbers and ranges like 0-3,8", o.cpu_list);
+			goto out;
+		}
+		so.cpus = cpus;
 	} else if (o.all_cpus || (o.cmd && !aux_per_thread)) {
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
 			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
 				strerror(-r));
-			goto out;
-		}
-		so.cpus = cpus;
-	} else if (o.cpu_list) {
-		r = auxcap_cpulist_parse(o.cpu_list, &cpus, &so.nr_cpus);
-		if (r < 0) {
-			cli_err("bad -C '%s': give CPU numbers and ranges like 0-3,8", o.cpu_list);
 			goto out;
 		}
 		so.cpus = cpus;
@@ -1498,7 +1498,9 @@ static int run_record(int argc, char **argv)
 			/* Per-thread events cannot be inherited (the kernel refuses to map them). */
 			so.inherit = !aux_per_thread;
 		}
-		so.enable_on_exec = !stop_after_exec;
+		/* (enable_on_exec enables the events of the exec'ing task only: system-wide ones,
+		 * as perf does, count from the start, the command's start-up included) */
+		so.enable_on_exec = !stop_after_exec && !o.all_cpus && !o.cpu_list;
 		if (stop_after_exec) {
 			/*
 			 * A breakpoint needs the run-time address, known once the program is
@@ -1584,7 +1586,7 @@ static int run_record(int argc, char **argv)
 		ps.reserve = auxcap_session_snapshot_bytes(s);
 		(void)auxcap_perf_writer_reserve(w, ps.reserve);
 	}
-	if (!o.cmd || child_stopped) {
+	if (!o.cmd || child_stopped || (!o.emulate && (o.all_cpus || o.cpu_list))) {
 		r = auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));

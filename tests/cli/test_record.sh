@@ -493,5 +493,16 @@ check '[ "$pf" = "$n_main" ]' "Perfetto samples with main on their callchain: $p
 $A record --call-graph dwarf -o gd.data -- true >/dev/null 2>gd.err; st=$?
 check '[ $st -ne 0 ] && [ "$(wc -l <gd.err)" -eq 1 ] && grep -q "fp" gd.err && [ ! -e gd.data ]' "--call-graph dwarf: a one-line error"
 
+# 25. System-wide with a command (perf record -a -- sleep 5): the events count from the start
+# until the command ends (before, they waited for an exec that CPU-wide events never see, and
+# recorded nothing); -C with a command keeps to its CPUs (before, every online CPU).
+$A record -a -o sw.data -- "$E" 30000000 >/dev/null 2>&1; st=$?
+n_ex=$(perf script -i sw.data -F comm 2>/dev/null | grep -c auxcap-examp)
+check '[ $st -eq 0 ] && [ "$n_ex" -gt 10 ]' "record -a -- COMMAND samples the command ($n_ex samples)"
+$A record -C 1 -o sc.data -- "$E" 30000000 >/dev/null 2>&1; st=$?
+cpus=$(perf script -i sc.data -F cpu 2>/dev/null | sort -u | tr -d ' []\n')
+n_sc=$(perf script -i sc.data -F cpu 2>/dev/null | wc -l)
+check '[ $st -eq 0 ] && [ "$cpus" = 001 ] && [ "$n_sc" -gt 0 ]' "record -C 1 -- COMMAND samples CPU 1 only ($n_sc samples, CPUs '$cpus')"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
