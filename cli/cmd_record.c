@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,10 +83,25 @@ struct record_opts {
 	uint64_t period; /* -c: events per sample of the counters (0: by frequency) */
 	bool callchain;	 /* -g, --call-graph fp: the counters' samples carry a callchain */
 	int verbose;
+	bool quiet; /* -q: no messages but warnings and errors */
 	char **cmd; /* NULL-terminated, or NULL */
 };
 
 static struct auxcap_session *g_session;
+static bool g_quiet; /* -q */
+
+/* "auxcap: ..." on standard error: what was done (not a warning), unless -q. */
+static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (g_quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("auxcap: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 static void on_stop_signal(int sig)
 {
@@ -108,7 +124,7 @@ static void usage(FILE *f)
 		"                     [-m DATA[,AUX]] [-o FILE] [--snapshot[=SIZE|e]]\n"
 		"                     [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
-		"                     [-B | -N] [-f] [-v] [-- COMMAND [ARGS...]]\n"
+		"                     [-B | -N] [-f] [-v | -q] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...\n"
@@ -153,7 +169,9 @@ static void usage(FILE *f)
 		"  -N, --no-buildid-cache  write nothing under $HOME/.debug: the vdso's image is not\n"
 		"                       saved there (its code is then not decoded)\n"
 		"  -f, --force          replace FILE instead of keeping FILE.old\n"
-		"  -v, --verbose        more messages\n");
+		"  -v, --verbose        more messages\n"
+		"  -q, --quiet          no messages but warnings and errors (no summary, no\n"
+		"                       status line)\n");
 }
 
 /* Pages from "N" (pages) or "N[KMG]" (bytes); must be a power of two. */
@@ -289,6 +307,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-buildid", no_argument, NULL, 'B' },
 		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
@@ -301,7 +320,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->output = "auxcap.data";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:gfBNvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:gfBNvqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -365,6 +384,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'B': o->no_buildid = true; break;
 		case 'N': o->no_buildid_cache = true; break;
 		case 'v': o->verbose++; break;
+		case 'q': o->quiet = true; break;
 		case 'F':
 			if (parse_freq(optarg, &o->freq) < 0)
 				return -EINVAL;
@@ -885,18 +905,18 @@ static void status_line(struct auxcap_session *s, struct auxcap_perf_writer *w)
 static void print_summary(const struct auxcap_session_stats *st, const struct auxcap_perf_sink *ps,
 			  uint64_t data_bytes, const char *output)
 {
-	fprintf(stderr, "auxcap: wrote %.3f MB to %s: %" PRIu64 " records, %" PRIu64
+	note("wrote %.3f MB to %s: %" PRIu64 " records, %" PRIu64
 			" AUX bytes in %" PRIu64 " chunks, %" PRIu64 " snapshots, %" PRIu64
 			" wakeups\n",
 		(double)data_bytes / 1e6, output, ps->records, ps->aux_bytes, ps->aux_records,
 		st->snapshots, st->wakeups);
 	if (st->snapshots + st->snapshot_requests_coalesced)
-		fprintf(stderr, "auxcap: snapshot requests coalesced: %" PRIu64
+		note("snapshot requests coalesced: %" PRIu64
 				"; trigger to frozen: last %.1f us, max %.1f us\n",
 			st->snapshot_requests_coalesced, st->snapshot_latency_ns_last / 1e3,
 			st->snapshot_latency_ns_max / 1e3);
 	if (st->aux_snapshot_trimmed || st->aux_snapshot_wrapped)
-		fprintf(stderr, "auxcap: AUX snapshots: %" PRIu64 " bytes already in the previous "
+		note("AUX snapshots: %" PRIu64 " bytes already in the previous "
 				"snapshot not written again; %" PRIu64 " taken after the buffer "
 				"wrapped past the previous one (the trace in between is not kept)\n",
 			st->aux_snapshot_trimmed, st->aux_snapshot_wrapped);
@@ -1148,7 +1168,7 @@ static int emu_report(const struct emu_live *live, struct auxcap_emu *emu, pid_t
 	if (err < 0 && err != -ENOEXEC) /* ENOEXEC: its exec failed, and it said why */
 		cli_err("the traced %s stopped: %s", attach_tid > 0 ? "thread" : "command",
 			strerror(-err));
-	fprintf(stderr, "auxcap: emulated trace: %" PRIu64 " instructions, %" PRIu64
+	note("emulated trace: %" PRIu64 " instructions, %" PRIu64
 			" branches, %" PRIu64 " trace bytes from the live tracer\n",
 		ts.insns, ts.branches, ts.trace_bytes);
 	if (ts.untraced_threads || ts.untraced_children)
@@ -1158,7 +1178,7 @@ static int emu_report(const struct emu_live *live, struct auxcap_emu *emu, pid_t
 			 ts.untraced_threads, ts.untraced_threads == 1 ? "" : "s",
 			 ts.untraced_children, ts.untraced_children == 1 ? "" : "es");
 	if (auxcap_emu_stats(emu, -1, &es) == 0)
-		fprintf(stderr, "auxcap: emulated PMU: %" PRIu64 " bytes written to the AUX area, %" PRIu64
+		note("emulated PMU: %" PRIu64 " bytes written to the AUX area, %" PRIu64
 				" dropped while the buffer was full or the event off, %" PRIu64
 				" padding\n",
 			es.produced, es.dropped, es.padding);
@@ -1269,6 +1289,7 @@ static int run_record(int argc, char **argv)
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
+	g_quiet = o.quiet;
 	if (o.cmd && (r = check_command(o.cmd[0])) != 0)
 		return r;
 	events = o.nr_events ? o.events : o.emulate ? default_emu_event : default_event;
@@ -1669,12 +1690,13 @@ static int run_record(int argc, char **argv)
 			if (!live.stop_requested++)
 				auxcap_session_request(s, AUXCAP_REQ_STOP);
 		}
-		if (tty && tick % 10 == 0)
+		if (tty && !o.quiet && tick % 10 == 0)
 			status_line(s, w);
 	}
 	if (tty) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &tio_saved);
-		fputc('\n', stderr);
+		if (!o.quiet)
+			fputc('\n', stderr);
 	}
 	pthread_join(th, NULL);
 	thread_started = false;
@@ -1741,7 +1763,7 @@ static int run_record(int argc, char **argv)
 		}
 		print_summary(&st, &ps, data_bytes, o.output);
 		if (o.trigger_on)
-			fprintf(stderr, "auxcap: trigger %s: %" PRIu64 " hits, %" PRIu64
+			note("trigger %s: %" PRIu64 " hits, %" PRIu64
 					" snapshots%s\n",
 				trig.desc, st.trigger_hits, st.trigger_snapshots,
 				st.trigger_lost ? " (some hits lost: see below)" : "");

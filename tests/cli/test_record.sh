@@ -504,5 +504,11 @@ cpus=$(perf script -i sc.data -F cpu 2>/dev/null | sort -u | tr -d ' []\n')
 n_sc=$(perf script -i sc.data -F cpu 2>/dev/null | wc -l)
 check '[ $st -eq 0 ] && [ "$cpus" = 001 ] && [ "$n_sc" -gt 0 ]' "record -C 1 -- COMMAND samples CPU 1 only ($n_sc samples, CPUs '$cpus')"
 
+# 26. -q (scripts): no summary, nothing on standard error when nothing went wrong; errors still
+$A record -q -o qq.data -- "$E" 3000000 >/dev/null 2>qq.err; st=$?
+n_q=$(perf script -i qq.data 2>/dev/null | wc -l)
+$A record -q -F 0 -o qq2.data -- true 2>qq2.err; st2=$?
+check '[ $st -eq 0 ] && [ ! -s qq.err ] && [ "$n_q" -gt 0 ] && [ $st2 -ne 0 ] && grep -q "bad -F" qq2.err' "record -q: a capture ($n_q samples) and no message; an error still says why"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
