@@ -4,7 +4,10 @@
 #define AUXCAP_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "auxcap/decode.h"
 
 /* Exit status: 0 success, 1 usage or input error, 2 capture lost data under --strict. */
 enum { CLI_OK = 0, CLI_ERR = 1, CLI_LOST = 2 };
@@ -52,5 +55,23 @@ bool cli_is_opt(const char *arg, const char *name);
 /* "-o FILE", "--output FILE" or "--output=FILE" at argv[*i]: the file in *@ret (borrowed from
  * argv) and 1; 0 if argv[*i] is another option; -EINVAL (printed) if the name is missing. */
 int cli_output_opt(int argc, char **argv, int *i, const char **ret);
+
+/* --pid LIST, --tid LIST, --comm LIST (decode, report): the threads whose events are kept.
+ * @f points into the struct: do not copy it. */
+#define CLI_FILTER_MAX 64
+struct cli_filter {
+	int32_t pids[CLI_FILTER_MAX], tids[CLI_FILTER_MAX];
+	const char *comms[CLI_FILTER_MAX]; /* into @buf */
+	char buf[1024];
+	size_t used; /* bytes of @buf taken */
+	struct auxcap_decode_filter f;
+};
+
+/* One of them at argv[*i] added to @f (zero-filled first): 1; 0 if argv[*i] is another
+ * option; -EINVAL (printed) if its value is bad. */
+int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
+
+/* The filter @f's options gave, NULL if none. */
+const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
 #endif /* AUXCAP_CLI_H */

@@ -69,6 +69,9 @@ static void usage(FILE *f)
 		"                         Intel PT: timing set-up of the traced machine (raw traces;\n"
 		"                         captures carry it)\n"
 		"  --insn-decoder         Intel PT: decode per instruction even for branches\n"
+		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
+		"                         only these processes', threads' or commands' events\n"
+		"                         (comma-separated lists; losses are always shown)\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal and the output is not)\n"
@@ -90,6 +93,7 @@ struct decode_args {
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
+	struct cli_filter filter; /* --pid, --tid, --comm */
 };
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *ret)
@@ -288,6 +292,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
 			if (r < 0)
 				return r;
+		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
+			if (r < 0)
+				return r;
 		} else if (cli_is_opt(arg, "--last-branches")) {
 			v = cli_opt_value(argc, argv, &i, "--last-branches");
 			if (parse_u64(v, AUXCAP_DECODE_MAX_BRANCHES, &n) < 0) {
@@ -322,6 +329,13 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	}
 	if (!a->want_b && !a->want_i && !a->want_c)
 		a->want_b = true;
+	if (cli_filter_get(&a->filter) && (a->dump || a->pmu)) {
+		cli_err("--pid, --tid and --comm pick threads of a capture's merged stream: not "
+			"with %s",
+			a->dump ? "--dump (it lists the trace packets as they are)"
+				: "--raw (a raw trace has no threads)");
+		return -EINVAL;
+	}
 	if (!a->dump && a->dump_only_opts) {
 		cli_err("--no-offset, --raw-bytes, --lastip, --exec-mode and --no-sync only apply "
 			"to --dump; add --dump");
@@ -514,8 +528,10 @@ static int run_dump(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 {
 	const struct auxcap_decode_info *info = auxcap_decode_get_info(d);
+	const struct auxcap_decode_filter *filter = cli_filter_get(&a->filter);
 	const struct auxcap_decode_event *ev;
 	struct auxcap_out *w = NULL;
+	uint64_t kept = 0;
 	int r;
 
 	a->out.sz = sizeof(a->out);
@@ -530,6 +546,9 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 		return CLI_ERR;
 	}
 	while ((r = auxcap_decode_next(d, &ev)) == 1) {
+		if (filter && !auxcap_decode_filter_match(filter, ev))
+			continue;
+		kept++;
 		r = auxcap_out_event(w, ev);
 		if (r < 0)
 			break;
@@ -547,6 +566,10 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 			*auxcap_decode_error(d) ? auxcap_decode_error(d) : strerror(-r));
 		return CLI_ERR;
 	}
+	if (filter && !kept)
+		cli_warn("no event of '%s' is of the threads --pid, --tid or --comm picked (see "
+			 "'auxcap report %s' for the threads it has)",
+			 a->file, a->file);
 	if (info->gaps)
 		cli_warn("%" PRIu64 " decode gap%s in '%s' (see the '!! gap' lines)", info->gaps,
 			 info->gaps == 1 ? "" : "s", a->file);

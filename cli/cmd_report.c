@@ -38,6 +38,9 @@ static void usage(FILE *f)
 		"                         default when the trace has time), total, insns (the\n"
 		"                         default without time), branches, calls\n"
 		"  --per-thread           the tables per thread\n"
+		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
+		"                         count only these processes', threads' or commands'\n"
+		"                         events (comma-separated lists; losses always count)\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal)\n"
@@ -53,6 +56,7 @@ struct report_args {
 	size_t top;
 	enum auxcap_report_sort_key sort;
 	enum cli_progress_mode progress;
+	struct cli_filter filter; /* --pid, --tid, --comm */
 };
 
 static const struct {
@@ -93,6 +97,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				return -EINVAL;
 			}
 		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
+			if (r < 0)
+				return r;
+		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
 		} else if (cli_is_opt(arg, "--top")) {
@@ -289,6 +296,19 @@ static void text_trace_line(FILE *f, const struct auxcap_report_summary *s,
 	fprintf(f, ", %" PRIu64 " instructions, %" PRIu64 " branches\n", s->insns, s->branches);
 }
 
+/* " --pid 1,2 --tid 3 --comm make" */
+static void filter_text(FILE *f, const struct cli_filter *cf)
+{
+	const struct auxcap_decode_filter *flt = &cf->f;
+
+	for (size_t i = 0; i < flt->nr_pids; i++)
+		fprintf(f, "%s%d", i ? "," : " --pid ", (int)flt->pids[i]);
+	for (size_t i = 0; i < flt->nr_tids; i++)
+		fprintf(f, "%s%d", i ? "," : " --tid ", (int)flt->tids[i]);
+	for (size_t i = 0; i < flt->nr_comms; i++)
+		fprintf(f, "%s%s", i ? "," : " --comm ", flt->comms[i]);
+}
+
 static void text_header(struct ctx *c)
 {
 	const struct auxcap_report_summary *s = c->s;
@@ -316,6 +336,11 @@ static void text_header(struct ctx *c)
 		for (size_t i = 0; i < ft->nr_cmdline; i++)
 			fprintf(f, " %s", ft->cmdline[i]);
 		fputc('\n', f);
+	}
+	if (cli_filter_get(&c->a->filter)) {
+		fputs("# filter:   ", f);
+		filter_text(f, &c->a->filter);
+		fputs(" (what follows counts these threads only)\n", f);
 	}
 	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
 		fprintf(f, "# host:      %s, Linux %s, %s", ft->hostname ? ft->hostname : "?",
@@ -731,6 +756,24 @@ static void json_note(FILE *f, const struct auxcap_report_note *n, bool gap)
 	putc('}', f);
 }
 
+/* ,"filter":{"pids":[..],"tids":[..],"comms":[..]} */
+static void json_filter(FILE *f, const struct auxcap_decode_filter *flt)
+{
+	fputs(",\"filter\":{\"pids\":[", f);
+	for (size_t i = 0; i < flt->nr_pids; i++)
+		fprintf(f, "%s%d", i ? "," : "", (int)flt->pids[i]);
+	fputs("],\"tids\":[", f);
+	for (size_t i = 0; i < flt->nr_tids; i++)
+		fprintf(f, "%s%d", i ? "," : "", (int)flt->tids[i]);
+	fputs("],\"comms\":[", f);
+	for (size_t i = 0; i < flt->nr_comms; i++) {
+		if (i)
+			putc(',', f);
+		jstr(f, flt->comms[i]);
+	}
+	fputs("]}", f);
+}
+
 static void json_header(struct ctx *c)
 {
 	const struct auxcap_report_summary *s = c->s;
@@ -767,6 +810,8 @@ static void json_header(struct ctx *c)
 	} else {
 		fputs("null", f);
 	}
+	if (cli_filter_get(&c->a->filter))
+		json_filter(f, &c->a->filter.f);
 	fputs(",\"host\":", f);
 	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
 		fputs("{\"hostname\":", f);
@@ -1016,6 +1061,7 @@ static int cmd_report_run(int argc, char **argv)
 		goto out;
 	}
 	ro.per_thread = a.per_thread;
+	ro.filter = cli_filter_get(&a.filter);
 	r = auxcap_report_new(d, &ro, &rep);
 	while (r == 0 && (r = auxcap_decode_next(d, &ev)) == 1)
 		r = auxcap_report_event(rep, ev);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Option parsing shared by the commands that read a capture (decode, report): "--opt=V" and
- * "--opt V" values, and the output file option.
+ * "--opt V" values, the output file option, and the thread filter.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -42,4 +43,76 @@ int cli_output_opt(int argc, char **argv, int *i, const char **ret)
 	}
 	*ret = v;
 	return 1;
+}
+
+/* "A,B,C", the value of option @opt, into @f: numbers into @ids, else names into @f->buf and
+ * @names; *@nr counts them. */
+static int filter_list(struct cli_filter *f, const char *opt, const char *v, int32_t *ids,
+		       const char **names, size_t *nr)
+{
+	const char *p = v;
+
+	if (!v || !*v) {
+		cli_err("%s needs a value: %s", opt,
+			ids ? "process or thread ids, e.g. 1234,1240" : "command names, e.g. make,cc1");
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (*nr == CLI_FILTER_MAX) {
+			cli_err("%s: at most %d entries", opt, CLI_FILTER_MAX);
+			return -EINVAL;
+		}
+		if (ids) {
+			char *end;
+			long n = strtol(p, &end, 10);
+
+			if (end != p + len || !len || n < 0 || n > INT32_MAX) {
+				cli_err("bad %s '%.*s': give process or thread ids, e.g. %s 1234,1240",
+					opt, (int)len, p, opt);
+				return -EINVAL;
+			}
+			ids[(*nr)++] = (int32_t)n;
+		} else {
+			if (!len || f->used + len + 1 > sizeof(f->buf)) {
+				cli_err("bad %s '%s': give command names, e.g. %s make,cc1", opt, v,
+					opt);
+				return -EINVAL;
+			}
+			memcpy(f->buf + f->used, p, len);
+			f->buf[f->used + len] = '\0';
+			names[(*nr)++] = f->buf + f->used;
+			f->used += len + 1;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
+{
+	const char *arg = argv[*i];
+
+	f->f.pids = f->pids;
+	f->f.tids = f->tids;
+	f->f.comms = f->comms;
+	if (cli_is_opt(arg, "--pid"))
+		return filter_list(f, "--pid", cli_opt_value(argc, argv, i, "--pid"), f->pids,
+				   NULL, &f->f.nr_pids) < 0 ? -EINVAL : 1;
+	if (cli_is_opt(arg, "--tid"))
+		return filter_list(f, "--tid", cli_opt_value(argc, argv, i, "--tid"), f->tids,
+				   NULL, &f->f.nr_tids) < 0 ? -EINVAL : 1;
+	if (cli_is_opt(arg, "--comm") || cli_is_opt(arg, "--comms")) /* (perf's name) */
+		return filter_list(f, "--comm",
+				   cli_opt_value(argc, argv, i, arg[6] == 's' ? "--comms" : "--comm"),
+				   NULL, f->comms, &f->f.nr_comms) < 0 ? -EINVAL : 1;
+	return 0;
+}
+
+const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f)
+{
+	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms ? &f->f : NULL;
 }

@@ -628,6 +628,8 @@ int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_even
 {
 	if (!r || !ev || r->finished)
 		return -EINVAL;
+	if (!auxcap_decode_filter_match(r->opts.filter, ev))
+		return 0;
 	r->sum.events++;
 	if (ev->has_time && ev->time) {
 		if (!r->sum.has_span || ev->time < r->sum.first_time)

@@ -1609,3 +1609,31 @@ int auxcap_decode_dump(struct auxcap_decode *d, auxcap_backend_line_fn fn, void 
 	}
 	return total;
 }
+
+static bool in_list(const int32_t *v, size_t n, int32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+bool auxcap_decode_filter_match(const struct auxcap_decode_filter *f,
+				const struct auxcap_decode_event *ev)
+{
+	if (!f || ev->kind == AUXCAP_DECODE_LOSS)
+		return true;
+	if (f->nr_pids && !in_list(f->pids, f->nr_pids, ev->pid))
+		return false;
+	if (f->nr_tids && !in_list(f->tids, f->nr_tids, ev->tid))
+		return false;
+	if (f->nr_comms) {
+		size_t i = 0;
+
+		while (i < f->nr_comms && (!ev->comm || strcmp(f->comms[i], ev->comm)))
+			i++;
+		if (i == f->nr_comms)
+			return false;
+	}
+	return true;
+}

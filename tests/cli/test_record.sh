@@ -504,6 +504,38 @@ cpus=$(perf script -i sc.data -F cpu 2>/dev/null | sort -u | tr -d ' []\n')
 n_sc=$(perf script -i sc.data -F cpu 2>/dev/null | wc -l)
 check '[ $st -eq 0 ] && [ "$cpus" = 001 ] && [ "$n_sc" -gt 0 ]' "record -C 1 -- COMMAND samples CPU 1 only ($n_sc samples, CPUs '$cpus')"
 
+# 27. decode and report --pid/--tid/--comm (perf script's --pid/--tid/--comms): the events of
+# those threads only, as perf picks them, in the system-wide capture of section 25.
+ex_pid=$(perf script -i sw.data -F comm,pid 2>/dev/null | awk '$1 ~ /^auxcap-examp/ {print $2; exit}')
+n_pp=$(perf script -i sw.data --pid "$ex_pid" 2>/dev/null | wc -l)
+n_ap=$($A decode --pid "$ex_pid" sw.data 2>/dev/null | grep -c ' sample ')
+n_other=$($A decode --pid "$ex_pid" sw.data 2>/dev/null | awk -v p="$ex_pid" '$2 != p' | grep -vc '^#')
+n_rp=$($A report --pid "$ex_pid" sw.data 2>/dev/null | awk '$2 == "samples:" {print $4; exit}')
+check '[ -n "$ex_pid" ] && [ "$n_pp" -gt 0 ] && [ "$n_ap" = "$n_pp" ] && [ "$n_other" -eq 0 ] && [ "$n_rp" = "$n_pp" ]' "--pid $ex_pid: $n_ap samples by decode, $n_rp by report, $n_pp by perf script; no other thread's line ($n_other)"
+n_pc=$(perf script -i sw.data --comms auxcap-example- 2>/dev/null | wc -l)
+n_ac=$($A decode --comm auxcap-example- --format json sw.data 2>/dev/null | grep -c '"type":"sample"')
+n_tc=$($A decode --tid "$ex_pid" --comms auxcap-example- sw.data 2>/dev/null | grep -c ' sample ')
+check '[ "$n_pc" -gt 0 ] && [ "$n_ac" = "$n_pc" ] && [ "$n_tc" = "$n_pc" ]' "--comm (JSON), --tid with --comms: $n_ac and $n_tc samples, $n_pc by perf script"
+$A report --format json --pid "$ex_pid" sw.data 2>/dev/null >rp.json
+PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/report-json.schema.json" rp.json "$ex_pid" >rp.check 2>&1 <<'PY'
+import json, sys
+from check_decode import Schema
+schema = Schema(json.load(open(sys.argv[1])))
+rep = json.load(open(sys.argv[2]))
+err = schema.errors(rep, schema.root)
+if err:
+    sys.exit("schema: " + err)
+if rep["filter"] != {"pids": [int(sys.argv[3])], "tids": [], "comms": []}:
+    sys.exit("filter: %r" % rep["filter"])
+if {t["pid"] for t in rep["threads"]} != {int(sys.argv[3])}:
+    sys.exit("threads: %r" % rep["threads"])
+PY
+st=$?
+check '[ $st -eq 0 ]' "report JSON with --pid validates, says its filter, has that process's threads only $(cat rp.check)"
+$A report --tid 1,x sw.data >/dev/null 2>bt.err; st=$?
+$A decode --pid 999999 sw.data >none.out 2>none.err; st2=$?
+check '[ $st -ne 0 ] && [ "$(wc -l <bt.err)" -eq 1 ] && [ $st2 -eq 0 ] && grep -q "no event" none.err' "a bad --tid is a one-line error; a --pid of no thread says so"
+
 # 26. -q (scripts): no summary, nothing on standard error when nothing went wrong; errors still
 $A record -q -o qq.data -- "$E" 3000000 >/dev/null 2>qq.err; st=$?
 n_q=$(perf script -i qq.data 2>/dev/null | wc -l)

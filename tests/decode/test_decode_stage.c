@@ -1513,6 +1513,44 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* auxcap_decode_filter_match(): each list given must hold the event's thread; losses pass. */
+static void test_filter_match(void **state)
+{
+	int32_t pids[] = { 10, 20 }, tids[] = { 21 };
+	const char *comms[] = { "make", "cc1" };
+	struct auxcap_decode_filter f = { 0 };
+	struct auxcap_decode_event ev = { .kind = AUXCAP_DECODE_TRACE, .pid = 20, .tid = 21,
+					   .comm = "cc1" };
+
+	(void)state;
+	assert_true(auxcap_decode_filter_match(NULL, &ev));
+	assert_true(auxcap_decode_filter_match(&f, &ev)); /* no list: any */
+	f.pids = pids;
+	f.nr_pids = 2;
+	assert_true(auxcap_decode_filter_match(&f, &ev));
+	ev.pid = 30;
+	assert_false(auxcap_decode_filter_match(&f, &ev));
+	ev.pid = -1; /* no known process */
+	assert_false(auxcap_decode_filter_match(&f, &ev));
+	ev.kind = AUXCAP_DECODE_LOSS; /* losses always */
+	assert_true(auxcap_decode_filter_match(&f, &ev));
+	ev.kind = AUXCAP_DECODE_SAMPLE;
+	ev.pid = 10;
+	f.tids = tids;
+	f.nr_tids = 1;
+	assert_true(auxcap_decode_filter_match(&f, &ev)); /* pid 10 and tid 21 */
+	ev.tid = 22;
+	assert_false(auxcap_decode_filter_match(&f, &ev)); /* both lists must hold it */
+	f.nr_pids = f.nr_tids = 0;
+	f.comms = comms;
+	f.nr_comms = 2;
+	assert_true(auxcap_decode_filter_match(&f, &ev));
+	ev.comm = "ld";
+	assert_false(auxcap_decode_filter_match(&f, &ev));
+	ev.comm = NULL;
+	assert_false(auxcap_decode_filter_match(&f, &ev));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1528,6 +1566,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exec_clamps_run), cmocka_unit_test(test_tail_call),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_samples_only),
+		cmocka_unit_test(test_filter_match),
 	};
 
 	g_batch = argc > 1 && !strcmp(argv[1], "--batch");

@@ -268,6 +268,29 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		       struct auxcap_decode **ret);
 
 /**
+ * Which threads' events a consumer keeps (auxcap decode and report's --pid, --tid, --comm):
+ * an event is kept when each list given holds its process, thread, or command name (a list
+ * with no entries: any).  Borrowed: the lists stay the caller's.
+ */
+struct auxcap_decode_filter {
+	const int32_t *pids;
+	size_t nr_pids;
+	const int32_t *tids;
+	size_t nr_tids;
+	const char *const *comms; /* the thread's name at the event (it changes at exec) */
+	size_t nr_comms;
+};
+
+/**
+ * Whether @ev passes @f (NULL: every event does).  Losses always pass, whatever thread they
+ * name (what was lost may have been the filtered threads'); other events of no known thread
+ * do not.  Whole threads pass or not (a --comm one from exec to exec), so outputs that follow
+ * each thread's call stack (folded, Perfetto, the report) see every event of what they get.
+ */
+bool auxcap_decode_filter_match(const struct auxcap_decode_filter *f,
+				const struct auxcap_decode_event *ev);
+
+/**
  * The next event of the merged stream into *@ret_ev (borrowed until the next call).
  * Returns 1 with an event, 0 at the end, a negative errno if decoding failed (a backend
  * error that ends a queue; -ENOMEM); errors inside the trace are GAP events, not failures.

@@ -64,6 +64,9 @@ struct auxcap_report_opts {
 	size_t sz;	  /* sizeof(struct auxcap_report_opts) */
 	bool per_thread;  /* functions per thread (auxcap_report_func.tid), else merged */
 	size_t max_notes; /* gaps and errors kept in detail each; 0: AUXCAP_REPORT_NOTES_DEFAULT */
+	/* the threads counted (auxcap_decode_filter_match()); NULL: all.  Borrowed: it must
+	 * outlive the report's events. */
+	const struct auxcap_decode_filter *filter;
 };
 
 /** How auxcap_report_sort() orders the functions (most first). */
@@ -177,7 +180,8 @@ int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *
 		      struct auxcap_report **ret);
 
 /**
- * Count @ev (borrowed for the call), the events of @d's stream in order.
+ * Count @ev (borrowed for the call), the events of @d's stream in order (those that pass the
+ * options' filter).
  * Returns 0, -EINVAL for a NULL argument or after auxcap_report_finish(), -ENOMEM.
  */
 int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_event *ev);
