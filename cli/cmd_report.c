@@ -36,7 +36,9 @@ static void usage(FILE *f)
 		"  --top N                functions per table (default %d; 0: all)\n"
 		"  --sort KEY             order of the trace table: self (self trace time; the\n"
 		"                         default when the trace has time), total, insns (the\n"
-		"                         default without time), branches, calls\n"
+		"                         default without time), branches, calls; total orders\n"
+		"                         the samples tables by total samples too (callers\n"
+		"                         first, as perf report's children)\n"
 		"  --per-thread           the tables per thread\n"
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         count only these processes', threads' or commands'\n"
@@ -513,6 +515,13 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 	}
 }
 
+/* The samples tables' order: by total samples with --sort total, else by self samples. */
+static enum auxcap_report_sort_key samples_key(const struct ctx *c)
+{
+	return c->key == AUXCAP_REPORT_SORT_TOTAL ? AUXCAP_REPORT_SORT_SAMPLES_TOTAL
+						  : AUXCAP_REPORT_SORT_SAMPLES;
+}
+
 /* The samples tables, one per slot with samples (the thread's, with @t). */
 static int text_sample_tables(struct ctx *c, const struct auxcap_report_thread *t)
 {
@@ -527,7 +536,7 @@ static int text_sample_tables(struct ctx *c, const struct auxcap_report_thread *
 
 		if (!s->slots[k].samples)
 			continue;
-		r = auxcap_report_sort(c->r, AUXCAP_REPORT_SORT_SAMPLES, k);
+		r = auxcap_report_sort(c->r, samples_key(c), k);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < n; i++) {
@@ -948,7 +957,7 @@ static int json_samples(struct ctx *c)
 
 		if (!s->slots[k].samples)
 			continue;
-		r = auxcap_report_sort(c->r, AUXCAP_REPORT_SORT_SAMPLES, k);
+		r = auxcap_report_sort(c->r, samples_key(c), k);
 		if (r < 0)
 			return r;
 		fputs(first ? "{\"event\":" : ",{\"event\":", f);

@@ -718,8 +718,9 @@ int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key,
 {
 	struct sort_item *items;
 
-	if (!r || !r->finished || key > AUXCAP_REPORT_SORT_SAMPLES ||
-	    (key == AUXCAP_REPORT_SORT_SAMPLES && slot >= r->nr_slots))
+	if (!r || !r->finished || key > AUXCAP_REPORT_SORT_SAMPLES_TOTAL ||
+	    ((key == AUXCAP_REPORT_SORT_SAMPLES || key == AUXCAP_REPORT_SORT_SAMPLES_TOTAL) &&
+	     slot >= r->nr_slots))
 		return -EINVAL;
 	if (key == AUXCAP_REPORT_SORT_AUTO)
 		key = auxcap_report_auto_key(r);
@@ -746,6 +747,10 @@ int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key,
 		case AUXCAP_REPORT_SORT_SAMPLES:
 			v = f->samples ? f->samples[slot] : 0;
 			v2 = f->samples ? f->samples_total[slot] : 0;
+			break;
+		case AUXCAP_REPORT_SORT_SAMPLES_TOTAL:
+			v = f->samples ? f->samples_total[slot] : 0;
+			v2 = f->samples ? f->samples[slot] : 0;
 			break;
 		default:
 			v = f->self_ns;

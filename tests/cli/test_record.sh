@@ -457,6 +457,10 @@ $A report --top 0 g.data >g.rep 2>&1
 n_main=$(grep -c ' main$' g.ours)
 main_total=$(awk '$5=="main" && $6=="[auxcap-example-loop]" {print $4; exit}' g.rep)
 check '[ "$main_total" = "$n_main" ] && [ "$n_main" -gt 0 ]' "report: main in the total of its $n_main callchains ($main_total)"
+# --sort total: callers first (perf report's children order)
+$A report --sort total --top 0 g.data 2>/dev/null | awk '/^Functions by cpu-clock samples/ {on = 1; getline; next} on && NF >= 5 {print $4, $5}' >g.tot
+sorted=$(sort -s -k1,1nr g.tot | cmp -s - g.tot && echo yes)
+check '[ "$sorted" = yes ] && head -3 g.tot | grep -q " main$"' "report --sort total: samples table by total, main at the top ($(head -1 g.tot))"
 # folded: every sample once, on its callchain's stack
 $A decode --format folded g.data >g.folded 2>/dev/null
 fsum=$(awk '{n += $NF} END {print n + 0}' g.folded)
@@ -488,7 +492,7 @@ check '[ $st -eq 0 ]' "JSON callchains validate and match the text ($(tail -1 g.
 $A decode --format perfetto g.data 2>/dev/null >g.pf
 pf=$(python3 -c 'import json, sys
 ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "sample"]
-print(sum(1 for e in ev if e["args"].get("callchain") and "main" in " ".join(e["args"]["callchain"])))' g.pf 2>&1)
+print(sum(1 for e in ev if any(f.split("+")[0] == "main" for f in e["args"].get("callchain", []))))' g.pf 2>&1)
 check '[ "$pf" = "$n_main" ]' "Perfetto samples with main on their callchain: $pf of $n_main"
 $A record --call-graph dwarf -o gd.data -- true >/dev/null 2>gd.err; st=$?
 check '[ $st -ne 0 ] && [ "$(wc -l <gd.err)" -eq 1 ] && grep -q "fp" gd.err && [ ! -e gd.data ]' "--call-graph dwarf: a one-line error"

@@ -358,6 +358,12 @@ static void test_samples(void **state)
 	assert_int_equal(auxcap_report_get_func(r, 1)->addr, 0x1234);
 	assert_int_equal(auxcap_report_get_func(r, 6)->addr, MAIN);
 	assert_int_equal(auxcap_report_get_func(r, 7)->addr, WORK);
+	/* by total: main (5), run (3), then self 1 total 1 by name and address */
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES_TOTAL, clk), 0);
+	assert_int_equal(auxcap_report_get_func(r, 0)->addr, MAIN);
+	assert_int_equal(auxcap_report_get_func(r, 1)->addr, RUN);
+	assert_int_equal(auxcap_report_get_func(r, 2)->addr, 0x1234);
+	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES_TOTAL, 3), -EINVAL);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 }

@@ -79,6 +79,7 @@ enum auxcap_report_sort_key {
 	AUXCAP_REPORT_SORT_BRANCHES, /* self branches */
 	AUXCAP_REPORT_SORT_CALLS,    /* calls into it */
 	AUXCAP_REPORT_SORT_SAMPLES,  /* self samples of one sample slot, then total */
+	AUXCAP_REPORT_SORT_SAMPLES_TOTAL, /* total samples of one sample slot, then self */
 };
 
 /** A function (or an address without a symbol) and what was counted in it. */
@@ -204,7 +205,7 @@ int auxcap_report_run(struct auxcap_decode *d, const struct auxcap_report_opts *
 
 /**
  * Order the functions by @key, most first (ties: by name, then address, then thread); @slot
- * is the sample slot for AUXCAP_REPORT_SORT_SAMPLES.
+ * is the sample slot for AUXCAP_REPORT_SORT_SAMPLES and _SAMPLES_TOTAL.
  * Returns 0, -EINVAL if @key or @slot is out of range or the report is not finished.
  */
 int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key, size_t slot);
