@@ -744,6 +744,116 @@ static int parse_snapshots(struct pd_feat_store *st, struct fcur *c)
 	return 0;
 }
 
+static void tp_formats_free(struct pd_feat_store *st)
+{
+	for (size_t i = 0; i < st->nr_tp_formats; i++) {
+		free((char *)st->tp_formats[i].system);
+		free((char *)st->tp_formats[i].text);
+	}
+	free(st->tp_formats);
+	st->tp_formats = NULL;
+	st->nr_tp_formats = 0;
+}
+
+/* A NUL-terminated string at the cursor (borrowed), NULL if there is none. */
+static const char *fcstr(struct fcur *c)
+{
+	const char *s = (const char *)c->p + c->pos;
+	const char *nul = memchr(s, '\0', c->len - c->pos);
+
+	if (!nul)
+		return NULL;
+	c->pos += (size_t)(nul - s) + 1;
+	return s;
+}
+
+/* A u64 size then that many bytes: borrowed into *@ret, -EBADMSG if they do not fit. */
+static int fsized(struct fcur *c, const unsigned char **ret, uint64_t *ret_len)
+{
+	uint64_t n;
+
+	if (fget(c, &n, 8) < 0 || n > c->len - c->pos)
+		return -EBADMSG;
+	*ret = c->p + c->pos;
+	*ret_len = n;
+	c->pos += n;
+	return 0;
+}
+
+static int add_tp_format(struct pd_feat_store *st, const char *system, const unsigned char *p,
+			 uint64_t len)
+{
+	struct auxcap_perf_tp_format_text *v, *e;
+
+	v = realloc(st->tp_formats, (st->nr_tp_formats + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	st->tp_formats = v;
+	e = &v[st->nr_tp_formats];
+	e->system = strdup(system);
+	e->text = malloc(len ? len : 1);
+	e->len = len;
+	if (!e->system || !e->text) {
+		free((char *)e->system);
+		free((char *)e->text);
+		return -ENOMEM;
+	}
+	memcpy((char *)e->text, p, len);
+	st->nr_tp_formats++;
+	return 0;
+}
+
+/*
+ * TRACING_DATA (spec/perf-data-and-perf-tool.md, feature 1): magic, version, endianness, long
+ * and page size, header_page, header_event, ftrace's formats, then per system its events'
+ * format files (the rest, kallsyms, printk formats and saved cmdlines, is not needed).  The
+ * formats only name the fields of tracepoint samples, so a section that is not as expected
+ * ends the list where it stops making sense instead of failing the file.
+ */
+static int parse_tracing_data(struct pd_feat_store *st, struct fcur *c)
+{
+	static const unsigned char magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n',
+					       'g' };
+	unsigned char m[sizeof(magic)], endian_long[2];
+	const unsigned char *p;
+	const char *s;
+	uint64_t len;
+	uint32_t n, page;
+	int r;
+
+	tp_formats_free(st);
+	if (fget(c, m, sizeof(m)) < 0 || memcmp(m, magic, sizeof(m)) || !fcstr(c) ||
+	    fget(c, endian_long, 2) < 0 || endian_long[0] != 0 /* little-endian */ ||
+	    fget(c, &page, 4) < 0)
+		return 0;
+	for (int i = 0; i < 2; i++) { /* header_page, header_event */
+		if (!(s = fcstr(c)) || fsized(c, &p, &len) < 0)
+			return 0;
+	}
+	if (fget(c, &n, 4) < 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) /* ftrace's own events */
+		if (fsized(c, &p, &len) < 0)
+			return 0;
+	if (fget(c, &n, 4) < 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const char *system = fcstr(c);
+		uint32_t count;
+
+		if (!system || fget(c, &count, 4) < 0)
+			return 0;
+		for (uint32_t j = 0; j < count; j++) {
+			if (fsized(c, &p, &len) < 0)
+				return 0;
+			r = add_tp_format(st, system, p, len);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned char *p, size_t len,
 		  uint64_t off, pd_event_name_fn name_fn, void *name_ctx, char *err,
 		  size_t err_size)
@@ -792,6 +902,9 @@ int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned ch
 	case AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS:
 		r = parse_snapshots(st, &c);
 		break;
+	case AUXCAP_PERF_FEAT_TRACING_DATA:
+		r = parse_tracing_data(st, &c);
+		break;
 	case AUXCAP_PERF_FEAT_CLOCKID:
 		r = fget(&c, &f->clockid_res_ns, 8);
 		break;
@@ -835,6 +948,8 @@ int pd_feat_parse(struct pd_feat_store *st, unsigned int feat, const unsigned ch
 	f->nr_auxtrace_index = st->nr_auxtrace_index;
 	f->snapshots = st->snapshots;
 	f->nr_snapshots = st->nr_snapshots;
+	f->tp_formats = st->tp_formats;
+	f->nr_tp_formats = st->nr_tp_formats;
 	if (feat < AUXCAP_PERF_FEAT_BITS)
 		f->present[feat / 64] |= 1ULL << (feat % 64);
 	return 0;
@@ -852,5 +967,6 @@ void pd_feat_store_fini(struct pd_feat_store *st)
 	free(st->build_ids);
 	free(st->auxtrace_index);
 	free(st->snapshots);
+	tp_formats_free(st);
 	memset(st, 0, sizeof(*st));
 }

@@ -81,6 +81,8 @@ struct pd_feat_store {
 	size_t nr_auxtrace_index;
 	struct auxcap_perf_snapshot *snapshots; /* owned */
 	size_t nr_snapshots;
+	struct auxcap_perf_tp_format_text *tp_formats; /* owned; strings owned */
+	size_t nr_tp_formats;
 };
 
 /** A name of an EVENT_DESC entry, for the reader to match to its evsels. */

@@ -627,6 +627,14 @@ static int cut(struct auxcap_perf_reader *r, uint64_t off, const char *what)
 	return bad(r, off, "%s", what);
 }
 
+/* A pipe's TRACING_DATA record: its payload (@len bytes at @p) is the feature's section. */
+static int tracing_data(struct auxcap_perf_reader *r, const unsigned char *p, uint64_t len,
+			uint64_t off)
+{
+	return pd_feat_parse(&r->fs, AUXCAP_PERF_FEAT_TRACING_DATA, p, (size_t)len, off, NULL,
+			     NULL, r->err, sizeof(r->err));
+}
+
 static int next_mapped(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret)
 {
 	struct perf_event_header h;
@@ -653,6 +661,8 @@ static int next_mapped(struct auxcap_perf_reader *r, struct auxcap_perf_event *r
 	if (extra > left - h.size)
 		return cut(r, off, "AUXTRACE payload runs past the end of the data section");
 	ret_code = decode(r, r->map + off, h.size, off, ret);
+	if (ret_code == 0 && h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA)
+		ret_code = tracing_data(r, r->map + off + h.size, extra, off + h.size);
 	if (ret_code < 0)
 		return ret_code;
 	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {
@@ -756,13 +766,17 @@ static int next_pipe(struct auxcap_perf_reader *r, struct auxcap_perf_event *ret
 	if (extra > r->max_payload)
 		return bad(r, off, "payload of %llu bytes exceeds the limit of %llu",
 			   (unsigned long long)extra, (unsigned long long)r->max_payload);
-	/* AUXTRACE data is kept after the record; tracing data is read and dropped. */
-	ret_code = pipe_read_more(r, h.size, extra, h.type == AUXCAP_PERF_RECORD_AUXTRACE);
+	/* AUXTRACE data and tracing data are kept after the record. */
+	ret_code = pipe_read_more(r, h.size, extra,
+				  h.type == AUXCAP_PERF_RECORD_AUXTRACE ||
+					  h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA);
 	if (ret_code < 0)
 		return ret_code;
 	if (ret_code > 0)
 		return cut(r, off, "truncated payload");
 	ret_code = decode(r, r->pbuf, h.size, off, ret);
+	if (ret_code == 0 && h.type == AUXCAP_PERF_RECORD_HEADER_TRACING_DATA)
+		ret_code = tracing_data(r, r->pbuf + h.size, extra, off + h.size);
 	if (ret_code < 0)
 		return ret_code;
 	if (h.type == AUXCAP_PERF_RECORD_AUXTRACE) {

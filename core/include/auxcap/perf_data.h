@@ -268,6 +268,13 @@ int auxcap_perf_writer_set_clock(struct auxcap_perf_writer *w, int clockid);
 int auxcap_perf_writer_add_build_id(struct auxcap_perf_writer *w, uint16_t cpumode, int32_t pid,
 				    const uint8_t *build_id, size_t size, const char *filename);
 
+/** A tracepoint's format file, as TRACING_DATA keeps it (auxcap/tracepoint.h parses it). */
+struct auxcap_perf_tp_format_text {
+	const char *system; /* "sched" */
+	const char *text;   /* the file: "name: sched_switch\nID: 372\nformat:\n..." */
+	size_t len;	    /* bytes at @text (not NUL-terminated) */
+};
+
 /** One snapshot of a capture (the AUXCAP_SNAPSHOTS feature). */
 struct auxcap_perf_snapshot {
 	uint64_t trigger_ns; /* CLOCK_MONOTONIC, ns: the request, or the trigger event's sample */
@@ -473,6 +480,10 @@ struct auxcap_perf_features {
 	uint64_t sample_time_first, sample_time_last; /* SAMPLE_TIME, ns */
 	size_t nr_snapshots; /* AUXCAP_SNAPSHOTS */
 	const struct auxcap_perf_snapshot *snapshots;
+	/* TRACING_DATA (file mode; a pipe's TRACING_DATA record): the tracepoints' formats, as
+	 * many as could be read (a malformed or big-endian section gives fewer, or none) */
+	size_t nr_tp_formats;
+	const struct auxcap_perf_tp_format_text *tp_formats;
 };
 
 /* --- the reader ------------------------------------------------------------------------- */
