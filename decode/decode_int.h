@@ -272,6 +272,10 @@ struct auxcap_decode {
 	char errtext[256];
 
 	struct auxcap_perf_reader *rd; /* owned; NULL in raw mode */
+	struct auxcap_tp_format **tp_formats; /* owned: TRACING_DATA's, parsed on first use
+					       * (NULL entries: unusable) */
+	size_t nr_tp_formats;
+	bool tp_parsed;
 	const uint8_t *raw_buf;	       /* raw mode: the mapped trace file */
 	size_t raw_len;
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "auxcap/decode_out.h"
+#include "auxcap/tracepoint.h"
 
 struct auxcap_out;
 
@@ -48,6 +49,12 @@ const char *out_branch_kind(enum auxcap_branch_type t);
 
 /* Write @s as a JSON string (with quotes) to @f. */
 void out_json_str(FILE *f, const char *s);
+
+/* ,"@key":{"name":value,...}: a tracepoint sample's fields (integers as numbers, the rest as
+ * strings; the kernel's common_* ones left out), or ,"@key":null when @ev has none
+ * (@null_if_none), else nothing. */
+void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *ev,
+			const char *key, bool null_if_none);
 
 /* Name of the event of a record (EVENT_DESC), or "event<N>". */
 const char *out_evsel_name(const struct auxcap_perf_evsel *es, char *buf, size_t n);

@@ -222,6 +222,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	int_or_null(f, "period", (int64_t)sa->period,
 		    ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD));
 	callchain(w, ev);
+	out_json_tp_fields(w, ev, "fields", true);
 	if (!x) {
 		fputs(",\"context\":null}\n", f);
 		return;

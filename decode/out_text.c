@@ -467,6 +467,34 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 	}
 }
 
+/* A tracepoint sample's fields (its raw data by the capture's format), the kernel's own
+ * common_* ones left out: "\tfields: prev_comm=bash prev_pid=12 ...". */
+static void fields_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_tp_format *tf = auxcap_decode_tp_format(w->d, ev->evsel);
+	const struct auxcap_sample *sa = &ev->rec->u.sample;
+	bool any = false;
+	char v[512];
+
+	if (!tf || !sa->raw.data)
+		return;
+	for (size_t i = 0; i < tf->nr_fields; i++) {
+		const struct auxcap_tp_field *fld = &tf->fields[i];
+
+		if (fld->common)
+			continue;
+		if (!any)
+			fputs("\tfields:", w->f);
+		any = true;
+		if (auxcap_tp_field_text(fld, sa->raw.data, sa->raw.size, v, sizeof(v)) < 0)
+			fprintf(w->f, " %s=?", fld->name);
+		else
+			fprintf(w->f, " %s=%s", fld->name, v);
+	}
+	if (any)
+		putc('\n', w->f);
+}
+
 /* The sample's callchain (PERF_SAMPLE_CALLCHAIN), innermost first: frame pointers' view. */
 static void callchain_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
@@ -497,6 +525,7 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD))
 		fprintf(w->f, " period=%" PRIu64, sa->period);
 	putc('\n', w->f);
+	fields_line(w, ev);
 	callchain_line(w, ev);
 	if (!x) {
 		/* (a sampled trace, Arm SPE's, gives no sample a context, nor a capture without

@@ -151,6 +151,43 @@ const char *out_branch_kind(enum auxcap_branch_type t)
 	}
 }
 
+void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *ev,
+			const char *key, bool null_if_none)
+{
+	const struct auxcap_tp_format *tf = auxcap_decode_tp_format(w->d, ev->evsel);
+	const struct auxcap_sample *sa = &ev->rec->u.sample;
+	bool first = true;
+	char v[512];
+
+	if (!tf || !sa->raw.data) {
+		if (null_if_none)
+			fprintf(w->f, ",\"%s\":null", key);
+		return;
+	}
+	fprintf(w->f, ",\"%s\":{", key);
+	for (size_t i = 0; i < tf->nr_fields; i++) {
+		const struct auxcap_tp_field *fld = &tf->fields[i];
+		uint64_t n;
+
+		if (fld->common)
+			continue;
+		if (!first)
+			putc(',', w->f);
+		first = false;
+		out_json_str(w->f, fld->name);
+		putc(':', w->f);
+		if (fld->kind == AUXCAP_TP_INT &&
+		    auxcap_tp_field_int(fld, sa->raw.data, sa->raw.size, &n) == 0)
+			fld->is_signed ? fprintf(w->f, "%" PRId64, (int64_t)n)
+				       : fprintf(w->f, "%" PRIu64, n);
+		else if (auxcap_tp_field_text(fld, sa->raw.data, sa->raw.size, v, sizeof(v)) >= 0)
+			out_json_str(w->f, v);
+		else
+			fputs("null", w->f); /* outside the raw data */
+	}
+	putc('}', w->f);
+}
+
 void out_json_str(FILE *f, const char *s)
 {
 	putc('"', f);

@@ -34,6 +34,7 @@
 #include "auxcap/log.h"
 #include "auxcap/proc.h"
 #include "auxcap/timeconv.h"
+#include "auxcap/tracepoint.h"
 #include "decode_int.h"
 #include "grow.h"
 #include "sorted.h"
@@ -1461,6 +1462,9 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->path);
 	free(d->info_words);
 	free(d->backend_options);
+	for (size_t i = 0; i < d->nr_tp_formats; i++)
+		auxcap_tp_format_free(d->tp_formats[i]);
+	free(d->tp_formats);
 	auxcap_perf_reader_close(d->rd);
 	if (d->raw_buf)
 		(void)munmap((void *)d->raw_buf, d->raw_len);
@@ -1491,6 +1495,30 @@ const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *
 const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d)
 {
 	return d && d->rd ? auxcap_perf_reader_features(d->rd) : NULL;
+}
+
+const struct auxcap_tp_format *auxcap_decode_tp_format(struct auxcap_decode *d,
+						       const struct auxcap_perf_evsel *es)
+{
+	const struct auxcap_perf_features *ft;
+
+	if (!d || !es || !es->attr || es->attr->type != PERF_TYPE_TRACEPOINT)
+		return NULL;
+	if (!d->tp_parsed && (ft = auxcap_decode_features(d)) && ft->nr_tp_formats) {
+		d->tp_parsed = true;
+		d->tp_formats = calloc(ft->nr_tp_formats, sizeof(*d->tp_formats));
+		if (!d->tp_formats)
+			return NULL; /* (no fields, as without formats) */
+		d->nr_tp_formats = ft->nr_tp_formats;
+		for (size_t i = 0; i < ft->nr_tp_formats; i++)
+			if (auxcap_tp_format_parse(ft->tp_formats[i].text, ft->tp_formats[i].len,
+						   &d->tp_formats[i]) < 0)
+				d->tp_formats[i] = NULL;
+	}
+	for (size_t i = 0; i < d->nr_tp_formats; i++)
+		if (d->tp_formats[i] && d->tp_formats[i]->id == es->attr->config)
+			return d->tp_formats[i];
+	return NULL;
 }
 
 const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d)

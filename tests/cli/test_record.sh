@@ -508,7 +508,7 @@ cpus=$(perf script -i sc.data -F cpu 2>/dev/null | sort -u | tr -d ' []\n')
 n_sc=$(perf script -i sc.data -F cpu 2>/dev/null | wc -l)
 check '[ $st -eq 0 ] && [ "$cpus" = 001 ] && [ "$n_sc" -gt 0 ]' "record -C 1 -- COMMAND samples CPU 1 only ($n_sc samples, CPUs '$cpus')"
 
-# 27. decode and report --pid/--tid/--comm (perf script's --pid/--tid/--comms): the events of
+# 26. decode and report --pid/--tid/--comm (perf script's --pid/--tid/--comms): the events of
 # those threads only, as perf picks them, in the system-wide capture of section 25.
 ex_pid=$(perf script -i sw.data -F comm,pid 2>/dev/null | awk '$1 ~ /^auxcap-examp/ {print $2; exit}')
 n_pp=$(perf script -i sw.data --pid "$ex_pid" 2>/dev/null | wc -l)
@@ -540,7 +540,45 @@ $A report --tid 1,x sw.data >/dev/null 2>bt.err; st=$?
 $A decode --pid 999999 sw.data >none.out 2>none.err; st2=$?
 check '[ $st -ne 0 ] && [ "$(wc -l <bt.err)" -eq 1 ] && [ $st2 -eq 0 ] && grep -q "no event" none.err' "a bad --tid is a one-line error; a --pid of no thread says so"
 
-# 26. -q (scripts): no summary, nothing on standard error when nothing went wrong; errors still
+# 27. Tracepoint samples' fields, read by the format files the capture keeps (TRACING_DATA):
+# sched_switch's as perf script prints them (but prev_state, which perf prints as a letter by
+# the format's print expression); the same from a pipe-mode stream (a TRACING_DATA record).
+$A record -q -e sched:sched_switch -o ss.data -- "$E" 30000000 >/dev/null 2>&1
+perf script -i ss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/^ *//' >ss.perf
+$A decode ss.data 2>/dev/null | awk '/^\tfields:/ {sub(/^\tfields: /, ""); sub(/ prev_state=[^ ]*/, ""); print}' >ss.ours
+n_ss=$(wc -l <ss.ours)
+check '[ "$n_ss" -gt 0 ] && cmp -s ss.perf ss.ours' "sched_switch fields as perf script's ($n_ss samples)"
+$A record -q -e sched:sched_switch -o - -- "$E" 30000000 2>/dev/null | $A decode - 2>/dev/null | grep -c '^	fields: prev_comm=' >ss.pipe
+check '[ "$(cat ss.pipe)" -gt 0 ]' "... and from a pipe-mode stream ($(cat ss.pipe) samples)"
+$A decode --format json ss.data 2>/dev/null >ss.json
+PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/decode-json.schema.json" ss.json >ss.check 2>&1 <<'PY'
+import json, sys
+from check_decode import Schema
+schema = Schema(json.load(open(sys.argv[1])))
+n = 0
+for line in open(sys.argv[2]):
+    ev = json.loads(line)
+    err = schema.errors(ev, schema.root)
+    if err:
+        sys.exit("schema: " + err)
+    if ev["type"] == "sample":
+        f = ev["fields"]
+        if not isinstance(f["prev_pid"], int) or not isinstance(f["next_comm"], str):
+            sys.exit("fields: %r" % f)
+        if f["prev_pid"] != ev["tid"] and ev["tid"] is not None:
+            sys.exit("prev_pid %d is not the sample's tid %d" % (f["prev_pid"], ev["tid"]))
+        n += 1
+print(n)
+PY
+st=$?
+check '[ $st -eq 0 ]' "JSON fields validate; prev_pid is the switching thread ($(tail -1 ss.check))"
+# perf record's own TRACING_DATA
+perf record -q -e sched:sched_switch -o pss.data -- "$E" 30000000 >/dev/null 2>&1
+perf script -i pss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/^ *//' >pss.perf
+$A decode pss.data 2>/dev/null | awk '/^\tfields:/ {sub(/^\tfields: /, ""); sub(/ prev_state=[^ ]*/, ""); print}' >pss.ours
+check '[ "$(wc -l <pss.ours)" -gt 0 ] && cmp -s pss.perf pss.ours' "fields of a perf record capture as perf script's ($(wc -l <pss.ours) samples)"
+
+# 28. -q (scripts): no summary, nothing on standard error when nothing went wrong; errors still
 $A record -q -o qq.data -- "$E" 3000000 >/dev/null 2>qq.err; st=$?
 n_q=$(perf script -i qq.data 2>/dev/null | wc -l)
 $A record -q -F 0 -o qq2.data -- true 2>qq2.err; st2=$?

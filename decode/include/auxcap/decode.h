@@ -339,6 +339,16 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
  */
 const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d);
 
+struct auxcap_tp_format;
+
+/**
+ * The format of tracepoint event @es (auxcap/tracepoint.h: the fields of its samples' raw
+ * data), from the capture's TRACING_DATA; borrowed until close.  NULL if @es is not a
+ * tracepoint, or the capture keeps no usable format of it.
+ */
+const struct auxcap_tp_format *auxcap_decode_tp_format(struct auxcap_decode *d,
+						       const struct auxcap_perf_evsel *es);
+
 /** The AUX event of the capture (borrowed until close), NULL if not known or in raw mode. */
 const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d);
 
