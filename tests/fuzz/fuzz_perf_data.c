@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 
 #include "auxcap/perf_data.h"
+#include "auxcap/tracepoint.h"
 #include "fuzz.h"
 
 #define MAX_RECORDS 200000 /* bound per walk; a walk always ends, this only caps time */
@@ -127,6 +128,18 @@ static void touch_features(const struct auxcap_perf_features *f)
 		fuzz_strlen(f->build_ids[i].filename);
 	}
 	fuzz_touch(f->auxtrace_index, f->nr_auxtrace_index * sizeof(*f->auxtrace_index));
+	for (size_t i = 0; i < f->nr_tp_formats; i++) {
+		struct auxcap_tp_format *tf;
+
+		fuzz_strlen(f->tp_formats[i].system);
+		fuzz_touch(f->tp_formats[i].text, f->tp_formats[i].len);
+		/* the format text too: parsed, every field inside a record */
+		if (auxcap_tp_format_parse(f->tp_formats[i].text, f->tp_formats[i].len, &tf) == 0) {
+			for (size_t k = 0; k < tf->nr_fields; k++)
+				FUZZ_CHECK(tf->fields[k].offset + tf->fields[k].size <= 65536);
+			auxcap_tp_format_free(tf);
+		}
+	}
 }
 
 /* Walk the records; returns how many, and a checksum of their offsets and types. */
