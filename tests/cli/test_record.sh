@@ -468,16 +468,11 @@ check '[ "$fsum" -eq "$nsamp" ] && grep -q "main;run;work [0-9]" g.folded && gre
 # JSON: the callchain member validates against the schema and names the same frames
 $A decode --format json g.data 2>/dev/null >g.json
 PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/decode-json.schema.json" g.json g.ours >g.jcheck 2>&1 <<'PY'
-import json, re, sys
-from check_decode import Schema
-schema = Schema(json.load(open(sys.argv[1])))
+import re, sys
+from check_decode import validated_lines
 want = [l.split() for l in open(sys.argv[3])]
 got = []
-for line in open(sys.argv[2]):
-    ev = json.loads(line)
-    err = schema.errors(ev, schema.root)
-    if err:
-        sys.exit("schema: " + err)
+for ev in validated_lines(sys.argv[1], sys.argv[2]):
     if ev["type"] == "sample":
         got.append([re.sub(r"\+0x[0-9a-f]+$", "", f["ip_sym"] or "") for f in ev["callchain"]])
 names = re.compile(r"^(main|run|work|leaf_add|leaf_mul)$")
@@ -552,15 +547,10 @@ $A record -q -e sched:sched_switch -o - -- "$E" 30000000 2>/dev/null | $A decode
 check '[ "$(cat ss.pipe)" -gt 0 ]' "... and from a pipe-mode stream ($(cat ss.pipe) samples)"
 $A decode --format json ss.data 2>/dev/null >ss.json
 PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/decode-json.schema.json" ss.json >ss.check 2>&1 <<'PY'
-import json, sys
-from check_decode import Schema
-schema = Schema(json.load(open(sys.argv[1])))
+import sys
+from check_decode import validated_lines
 n = 0
-for line in open(sys.argv[2]):
-    ev = json.loads(line)
-    err = schema.errors(ev, schema.root)
-    if err:
-        sys.exit("schema: " + err)
+for ev in validated_lines(sys.argv[1], sys.argv[2]):
     if ev["type"] == "sample":
         f = ev["fields"]
         if not isinstance(f["prev_pid"], int) or not isinstance(f["next_comm"], str):

@@ -139,6 +139,20 @@ class Schema:
 
 # ---- the program, from binutils ------------------------------------------------------------
 
+def validated_lines(schema_path, path):
+    """The objects of the JSON-lines file @path, each checked against the schema at
+    @schema_path first (exits with the first error)."""
+    with open(schema_path) as f:
+        schema = Schema(json.load(f))
+    with open(path) as f:
+        for line in f:
+            ev = json.loads(line)
+            err = schema.errors(ev, schema.root)
+            if err:
+                sys.exit("schema: " + err)
+            yield ev
+
+
 class Program:
     def __init__(self, path):
         self.path = path
