@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 
 #include "auxcap/perf_data.h"
+#include "auxcap/tracepoint.h"
 #include "auxcap/session.h"
 #include "cli.h"
 
@@ -233,6 +234,24 @@ static void print_snapshots(const struct auxcap_perf_features *f)
 		printf("    ... %zu more\n", n - 64);
 }
 
+/* ", N tracepoint formats: sched:sched_switch (ID 372), ..." */
+static void print_tp_formats(const struct auxcap_perf_features *f)
+{
+	printf(", %zu tracepoint format%s%s", f->nr_tp_formats, f->nr_tp_formats == 1 ? "" : "s",
+	       f->nr_tp_formats ? ":" : " (none readable)");
+	for (size_t i = 0; i < f->nr_tp_formats; i++) {
+		struct auxcap_tp_format *tf;
+
+		if (auxcap_tp_format_parse(f->tp_formats[i].text, f->tp_formats[i].len, &tf) < 0) {
+			printf("%s %s:? (unreadable)", i ? "," : "", f->tp_formats[i].system);
+			continue;
+		}
+		printf("%s %s:%s (ID %" PRIu64 ", %zu fields)", i ? "," : "", f->tp_formats[i].system,
+		       tf->name ? tf->name : "?", tf->id, tf->nr_fields);
+		auxcap_tp_format_free(tf);
+	}
+}
+
 static void print_features(const struct auxcap_perf_reader *r)
 {
 	const struct auxcap_perf_features *f = auxcap_perf_reader_features(r);
@@ -303,9 +322,12 @@ static void print_features(const struct auxcap_perf_reader *r)
 		if (done || auxcap_perf_reader_feature_raw(r, b, &p, &len) < 0)
 			continue;
 		if (name)
-			printf("  %-10s %zu bytes\n", name, len);
+			printf("  %-10s %zu bytes", name, len);
 		else
-			printf("  bit%-7u %zu bytes\n", b, len);
+			printf("  bit%-7u %zu bytes", b, len);
+		if (b == AUXCAP_PERF_FEAT_TRACING_DATA)
+			print_tp_formats(f);
+		putchar('\n');
 	}
 	if (f->present[0] & (1ULL << AUXCAP_PERF_FEAT_SAMPLE_TIME))
 		printf("  %-10s %" PRIu64 " to %" PRIu64 " ns\n", "sample_time",

@@ -543,6 +543,10 @@ perf script -i ss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/
 $A decode ss.data 2>/dev/null | awk '/^\tfields:/ {sub(/^\tfields: /, ""); sub(/ prev_state=[^ ]*/, ""); print}' >ss.ours
 n_ss=$(wc -l <ss.ours)
 check '[ "$n_ss" -gt 0 ] && cmp -s ss.perf ss.ours' "sched_switch fields as perf script's ($n_ss samples)"
+ss_dir=/sys/kernel/tracing/events/sched/sched_switch
+[ -r $ss_dir/id ] || ss_dir=/sys/kernel/debug/tracing/events/sched/sched_switch
+ss_id=$(cat $ss_dir/id); ss_nf=$(grep -c 'field:' $ss_dir/format)
+check '$A info ss.data | grep -q "tracing_data .* 1 tracepoint format: sched:sched_switch (ID $ss_id, $ss_nf fields)"' "info lists the kept format (ID $ss_id, $ss_nf fields)"
 $A record -q -e sched:sched_switch -o - -- "$E" 30000000 2>/dev/null | $A decode - 2>/dev/null | grep -c '^	fields: prev_comm=' >ss.pipe
 check '[ "$(cat ss.pipe)" -gt 0 ]' "... and from a pipe-mode stream ($(cat ss.pipe) samples)"
 $A decode --format json ss.data 2>/dev/null >ss.json
