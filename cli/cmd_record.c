@@ -37,6 +37,7 @@
 #include "auxcap/pmu.h"
 #include "auxcap/proc.h"
 #include "auxcap/session.h"
+#include "auxcap/sys.h"
 #include "auxcap/trigger.h"
 #include "cli.h"
 #include "config.h"
@@ -1129,6 +1130,38 @@ static bool emu_drained(const struct emu_live *live)
  * real or emulated, is on the clock the backend chose (use_clockid), which TIME_CONV maps the
  * trace's TSC onto.
  */
+/*
+ * perf's fallback: where there is no hardware cycle counter (a virtual machine, most often),
+ * cycles is sampled as cpu-clock, with a warning.  @a is the parsed event @name; on a change
+ * *@ret_name is its new name (in @buf, @n bytes).
+ */
+static void cycles_fallback(struct perf_event_attr *a, const char *name, char *buf, size_t n,
+			    const char **ret_name)
+{
+	struct perf_event_attr probe = *a;
+	const char *mods = strchr(name, ':');
+	int fd;
+
+	if (a->type != PERF_TYPE_HARDWARE || a->config != PERF_COUNT_HW_CPU_CYCLES)
+		return;
+	probe.size = sizeof(probe);
+	probe.disabled = 1;
+	fd = auxcap_sys_linux.perf_event_open(NULL, &probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		(void)auxcap_sys_linux.close(NULL, fd);
+		return;
+	}
+	if (fd != -ENOENT && fd != -EOPNOTSUPP && fd != -ENODEV)
+		return; /* (permissions and such: the open says why later) */
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CPU_CLOCK;
+	snprintf(buf, n, "cpu-clock%s", mods ? mods : "");
+	cli_warn("'%s': this machine has no hardware cycle counter (a virtual machine?): sampling "
+		 "%s instead, as perf does",
+		 name, buf);
+	*ret_name = buf;
+}
+
 static void emu_event_attr(struct perf_event_attr *a)
 {
 	a->sample_type |= PERF_SAMPLE_CPU;
@@ -1257,6 +1290,7 @@ static int run_record(int argc, char **argv)
 	struct auxcap_event_spec *specs[MAX_EVENTS] = { 0 };
 	struct perf_event_attr attrs[MAX_EVENTS];
 	struct auxcap_session_event evs[MAX_EVENTS], aux_ev;
+	char fallback_names[MAX_EVENTS][64]; /* events renamed by cycles_fallback() */
 	struct auxcap_session_opts so = { .sz = sizeof(so) };
 	struct auxcap_perf_writer *w = NULL;
 	struct auxcap_perf_sink ps;
@@ -1310,6 +1344,7 @@ static int run_record(int argc, char **argv)
 	for (size_t i = 0; i < nr_events; i++) {
 		struct auxcap_evparse_error pe;
 		struct perf_event_attr *a = &attrs[i];
+		const char *ev_name;
 
 		r = auxcap_event_spec_parse(events[i], &po, &specs[i], &pe);
 		if (r < 0) {
@@ -1317,6 +1352,7 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 		memcpy(a, &specs[i]->attr, sizeof(*a));
+		ev_name = specs[i]->name;
 		if (specs[i]->kind == AUXCAP_EVENT_PMU && is_aux_pmu(specs[i]->pmu)) {
 			if (aux_ev.attr) {
 				cli_err("more than one AUX event ('%s' and '%s'): record one trace PMU "
@@ -1329,6 +1365,9 @@ static int run_record(int argc, char **argv)
 			aux_spec = specs[i];
 			continue;
 		}
+		if (specs[i]->kind == AUXCAP_EVENT_HARDWARE)
+			cycles_fallback(a, specs[i]->name, fallback_names[nr_evs],
+					sizeof(fallback_names[nr_evs]), &ev_name);
 		if ((specs[i]->kind == AUXCAP_EVENT_HARDWARE ||
 		     specs[i]->kind == AUXCAP_EVENT_SOFTWARE) &&
 		    !has_rate(specs[i])) {
@@ -1353,7 +1392,7 @@ static int run_record(int argc, char **argv)
 		if (o.emulate)
 			emu_event_attr(a);
 		evs[nr_evs].attr = a;
-		evs[nr_evs].name = specs[i]->name;
+		evs[nr_evs].name = ev_name;
 		nr_evs++;
 	}
 

@@ -578,5 +578,15 @@ n_q=$(perf script -i qq.data 2>/dev/null | wc -l)
 $A record -q -F 0 -o qq2.data -- true 2>qq2.err; st2=$?
 check '[ $st -eq 0 ] && [ ! -s qq.err ] && [ "$n_q" -gt 0 ] && [ $st2 -ne 0 ] && grep -q "bad -F" qq2.err' "record -q: a capture ($n_q samples) and no message; an error still says why"
 
+# 29. cycles (perf's default event) where the machine has no hardware cycle counter (a virtual
+# machine): sampled as cpu-clock with a warning, as perf does; where it has one, as itself.
+$A record -e cycles:u -o cy.data -- "$E" 3000000 >/dev/null 2>cy.err; st=$?
+n_cy=$(perf script -i cy.data 2>/dev/null | wc -l)
+if perf stat -e cycles -x, true 2>&1 | grep -q '^<not supported>'; then
+	check '[ $st -eq 0 ] && grep -q "no hardware cycle counter" cy.err && $A info cy.data | grep -q "\[0\] cpu-clock:u: type 1 config 0x0 " && [ "$n_cy" -gt 0 ]' "cycles without a cycle counter: cpu-clock:u ($n_cy samples), with a warning"
+else
+	check '[ $st -eq 0 ] && ! grep -q "no hardware cycle counter" cy.err && $A info cy.data | grep -q "\[0\] cycles:u: type 0 config 0x0 "' "cycles with a cycle counter: cycles itself"
+fi
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
