@@ -56,12 +56,13 @@ bool cli_is_opt(const char *arg, const char *name);
  * argv) and 1; 0 if argv[*i] is another option; -EINVAL (printed) if the name is missing. */
 int cli_output_opt(int argc, char **argv, int *i, const char **ret);
 
-/* --pid LIST, --tid LIST, --comm LIST (decode, report): the threads whose events are kept.
- * @f points into the struct: do not copy it. */
+/* --pid LIST, --tid LIST, --comm LIST (decode, report): the threads whose events are kept;
+ * --event LIST: the events whose samples are.  @f points into the struct: do not copy it. */
 #define CLI_FILTER_MAX 64
 struct cli_filter {
 	int32_t pids[CLI_FILTER_MAX], tids[CLI_FILTER_MAX];
 	const char *comms[CLI_FILTER_MAX]; /* into @buf */
+	const char *events[CLI_FILTER_MAX]; /* into @buf */
 	char buf[1024];
 	size_t used; /* bytes of @buf taken */
 	struct auxcap_decode_filter f;

@@ -72,6 +72,8 @@ static void usage(FILE *f)
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         only these processes', threads' or commands' events\n"
 		"                         (comma-separated lists; losses are always shown)\n"
+		"  --event NAMES          only these events' counter samples (folded stacks of\n"
+		"                         one event: --event cpu-clock)\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal and the output is not)\n"
@@ -330,7 +332,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	if (!a->want_b && !a->want_i && !a->want_c)
 		a->want_b = true;
 	if (cli_filter_get(&a->filter) && (a->dump || a->pmu)) {
-		cli_err("--pid, --tid and --comm pick threads of a capture's merged stream: not "
+		cli_err("--pid, --tid, --comm and --event pick from a capture's merged stream: not "
 			"with %s",
 			a->dump ? "--dump (it lists the trace packets as they are)"
 				: "--raw (a raw trace has no threads)");
@@ -530,6 +532,7 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 	const struct auxcap_decode_info *info = auxcap_decode_get_info(d);
 	const struct auxcap_decode_filter *filter = cli_filter_get(&a->filter);
 	const struct auxcap_decode_event *ev;
+	const struct auxcap_perf_evsel *sampled[2] = { NULL, NULL }; /* events with samples */
 	struct auxcap_out *w = NULL;
 	uint64_t kept = 0;
 	int r;
@@ -549,6 +552,8 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 		if (filter && !auxcap_decode_filter_match(filter, ev))
 			continue;
 		kept++;
+		if (ev->kind == AUXCAP_DECODE_SAMPLE && ev->evsel != sampled[0] && !sampled[1])
+			sampled[sampled[0] ? 1 : 0] = ev->evsel;
 		r = auxcap_out_event(w, ev);
 		if (r < 0)
 			break;
@@ -566,9 +571,15 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 			*auxcap_decode_error(d) ? auxcap_decode_error(d) : strerror(-r));
 		return CLI_ERR;
 	}
+	if (sampled[1] && a->out.format == AUXCAP_OUT_FOLDED &&
+	    a->out.weight != AUXCAP_OUT_WEIGHT_TIME && a->out.weight != AUXCAP_OUT_WEIGHT_INSNS)
+		cli_warn("the folded stacks count the samples of more than one event together (%s, "
+			 "%s): pick one with --event NAME",
+			 sampled[0] && sampled[0]->name ? sampled[0]->name : "?",
+			 sampled[1]->name ? sampled[1]->name : "?");
 	if (filter && !kept)
-		cli_warn("no event of '%s' is of the threads --pid, --tid or --comm picked (see "
-			 "'auxcap report %s' for the threads it has)",
+		cli_warn("no event of '%s' is of the threads or events --pid, --tid, --comm or "
+			 "--event picked (see 'auxcap report %s' for those it has)",
 			 a->file, a->file);
 	if (info->gaps)
 		cli_warn("%" PRIu64 " decode gap%s in '%s' (see the '!! gap' lines)", info->gaps,

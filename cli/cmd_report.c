@@ -43,6 +43,7 @@ static void usage(FILE *f)
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
+		"  --event NAMES          count only these events' samples\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal)\n"
@@ -309,6 +310,8 @@ static void filter_text(FILE *f, const struct cli_filter *cf)
 		fprintf(f, "%s%d", i ? "," : " --tid ", (int)flt->tids[i]);
 	for (size_t i = 0; i < flt->nr_comms; i++)
 		fprintf(f, "%s%s", i ? "," : " --comm ", flt->comms[i]);
+	for (size_t i = 0; i < flt->nr_events; i++)
+		fprintf(f, "%s%s", i ? "," : " --event ", flt->events[i]);
 }
 
 static void text_header(struct ctx *c)
@@ -342,7 +345,7 @@ static void text_header(struct ctx *c)
 	if (cli_filter_get(&c->a->filter)) {
 		fputs("# filter:   ", f);
 		filter_text(f, &c->a->filter);
-		fputs(" (what follows counts these threads only)\n", f);
+		fputs(" (what follows counts only what it picks)\n", f);
 	}
 	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
 		fprintf(f, "# host:      %s, Linux %s, %s", ft->hostname ? ft->hostname : "?",
@@ -765,7 +768,7 @@ static void json_note(FILE *f, const struct auxcap_report_note *n, bool gap)
 	putc('}', f);
 }
 
-/* ,"filter":{"pids":[..],"tids":[..],"comms":[..]} */
+/* ,"filter":{"pids":[..],"tids":[..],"comms":[..],"events":[..]} */
 static void json_filter(FILE *f, const struct auxcap_decode_filter *flt)
 {
 	fputs(",\"filter\":{\"pids\":[", f);
@@ -779,6 +782,12 @@ static void json_filter(FILE *f, const struct auxcap_decode_filter *flt)
 		if (i)
 			putc(',', f);
 		jstr(f, flt->comms[i]);
+	}
+	fputs("],\"events\":[", f);
+	for (size_t i = 0; i < flt->nr_events; i++) {
+		if (i)
+			putc(',', f);
+		jstr(f, flt->events[i]);
 	}
 	fputs("]}", f);
 }

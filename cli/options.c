@@ -54,7 +54,9 @@ static int filter_list(struct cli_filter *f, const char *opt, const char *v, int
 
 	if (!v || !*v) {
 		cli_err("%s needs a value: %s", opt,
-			ids ? "process or thread ids, e.g. 1234,1240" : "command names, e.g. make,cc1");
+			ids ? "process or thread ids, e.g. 1234,1240"
+			: !strcmp(opt, "--event") ? "event names, e.g. cpu-clock,sched:sched_switch"
+						   : "command names, e.g. make,cc1");
 		return -EINVAL;
 	}
 	while (*p) {
@@ -76,8 +78,10 @@ static int filter_list(struct cli_filter *f, const char *opt, const char *v, int
 			ids[(*nr)++] = (int32_t)n;
 		} else {
 			if (!len || f->used + len + 1 > sizeof(f->buf)) {
-				cli_err("bad %s '%s': give command names, e.g. %s make,cc1", opt, v,
-					opt);
+				cli_err("bad %s '%s': give %s, e.g. %s %s", opt, v,
+					!strcmp(opt, "--event") ? "event names" : "command names",
+					opt,
+					!strcmp(opt, "--event") ? "cpu-clock" : "make,cc1");
 				return -EINVAL;
 			}
 			memcpy(f->buf + f->used, p, len);
@@ -99,6 +103,10 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
 	f->f.pids = f->pids;
 	f->f.tids = f->tids;
 	f->f.comms = f->comms;
+	f->f.events = f->events;
+	if (cli_is_opt(arg, "--event"))
+		return filter_list(f, "--event", cli_opt_value(argc, argv, i, "--event"), NULL,
+				   f->events, &f->f.nr_events) < 0 ? -EINVAL : 1;
 	if (cli_is_opt(arg, "--pid"))
 		return filter_list(f, "--pid", cli_opt_value(argc, argv, i, "--pid"), f->pids,
 				   NULL, &f->f.nr_pids) < 0 ? -EINVAL : 1;
@@ -114,5 +122,5 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
 
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f)
 {
-	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms ? &f->f : NULL;
+	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms || f->f.nr_events ? &f->f : NULL;
 }

@@ -1646,6 +1646,19 @@ static bool in_list(const int32_t *v, size_t n, int32_t x)
 	return false;
 }
 
+/* Whether event @name is @want, or @want with modifiers ("cycles:u" for "cycles"). */
+static bool event_named(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	if (!name || strncmp(name, want, n))
+		return false;
+	if (!name[n])
+		return true;
+	return name[n] == ':' && name[n + 1] && strspn(name + n + 1, "ukhGHpPSDIWe") ==
+							  strlen(name + n + 1);
+}
+
 bool auxcap_decode_filter_match(const struct auxcap_decode_filter *f,
 				const struct auxcap_decode_event *ev)
 {
@@ -1661,6 +1674,15 @@ bool auxcap_decode_filter_match(const struct auxcap_decode_filter *f,
 		while (i < f->nr_comms && (!ev->comm || strcmp(f->comms[i], ev->comm)))
 			i++;
 		if (i == f->nr_comms)
+			return false;
+	}
+	if (f->nr_events && ev->kind == AUXCAP_DECODE_SAMPLE) {
+		size_t i = 0;
+
+		while (i < f->nr_events &&
+		       !event_named(ev->evsel ? ev->evsel->name : NULL, f->events[i]))
+			i++;
+		if (i == f->nr_events)
 			return false;
 	}
 	return true;

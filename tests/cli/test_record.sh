@@ -514,7 +514,8 @@ check '[ -n "$ex_pid" ] && [ "$n_pp" -gt 0 ] && [ "$n_ap" = "$n_pp" ] && [ "$n_o
 n_pc=$(perf script -i sw.data --comms auxcap-example- 2>/dev/null | wc -l)
 n_ac=$($A decode --comm auxcap-example- --format json sw.data 2>/dev/null | grep -c '"type":"sample"')
 n_tc=$($A decode --tid "$ex_pid" --comms auxcap-example- sw.data 2>/dev/null | grep -c ' sample ')
-check '[ "$n_pc" -gt 0 ] && [ "$n_ac" = "$n_pc" ] && [ "$n_tc" = "$n_pc" ]' "--comm (JSON), --tid with --comms: $n_ac and $n_tc samples, $n_pc by perf script"
+n_ptc=$(perf script -i sw.data --tid "$ex_pid" --comms auxcap-example- 2>/dev/null | wc -l)
+check '[ "$n_pc" -gt 0 ] && [ "$n_ac" = "$n_pc" ] && [ "$n_ptc" -gt 0 ] && [ "$n_tc" = "$n_ptc" ]' "--comm (JSON), --tid with --comms: $n_ac and $n_tc samples, $n_pc and $n_ptc by perf script"
 $A report --format json --pid "$ex_pid" sw.data 2>/dev/null >rp.json
 PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/report-json.schema.json" rp.json "$ex_pid" >rp.check 2>&1 <<'PY'
 import json, sys
@@ -524,7 +525,7 @@ rep = json.load(open(sys.argv[2]))
 err = schema.errors(rep, schema.root)
 if err:
     sys.exit("schema: " + err)
-if rep["filter"] != {"pids": [int(sys.argv[3])], "tids": [], "comms": []}:
+if rep["filter"] != {"pids": [int(sys.argv[3])], "tids": [], "comms": [], "events": []}:
     sys.exit("filter: %r" % rep["filter"])
 if {t["pid"] for t in rep["threads"]} != {int(sys.argv[3])}:
     sys.exit("threads: %r" % rep["threads"])
@@ -566,6 +567,14 @@ print(n)
 PY
 st=$?
 check '[ $st -eq 0 ]' "JSON fields validate; prev_pid is the switching thread ($(tail -1 ss.check))"
+# --event: the samples of one event, in a capture of two (folded stacks would mix them)
+$A record -q -g -e cpu-clock -e sched:sched_switch -o two.data -- "$E" 30000000 >/dev/null 2>&1
+n_cc=$(perf script -i two.data -F event 2>/dev/null | grep -c 'cpu-clock')
+$A decode --format folded two.data >two.all 2>two.err
+$A decode --format folded --event cpu-clock two.data >two.cc 2>two.cc.err
+f_cc=$(awk '{n += $NF} END {print n + 0}' two.cc)
+r_cc=$($A report --event cpu-clock two.data 2>/dev/null | grep -c '^# samples: ')
+check 'grep -q "more than one event" two.err && [ ! -s two.cc.err ] && [ "$f_cc" = "$n_cc" ] && [ "$r_cc" -eq 1 ]' "--event cpu-clock: folded stacks of its $n_cc samples only ($f_cc), no warning; report counts one event ($r_cc)"
 # perf record's own TRACING_DATA
 perf record -q -e sched:sched_switch -o pss.data -- "$E" 30000000 >/dev/null 2>&1
 perf script -i pss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/^ *//' >pss.perf

@@ -1549,6 +1549,29 @@ static void test_filter_match(void **state)
 	assert_false(auxcap_decode_filter_match(&f, &ev));
 	ev.comm = NULL;
 	assert_false(auxcap_decode_filter_match(&f, &ev));
+
+	/* --event: samples of the events named (with modifiers too), other kinds untouched */
+	{
+		const char *events[] = { "cycles", "sched:sched_switch" };
+		struct auxcap_perf_evsel es = { .name = "cycles:u" };
+
+		f.nr_comms = 0;
+		f.events = events;
+		f.nr_events = 2;
+		ev.kind = AUXCAP_DECODE_SAMPLE;
+		ev.evsel = &es;
+		assert_true(auxcap_decode_filter_match(&f, &ev));
+		es.name = "sched:sched_switch";
+		assert_true(auxcap_decode_filter_match(&f, &ev));
+		es.name = "cycles-ct"; /* not "cycles" with modifiers */
+		assert_false(auxcap_decode_filter_match(&f, &ev));
+		es.name = "cycles:x";
+		assert_false(auxcap_decode_filter_match(&f, &ev));
+		es.name = NULL;
+		assert_false(auxcap_decode_filter_match(&f, &ev));
+		ev.kind = AUXCAP_DECODE_TRACE; /* not a sample: kept */
+		assert_true(auxcap_decode_filter_match(&f, &ev));
+	}
 }
 
 int main(int argc, char **argv)

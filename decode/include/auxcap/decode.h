@@ -268,9 +268,10 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		       struct auxcap_decode **ret);
 
 /**
- * Which threads' events a consumer keeps (auxcap decode and report's --pid, --tid, --comm):
- * an event is kept when each list given holds its process, thread, or command name (a list
- * with no entries: any).  Borrowed: the lists stay the caller's.
+ * Which threads' events a consumer keeps (auxcap decode and report's --pid, --tid, --comm),
+ * and of counter samples, which events' (--event): an event is kept when each list given
+ * holds its process, thread, command name, and for a sample its event (a list with no
+ * entries: any).  Borrowed: the lists stay the caller's.
  */
 struct auxcap_decode_filter {
 	const int32_t *pids;
@@ -279,6 +280,10 @@ struct auxcap_decode_filter {
 	size_t nr_tids;
 	const char *const *comms; /* the thread's name at the event (it changes at exec) */
 	size_t nr_comms;
+	/* counter samples of these events only (their names, as the capture has them: "cycles"
+	 * also picks "cycles:u"); other kinds of events are not affected */
+	const char *const *events;
+	size_t nr_events;
 };
 
 /**
