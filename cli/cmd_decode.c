@@ -74,6 +74,8 @@ static void usage(FILE *f)
 		"                         (comma-separated lists; losses are always shown)\n"
 		"  --event NAMES          only these events' counter samples (folded stacks of\n"
 		"                         one event: --event cpu-clock)\n"
+		"  --time START,STOP      text and JSON: only the events in this span of perf\n"
+		"                         time, seconds as printed (either may be empty)\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal and the output is not)\n"
@@ -95,8 +97,56 @@ struct decode_args {
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
-	struct cli_filter filter; /* --pid, --tid, --comm */
+	struct cli_filter filter; /* --pid, --tid, --comm, --event */
+	bool has_time;		  /* --time */
+	uint64_t time_lo, time_hi; /* --time: perf time, ns, inclusive */
 };
+
+/* "SEC[.FRAC]" (perf time as the outputs print it) into ns; -EINVAL if it is not one. */
+static int parse_sec(const char *s, size_t len, uint64_t *ret)
+{
+	uint64_t sec = 0, ns = 0, scale = 100000000;
+	size_t i = 0;
+
+	if (!len)
+		return -EINVAL;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+		if (sec > (UINT64_MAX / 1000000000 - 9) / 10)
+			return -EINVAL;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i == 0)
+		return -EINVAL;
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+			ns += (uint64_t)(s[i] - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (i != len)
+		return -EINVAL;
+	*ret = sec * 1000000000 + ns;
+	return 0;
+}
+
+/* --time START,STOP (perf script's): seconds of perf time, either side may be empty. */
+static int parse_time(const char *v, struct decode_args *a)
+{
+	const char *comma = v ? strchr(v, ',') : NULL;
+
+	a->time_lo = 0;
+	a->time_hi = UINT64_MAX;
+	if (!comma || (comma > v && parse_sec(v, (size_t)(comma - v), &a->time_lo) < 0) ||
+	    (comma[1] && parse_sec(comma + 1, strlen(comma + 1), &a->time_hi) < 0) ||
+	    a->time_lo > a->time_hi) {
+		cli_err("bad --time '%s': give START,STOP in seconds as the output prints them "
+			"(e.g. --time 105.76,105.82; either may be empty)",
+			v ? v : "");
+		return -EINVAL;
+	}
+	a->has_time = true;
+	return 0;
+}
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *ret)
 {
@@ -297,6 +347,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
+		} else if (cli_is_opt(arg, "--time")) {
+			if (parse_time(cli_opt_value(argc, argv, &i, "--time"), a) < 0)
+				return -EINVAL;
 		} else if (cli_is_opt(arg, "--last-branches")) {
 			v = cli_opt_value(argc, argv, &i, "--last-branches");
 			if (parse_u64(v, AUXCAP_DECODE_MAX_BRANCHES, &n) < 0) {
@@ -336,6 +389,15 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			"with %s",
 			a->dump ? "--dump (it lists the trace packets as they are)"
 				: "--raw (a raw trace has no threads)");
+		return -EINVAL;
+	}
+	if (a->has_time && (a->dump || a->pmu || (a->out.format != AUXCAP_OUT_TEXT &&
+						  a->out.format != AUXCAP_OUT_JSON))) {
+		cli_err("--time picks events of the text or JSON output of a capture: %s",
+			a->dump	  ? "not with --dump"
+			: a->pmu ? "not with --raw (its events have no perf time)"
+				 : "folded and Perfetto output follow whole call stacks; cut "
+				   "the text or JSON instead");
 		return -EINVAL;
 	}
 	if (!a->dump && a->dump_only_opts) {
@@ -549,6 +611,13 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 		return CLI_ERR;
 	}
 	while ((r = auxcap_decode_next(d, &ev)) == 1) {
+		if (a->has_time && (ev->time < a->time_lo || ev->time > a->time_hi)) {
+			if (ev->time > a->time_hi && ev->has_time) {
+				r = 0; /* (the stream is in time order: nothing later is inside) */
+				break;
+			}
+			continue;
+		}
 		if (filter && !auxcap_decode_filter_match(filter, ev))
 			continue;
 		kept++;

@@ -489,6 +489,14 @@ pf=$(python3 -c 'import json, sys
 ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "sample"]
 print(sum(1 for e in ev if any(f.split("+")[0] == "main" for f in e["args"].get("callchain", []))))' g.pf 2>&1)
 check '[ "$pf" = "$n_main" ]' "Perfetto samples with main on their callchain: $pf of $n_main"
+# --time START,STOP (perf script's): the samples between the 100th's and the 300th's time
+$A decode g.data 2>/dev/null | awk '/ sample / {print $4}' | tr -d : | sed -n '100p;300p' >g.times
+t1=$(sed -n 1p g.times); t2=$(sed -n 2p g.times)
+n_win=$($A decode --time "$t1,$t2" g.data 2>/dev/null | grep -c ' sample ')
+n_winj=$($A decode --time "$t1,$t2" --format json g.data 2>/dev/null | grep -c '"type":"sample"')
+n_open=$($A decode --time ",$t1" g.data 2>/dev/null | grep -c ' sample ')
+$A decode --time "$t1,$t2" --format folded g.data >/dev/null 2>gt.err; st=$?
+check '[ "$n_win" -eq 201 ] && [ "$n_winj" -eq 201 ] && [ "$n_open" -eq 100 ] && [ $st -ne 0 ] && [ "$(wc -l <gt.err)" -eq 1 ]' "--time $t1,$t2: $n_win samples (text), $n_winj (JSON), $n_open up to the first; folded refuses it"
 $A record --call-graph dwarf -o gd.data -- true >/dev/null 2>gd.err; st=$?
 check '[ $st -ne 0 ] && [ "$(wc -l <gd.err)" -eq 1 ] && grep -q "fp" gd.err && [ ! -e gd.data ]' "--call-graph dwarf: a one-line error"
 
