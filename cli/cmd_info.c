@@ -319,8 +319,16 @@ static void print_features(const struct auxcap_perf_reader *r)
 
 		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
 			done = done || shown[i] == b;
-		if (done || auxcap_perf_reader_feature_raw(r, b, &p, &len) < 0)
+		if (done)
 			continue;
+		if (auxcap_perf_reader_feature_raw(r, b, &p, &len) < 0) {
+			if (b == AUXCAP_PERF_FEAT_TRACING_DATA) { /* a pipe's TRACING_DATA record */
+				printf("  %-10s in the stream", name);
+				print_tp_formats(f);
+				putchar('\n');
+			}
+			continue;
+		}
 		if (name)
 			printf("  %-10s %zu bytes", name, len);
 		else

@@ -556,8 +556,9 @@ ss_dir=/sys/kernel/tracing/events/sched/sched_switch
 [ -r $ss_dir/id ] || ss_dir=/sys/kernel/debug/tracing/events/sched/sched_switch
 ss_id=$(cat $ss_dir/id); ss_nf=$(grep -c 'field:' $ss_dir/format)
 check '$A info ss.data | grep -q "tracing_data .* 1 tracepoint format: sched:sched_switch (ID $ss_id, $ss_nf fields)"' "info lists the kept format (ID $ss_id, $ss_nf fields)"
-$A record -q -e sched:sched_switch -o - -- "$E" 30000000 2>/dev/null | $A decode - 2>/dev/null | grep -c '^	fields: prev_comm=' >ss.pipe
-check '[ "$(cat ss.pipe)" -gt 0 ]' "... and from a pipe-mode stream ($(cat ss.pipe) samples)"
+$A record -q -e sched:sched_switch -o - -- "$E" 30000000 2>/dev/null >ss.pipe.data
+$A decode - <ss.pipe.data 2>/dev/null | grep -c '^	fields: prev_comm=' >ss.pipe
+check '[ "$(cat ss.pipe)" -gt 0 ] && cat ss.pipe.data | $A info - | grep -q "tracing_data in the stream, 1 tracepoint format: sched:sched_switch (ID $ss_id"' "... and from a pipe-mode stream ($(cat ss.pipe) samples), info lists it"
 $A decode --format json ss.data 2>/dev/null >ss.json
 PYTHONPATH="$TESTS/decode" python3 - "$TESTS/../docs/decode-json.schema.json" ss.json >ss.check 2>&1 <<'PY'
 import sys
