@@ -73,7 +73,8 @@ struct record_opts {
 	const char *control;
 	const char *trigger_on; /* SYMBOL[@BINARY] */
 	enum cli_trigger_via trigger_via;
-	const char *filter;
+	const char *filter;		      /* --filter before any -e: the AUX event's */
+	const char *ev_filters[MAX_EVENTS]; /* --filter after -e: that event's */
 	bool strict;
 	bool force;
 	bool no_buildid;       /* -B: no BUILD_ID entries */
@@ -150,8 +151,11 @@ static void usage(FILE *f)
 		"                       'e' also writes one at exit\n"
 		"      --control fifo:CTL[,ACK]  commands from a FIFO: snapshot, enable, disable, stop;\n"
 		"                       'ack' written to ACK when done\n"
-		"      --filter FILTER  AUX address filters, perf's syntax: 'filter SYM @BIN',\n"
-		"                       'filter 0x1000/0x200@/path/bin', 'start SYM @BIN', 'stop ...'\n"
+		"      --filter FILTER  the filter of the -e before it: an AUX event's address\n"
+		"                       filters, perf's syntax: 'filter SYM @BIN', 'filter\n"
+		"                       0x1000/0x200@/path/bin', 'start SYM @BIN', 'stop ...'; a\n"
+		"                       tracepoint's ftrace filter: 'prev_pid == 1 && next_comm !=\n"
+		"                       \"sh\"' (before any -e: the AUX event's)\n"
 		"      --trigger-on SYMBOL[@BINARY]  with -S: a snapshot each time the traced\n"
 		"                       program enters function SYMBOL of BINARY (default: the\n"
 		"                       command's, or -p/-t's, executable)\n"
@@ -374,7 +378,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
 				return -EINVAL;
 			break;
-		case 7: o->filter = optarg; break;
+		case 7:
+			/* perf's rule: a filter is the last -e's before it */
+			if (o->nr_events && o->ev_filters[o->nr_events - 1]) {
+				cli_err("two --filter for '%s': give one (join conditions with && "
+					"or ||)",
+					o->events[o->nr_events - 1]);
+				return -EINVAL;
+			}
+			if (o->nr_events)
+				o->ev_filters[o->nr_events - 1] = optarg;
+			else
+				o->filter = optarg;
+			break;
 		case 'g': o->callchain = true; break;
 		case 8:
 			if (parse_call_graph(optarg) < 0)
@@ -1283,6 +1299,21 @@ static int open_output(const struct record_opts *o, struct auxcap_perf_writer **
 	return r;
 }
 
+/*
+ * The events could not be opened: nothing was captured, so the file made for it goes, and an
+ * existing FILE that open_output() kept as FILE.old comes back (a typo in an event name does
+ * not leave an empty capture in place of the last one).
+ */
+static void drop_output(const struct record_opts *o, bool had_output)
+{
+	char old[PATH_MAX];
+
+	if (unlink(o->output) < 0 || !had_output || o->force)
+		return;
+	snprintf(old, sizeof(old), "%s.old", o->output);
+	(void)rename(old, o->output);
+}
+
 static int run_record(int argc, char **argv)
 {
 	struct record_opts o;
@@ -1318,8 +1349,11 @@ static int run_record(int argc, char **argv)
 	const struct auxcap_event_spec *aux_spec = NULL;
 	struct record_backend rb;
 	bool aux_per_thread = false;
+	bool had_output = false, opened = false; /* FILE existed; the events opened */
 
 	memset(&rb, 0, sizeof(rb));
+	memset(evs, 0, sizeof(evs));
+	memset(&aux_ev, 0, sizeof(aux_ev));
 	if (parse_args(argc, argv, &o) < 0)
 		return CLI_ERR;
 	cli_log_init(o.verbose);
@@ -1363,7 +1397,21 @@ static int run_record(int argc, char **argv)
 			aux_ev.attr = a;
 			aux_ev.name = specs[i]->name;
 			aux_spec = specs[i];
+			if (o.ev_filters[i]) {
+				if (o.filter) {
+					cli_err("two --filter for '%s': give one", events[i]);
+					goto out;
+				}
+				o.filter = o.ev_filters[i];
+			}
 			continue;
+		}
+		if (o.ev_filters[i] && specs[i]->kind != AUXCAP_EVENT_TRACEPOINT) {
+			cli_err("--filter '%s' follows '%s', which takes no filter: a filter goes "
+				"after a tracepoint (-e sched:sched_switch --filter 'prev_pid == 1') "
+				"or an AUX event",
+				o.ev_filters[i], events[i]);
+			goto out;
 		}
 		if (specs[i]->kind == AUXCAP_EVENT_HARDWARE)
 			cycles_fallback(a, specs[i]->name, fallback_names[nr_evs],
@@ -1393,6 +1441,7 @@ static int run_record(int argc, char **argv)
 			emu_event_attr(a);
 		evs[nr_evs].attr = a;
 		evs[nr_evs].name = ev_name;
+		evs[nr_evs].filter = o.ev_filters[i];
 		nr_evs++;
 	}
 
@@ -1520,7 +1569,9 @@ static int run_record(int argc, char **argv)
 		record_backend_session(&rb, &aux_ev, &so);
 	}
 	if (o.filter && !aux_spec) {
-		cli_err("--filter applies to an AUX event: add one, e.g. -e intel_pt//u");
+		cli_err("--filter before any -e is the AUX event's, and there is none: put it after "
+			"the tracepoint it filters (-e sched:sched_switch --filter 'prev_pid == 1'), "
+			"or add an AUX event (-e intel_pt//u)");
 		goto out;
 	}
 	/*
@@ -1536,6 +1587,11 @@ static int run_record(int argc, char **argv)
 			goto out;
 	}
 
+	if (strcmp(o.output, "-")) {
+		struct stat ost;
+
+		had_output = lstat(o.output, &ost) == 0 && S_ISREG(ost.st_mode);
+	}
 	r = open_output(&o, &w);
 	if (r < 0)
 		goto out;
@@ -1597,15 +1653,25 @@ static int run_record(int argc, char **argv)
 	so.sink = &ps.sink;
 
 	r = auxcap_session_open(&so, &s, &failed);
+	opened = r == 0;
 	if (r < 0) {
 		const char *what = failed == -1 ? aux_ev.name
 				   : failed == -2 ? "side-band (dummy)"
 				   : failed >= 0 ? evs[failed].name
+				   : failed <= AUXCAP_SESSION_FAILED_FILTER ? "the filter"
 				   : failed <= AUXCAP_SESSION_FAILED_TRIGGER ? trig.desc
 						 : "the rings";
 		const char *hint = auxcap_event_open_hint(r);
 
-		if (failed == -4)
+		if (failed <= AUXCAP_SESSION_FAILED_FILTER) {
+			const struct auxcap_session_event *fe =
+				&evs[AUXCAP_SESSION_FAILED_FILTER - failed];
+
+			cli_err("the kernel refused the filter '%s' of %s: %s (ftrace's syntax: "
+				"FIELD OP VALUE joined by && and ||, strings in quotes; the fields "
+				"are in tracefs events/SYSTEM/NAME/format)",
+				fe->filter, fe->name, strerror(-r));
+		} else if (failed == -4)
 			cli_err("the kernel refused the address filter '%s' of %s: %s (check the "
 				"file is mapped executable and the ranges lie inside it)",
 				so.aux_filter, aux_ev.name, strerror(-r));
@@ -1839,6 +1905,8 @@ out:
 	auxcap_pmu_list_free(emu_pmus);
 	if (w)
 		(void)auxcap_perf_writer_close(w);
+	if (w && !opened && strcmp(o.output, "-"))
+		drop_output(&o, had_output);
 	if (ctl.ctl_fd >= 0)
 		close(ctl.ctl_fd);
 	if (ctl.ack_fd >= 0)

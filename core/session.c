@@ -381,6 +381,13 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->fds[i] = fd;
+		if (o->events[i].filter) {
+			*ret_failed = AUXCAP_SESSION_FAILED_FILTER - (int)i;
+			r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
+					  (unsigned long)o->events[i].filter);
+			if (r < 0)
+				return r;
+		}
 	}
 	/* Trigger events: a ring of their own, read by the loop as soon as it wakes. */
 	for (size_t i = 0; i < s->nr_triggers; i++) {

@@ -584,6 +584,19 @@ $A decode --format folded --event cpu-clock two.data >two.cc 2>two.cc.err
 f_cc=$(awk '{n += $NF} END {print n + 0}' two.cc)
 r_cc=$($A report --event cpu-clock two.data 2>/dev/null | grep -c '^# samples: ')
 check 'grep -q "more than one event" two.err && [ ! -s two.cc.err ] && [ "$f_cc" = "$n_cc" ] && [ "$r_cc" -eq 1 ]' "--event cpu-clock: folded stacks of its $n_cc samples only ($f_cc), no warning; report counts one event ($r_cc)"
+# --filter after a tracepoint: the kernel's ftrace filter (perf's rule: the last -e's); the
+# example calls getppid once every 2^20 iterations, 29 times in 30000000
+nr_getppid=$(case $(uname -m) in x86_64) echo 110;; aarch64) echo 173;; esac)
+if [ -n "$nr_getppid" ]; then
+	$A record -q -e raw_syscalls:sys_enter --filter "id == $nr_getppid" -o tf.data -- "$E" 30000000 >/dev/null 2>&1; st=$?
+	$A decode tf.data 2>/dev/null | awk '/^\tfields:/ {print $2}' | sort | uniq -c | awk '{print $1, $2}' >tf.ids
+	check '[ $st -eq 0 ] && [ "$(cat tf.ids)" = "29 id=$nr_getppid" ]' "--filter 'id == $nr_getppid': only those system calls ($(cat tf.ids))"
+fi
+# a filter the kernel refuses: a one-line error, and the last capture stays as it was
+cp tf.data tf.copy
+$A record -q -e sched:sched_switch --filter 'no_such_field == 1' -o tf.data -- true >/dev/null 2>tf.err; st=$?
+$A record -q -e cpu-clock --filter 'x == 1' -o tf.data -- true >/dev/null 2>tf2.err; st2=$?
+check '[ $st -ne 0 ] && [ "$(wc -l <tf.err)" -eq 1 ] && grep -q "refused the filter" tf.err && [ $st2 -ne 0 ] && grep -q "takes no filter" tf2.err && cmp -s tf.data tf.copy && [ ! -e tf.data.old ]' "a refused filter, or one after a counter: one-line errors; the previous tf.data untouched"
 # perf record's own TRACING_DATA
 perf record -q -e sched:sched_switch -o pss.data -- "$E" 30000000 >/dev/null 2>&1
 perf script -i pss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/^ *//' >pss.perf

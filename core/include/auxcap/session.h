@@ -66,6 +66,9 @@ struct auxcap_aux_ring;
 struct auxcap_session_event {
 	const struct perf_event_attr *attr; /* borrowed during open; copied */
 	const char *name;                   /* borrowed during open; copied */
+	/* a tracepoint's filter (ftrace's syntax: "prev_pid == 1 && next_comm != \"sh\""), set
+	 * with PERF_EVENT_IOC_SET_FILTER on each of its fds; NULL: none.  Borrowed during open. */
+	const char *filter;
 };
 
 /**
@@ -221,12 +224,14 @@ enum auxcap_session_request {
  * Returns 0 and sets @ret_s, or a negative errno from the kernel unchanged, with nothing left
  * open.  auxcap_session_error() is not available then; the caller knows which call failed
  * from *@ret_failed_event (index into events, -1 for the AUX event, -2 for side-band, -4 for
- * the AUX event's address filter, AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i) when
- * @ret_failed_event is not NULL.
+ * the AUX event's address filter, AUXCAP_SESSION_FAILED_TRIGGER - i for trigger i,
+ * AUXCAP_SESSION_FAILED_FILTER - i for the filter of event i) when @ret_failed_event is not
+ * NULL.
  * Returns -EINVAL for inconsistent options (no events, a page count not a power of two,
  * no sink, @opts->sz too small, trigger events without snapshot mode).
  */
 #define AUXCAP_SESSION_FAILED_TRIGGER (-100)
+#define AUXCAP_SESSION_FAILED_FILTER (-1000)
 int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_session **ret_s,
 			int *ret_failed_event);
 
