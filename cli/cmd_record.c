@@ -1650,6 +1650,7 @@ static int run_record(int argc, char **argv)
 	so.data_pages = o.data_pages;
 	so.aux_pages = o.aux_pages;
 	so.snapshot = o.snapshot;
+	so.toggled = o.control != NULL; /* ("disable" keeps side-band: it needs its own event) */
 	so.sink = &ps.sink;
 
 	r = auxcap_session_open(&so, &s, &failed);

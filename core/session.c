@@ -216,7 +216,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 	 * IDENTIFIER, and each sample is 8 bytes shorter (the 3-million-syscall benchmark sees
 	 * that as 4% of the traced program's own time).
 	 */
-	bool fold = o->sideband && !o->aux && !o->snapshot && o->nr_events == 1;
+	bool fold = o->sideband && !o->aux && !o->snapshot && o->nr_events == 1 && !o->toggled;
 
 	s->sideband = o->sideband && !fold;
 	if (o->aux) {
@@ -657,7 +657,8 @@ void auxcap_session_get_stats(const struct auxcap_session *s, struct auxcap_sess
 	*ret = s->stats;
 }
 
-static int for_each_fd(struct auxcap_session *s, unsigned long req)
+/* @req on every event fd (the side-band event's with @with_sb). */
+static int for_each_fd(struct auxcap_session *s, unsigned long req, bool with_sb)
 {
 	int r;
 
@@ -666,7 +667,8 @@ static int for_each_fd(struct auxcap_session *s, unsigned long req)
 
 		if (set->aux_fd >= 0 && (r = s->sys->ioctl(s->sys->ctx, set->aux_fd, req, 0)) < 0)
 			return r;
-		if (set->sb_fd >= 0 && (r = s->sys->ioctl(s->sys->ctx, set->sb_fd, req, 0)) < 0)
+		if (with_sb && set->sb_fd >= 0 &&
+		    (r = s->sys->ioctl(s->sys->ctx, set->sb_fd, req, 0)) < 0)
 			return r;
 		for (size_t i = 0; i < s->nr_events; i++)
 			if ((r = s->sys->ioctl(s->sys->ctx, set->fds[i], req, 0)) < 0)
@@ -680,7 +682,7 @@ static int for_each_fd(struct auxcap_session *s, unsigned long req)
 
 int auxcap_session_enable(struct auxcap_session *s, bool enable)
 {
-	return for_each_fd(s, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
+	return for_each_fd(s, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, enable);
 }
 
 /* --- the drain ---------------------------------------------------------------------------- */

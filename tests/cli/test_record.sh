@@ -619,5 +619,26 @@ else
 	check '[ $st -eq 0 ] && ! grep -q "no hardware cycle counter" cy.err && $A info cy.data | grep -q "\[0\] cycles:u: type 0 config 0x0 "' "cycles with a cycle counter: cycles itself"
 fi
 
+# 30. The control FIFO's "disable" keeps side-band flowing, as perf's does: a command that
+# execs while the events are off is named after "enable" (before, its COMM and mappings were
+# lost with the events: every later sample was the old command's, at [unknown] addresses).
+mkfifo tg.ctl tg.ack
+$A record -q --control fifo:tg.ctl,tg.ack -o tg.data -- sh -c "while [ ! -e tg.go ]; do sleep 0.02; done; exec '$E' 300000000" >/dev/null 2>&1 &
+rec=$!
+exec 5<>tg.ack
+echo disable >tg.ctl; read -r a1 <&5
+touch tg.go; sleep 0.4
+echo enable >tg.ctl; read -r a2 <&5
+sleep 0.4
+echo stop >tg.ctl; read -r a3 <&5
+wait $rec; st=$?
+exec 5>&-
+$A decode --show-sideband tg.data 2>/dev/null >tg.txt
+t_exec=$(awk '/COMM +auxcap-example- \(exec\)/ {print $4; exit}' tg.txt | tr -d :)
+t_first=$(awk '$1 ~ /^auxcap-examp/ && / sample / {print $4; exit}' tg.txt | tr -d :)
+gap_ok=$(awk -v a="$t_exec" -v b="$t_first" 'BEGIN {print (a != "" && b != "" && b - a > 0.2) ? 1 : 0}')
+n_work=$(grep -c ' sample .* work+' tg.txt)
+check '[ $st -eq 0 ] && [ "$a1$a2$a3" = ackackack ] && [ "$gap_ok" = 1 ] && [ "$n_work" -gt 100 ]' "disable, exec, enable: the exec's COMM at $t_exec, its first sample at $t_first (after enable), $n_work samples named work"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

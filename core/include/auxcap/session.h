@@ -174,6 +174,13 @@ struct auxcap_session_opts {
 	 * refuses it, open fails with *ret_failed_event = -4.
 	 */
 	const char *aux_filter;
+	/**
+	 * The events are disabled and enabled again while recording (a control FIFO, a start
+	 * delay): side-band gets a dummy event of its own even for a single event, which
+	 * auxcap_session_enable() never disables, so the MMAP2 and COMM of what runs meanwhile
+	 * still arrive.
+	 */
+	bool toggled;
 };
 
 struct auxcap_session_stats {
@@ -238,7 +245,11 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 /** Close every event, unmap every ring, free @s.  NULL-safe.  Does not drain. */
 void auxcap_session_free(struct auxcap_session *s);
 
-/** Enable or disable all events. */
+/**
+ * Enable or disable all events; the side-band event is enabled with them, but not disabled
+ * (perf's control "disable" too keeps side-band flowing: without the mappings and command
+ * names of that time, what is recorded later cannot be named).
+ */
 int auxcap_session_enable(struct auxcap_session *s, bool enable);
 
 /**
