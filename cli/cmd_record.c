@@ -86,6 +86,8 @@ struct record_opts {
 	bool callchain;	 /* -g, --call-graph fp: the counters' samples carry a callchain */
 	int verbose;
 	bool quiet; /* -q: no messages but warnings and errors */
+	long delay_ms; /* -D: the events start this late (ms); -1: on the control FIFO's
+			* "enable"; 0 (and no -D): at once */
 	char **cmd; /* NULL-terminated, or NULL */
 };
 
@@ -122,10 +124,10 @@ static void on_snapshot_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: auxcap record [-e EVENT]... [-F N | -c N] [-g] [-a | -C CPUS | -p PID | -t TID]\n"
-		"                     [-m DATA[,AUX]] [-o FILE] [--snapshot[=SIZE|e]]\n"
-		"                     [--control fifo:CTL[,ACK]]\n"
-		"                     [--trigger-on SYMBOL[@BINARY]] [--filter FILTER] [--strict]\n"
+		"usage: auxcap record [-e EVENT [--filter FILTER]]... [-F N | -c N] [-g] [-D MS]\n"
+		"                     [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]] [-o FILE]\n"
+		"                     [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
+		"                     [--trigger-on SYMBOL[@BINARY]] [--strict]\n"
 		"                     [-B | -N] [-f] [-v | -q] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
@@ -133,6 +135,9 @@ static void usage(FILE *f)
 		"  -F, --freq N|max     sample the counter events N times a second (default 4000)\n"
 		"  -c, --count N        ... or once every N events (an event's own period= or freq=\n"
 		"                       term wins)\n"
+		"  -D, --delay MS       start the events MS milliseconds after the command (or\n"
+		"                       the attach), side-band at once; -1: when the control\n"
+		"                       FIFO says 'enable'\n"
 		"  -g                   counter samples carry their call stack (callchain), as\n"
 		"                       the kernel unwinds it by frame pointers\n"
 		"      --call-graph fp  the same (fp is the one mode: for code without frame\n"
@@ -313,6 +318,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "delay", required_argument, NULL, 'D' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
@@ -325,7 +331,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->output = "auxcap.data";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:gfBNvqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gfBNvqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -402,6 +408,21 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'N': o->no_buildid_cache = true; break;
 		case 'v': o->verbose++; break;
 		case 'q': o->quiet = true; break;
+		case 'D': {
+			char *end;
+
+			errno = 0;
+			o->delay_ms = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || o->delay_ms < -1 ||
+			    o->delay_ms > 86400000) {
+				cli_err("bad -D '%s': give milliseconds to wait before the events "
+					"start (e.g. -D 500), or -1 to start them with the control "
+					"FIFO's 'enable'",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		}
 		case 'F':
 			if (parse_freq(optarg, &o->freq) < 0)
 				return -EINVAL;
@@ -456,6 +477,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (!!o->pid_list + !!o->tid_list + (o->all_cpus || o->cpu_list) > 1) {
 		cli_err("-p, -t and -a/-C exclude each other");
+		return -EINVAL;
+	}
+	if (o->delay_ms == -1 && !o->control) {
+		cli_err("-D -1 starts with the events off, and only the control FIFO turns them on: "
+			"add --control fifo:CTL[,ACK] (then 'echo enable > CTL')");
 		return -EINVAL;
 	}
 	if (o->freq && o->period) {
@@ -919,6 +945,24 @@ static void status_line(struct auxcap_session *s, struct auxcap_perf_writer *w)
 
 /* --- the command --------------------------------------------------------------------------- */
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* How long the main loop waits: 50 ms, or less to start the events on time (-D). */
+static int poll_ms(const struct record_opts *o, bool delay_over, uint64_t start_ms)
+{
+	uint64_t now = mono_ms(), due = start_ms + (uint64_t)o->delay_ms;
+
+	if (o->delay_ms <= 0 || delay_over || now >= due)
+		return 50;
+	return due - now < 50 ? (int)(due - now) : 50;
+}
+
 static void print_summary(const struct auxcap_session_stats *st, const struct auxcap_perf_sink *ps,
 			  uint64_t data_bytes, const char *output)
 {
@@ -1350,6 +1394,8 @@ static int run_record(int argc, char **argv)
 	struct record_backend rb;
 	bool aux_per_thread = false;
 	bool had_output = false, opened = false; /* FILE existed; the events opened */
+	bool delay_over = false;   /* -D: the events were started */
+	uint64_t start_ms = 0;	   /* -D: when the command started (or the attach) */
 
 	memset(&rb, 0, sizeof(rb));
 	memset(evs, 0, sizeof(evs));
@@ -1651,6 +1697,7 @@ static int run_record(int argc, char **argv)
 	so.aux_pages = o.aux_pages;
 	so.snapshot = o.snapshot;
 	so.toggled = o.control != NULL; /* ("disable" keeps side-band: it needs its own event) */
+	so.start_delayed = o.delay_ms != 0;
 	so.sink = &ps.sink;
 
 	r = auxcap_session_open(&so, &s, &failed);
@@ -1714,7 +1761,8 @@ static int run_record(int argc, char **argv)
 		(void)auxcap_perf_writer_reserve(w, ps.reserve);
 	}
 	if (!o.cmd || child_stopped || (!o.emulate && (o.all_cpus || o.cpu_list))) {
-		r = auxcap_session_enable(s, true);
+		r = so.start_delayed ? auxcap_session_enable_sideband(s)
+				     : auxcap_session_enable(s, true);
 		if (r < 0) {
 			cli_err("cannot enable the events: %s", strerror(-r));
 			goto out;
@@ -1749,6 +1797,7 @@ static int run_record(int argc, char **argv)
 		close(go);
 		go = -1;
 	}
+	start_ms = mono_ms();
 	if (isatty(STDIN_FILENO) && isatty(STDERR_FILENO) && tcgetattr(STDIN_FILENO, &tio_saved) == 0) {
 		struct termios raw = tio_saved;
 
@@ -1767,7 +1816,11 @@ static int run_record(int argc, char **argv)
 			pfd[n++] = (struct pollfd){ .fd = ctl.ctl_fd, .events = POLLIN };
 		if (tty)
 			pfd[n++] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
-		if (poll(pfd, n, 50) > 0) {
+		if (o.delay_ms > 0 && !delay_over && mono_ms() - start_ms >= (uint64_t)o.delay_ms) {
+			delay_over = true;
+			auxcap_session_request(s, AUXCAP_REQ_ENABLE);
+		}
+		if (poll(pfd, n, poll_ms(&o, delay_over, start_ms)) > 0) {
 			for (nfds_t i = 0; i < n; i++) {
 				if (!(pfd[i].revents & POLLIN))
 					continue;

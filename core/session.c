@@ -151,7 +151,8 @@ const char *auxcap_trigger_source_name(unsigned int source)
 static void attr_common(const struct auxcap_session_opts *o, struct perf_event_attr *a,
 			bool per_cpu, bool ident)
 {
-	bool inherit = o->inherit, on_exec = o->enable_on_exec;
+	/* (a delayed start: only side-band starts at exec, see session_prepare_attrs()) */
+	bool inherit = o->inherit, on_exec = o->enable_on_exec && !o->start_delayed;
 
 	a->size = sizeof(*a);
 	a->sample_type |= PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
@@ -216,7 +217,8 @@ static int session_prepare_attrs(struct auxcap_session *s)
 	 * IDENTIFIER, and each sample is 8 bytes shorter (the 3-million-syscall benchmark sees
 	 * that as 4% of the traced program's own time).
 	 */
-	bool fold = o->sideband && !o->aux && !o->snapshot && o->nr_events == 1 && !o->toggled;
+	bool fold = o->sideband && !o->aux && !o->snapshot && o->nr_events == 1 && !o->toggled &&
+		    !o->start_delayed;
 
 	s->sideband = o->sideband && !fold;
 	if (o->aux) {
@@ -253,6 +255,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->context_switch = s->has_aux;
 		a->exclude_kernel = s->has_aux ? s->aux_attr.attr.exclude_kernel : 0;
 		attr_common(o, a, per_cpu, true);
+		a->enable_on_exec = o->enable_on_exec;
 		attr_wakeup(a, o->data_pages ? o->data_pages : 64);
 	}
 	s->nr_events = o->nr_events;
@@ -677,6 +680,17 @@ static int for_each_fd(struct auxcap_session *s, unsigned long req, bool with_sb
 			if ((r = s->sys->ioctl(s->sys->ctx, set->trig_fds[i], req, 0)) < 0)
 				return r;
 	}
+	return 0;
+}
+
+int auxcap_session_enable_sideband(struct auxcap_session *s)
+{
+	int r;
+
+	for (size_t k = 0; k < s->nr_sets; k++)
+		if (s->sets[k].sb_fd >= 0 &&
+		    (r = s->sys->ioctl(s->sys->ctx, s->sets[k].sb_fd, PERF_EVENT_IOC_ENABLE, 0)) < 0)
+			return r;
 	return 0;
 }
 

@@ -640,5 +640,16 @@ gap_ok=$(awk -v a="$t_exec" -v b="$t_first" 'BEGIN {print (a != "" && b != "" &&
 n_work=$(grep -c ' sample .* work+' tg.txt)
 check '[ $st -eq 0 ] && [ "$a1$a2$a3" = ackackack ] && [ "$gap_ok" = 1 ] && [ "$n_work" -gt 100 ]' "disable, exec, enable: the exec's COMM at $t_exec, its first sample at $t_first (after enable), $n_work samples named work"
 
+# 31. -D MS (perf's --delay): the events start MS ms after the command, side-band at once (the
+# command is still named); -D -1 needs the control FIFO that would start them.
+$A record -q -D 300 -o dl.data -- "$E" 100000000 >/dev/null 2>&1; st=$?
+$A decode --show-sideband dl.data 2>/dev/null >dl.txt
+t_exec=$(awk '/COMM +auxcap-example- \(exec\)/ {print $4; exit}' dl.txt | tr -d :)
+t_first=$(awk '$1 ~ /^auxcap-examp/ && / sample / {print $4; exit}' dl.txt | tr -d :)
+gap=$(awk -v a="$t_exec" -v b="$t_first" 'BEGIN {if (a != "" && b != "") printf "%.3f", b - a}')
+n_work=$(grep -c ' sample .* work+' dl.txt)
+$A record -q -D -1 -o dl2.data -- true >/dev/null 2>dl2.err; st2=$?
+check '[ $st -eq 0 ] && awk -v g="$gap" "BEGIN {exit !(g > 0.25)}" && [ "$n_work" -gt 100 ] && [ $st2 -ne 0 ] && [ "$(wc -l <dl2.err)" -eq 1 ]' "-D 300: the first sample ${gap}s after the exec, $n_work named work; -D -1 without --control: an error"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

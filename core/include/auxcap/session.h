@@ -181,6 +181,12 @@ struct auxcap_session_opts {
 	 * still arrive.
 	 */
 	bool toggled;
+	/**
+	 * A delayed start (record -D): only side-band starts with the session (at exec with
+	 * @enable_on_exec, else with auxcap_session_enable_sideband()); the other events wait
+	 * for auxcap_session_enable().  Side-band then has an event of its own, as with @toggled.
+	 */
+	bool start_delayed;
 };
 
 struct auxcap_session_stats {
@@ -251,6 +257,10 @@ void auxcap_session_free(struct auxcap_session *s);
  * names of that time, what is recorded later cannot be named).
  */
 int auxcap_session_enable(struct auxcap_session *s, bool enable);
+
+/** Enable the side-band event only (a delayed start on running tasks).  Returns 0 or a
+ * negative errno. */
+int auxcap_session_enable_sideband(struct auxcap_session *s);
 
 /**
  * Run the capture loop until a stop request, until @timeout_ms passes (-1: no limit), or until
