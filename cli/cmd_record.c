@@ -84,6 +84,7 @@ struct record_opts {
 	uint64_t freq;	 /* -F: samples per second of the counters (0: 4000, perf's default) */
 	uint64_t period; /* -c: events per sample of the counters (0: by frequency) */
 	bool callchain;	 /* -g, --call-graph fp: the counters' samples carry a callchain */
+	bool data_addr;	 /* -d: ... their data address (PERF_SAMPLE_ADDR) */
 	int verbose;
 	bool quiet; /* -q: no messages but warnings and errors */
 	long delay_ms; /* -D: the events start this late (ms); -1: on the control FIFO's
@@ -124,7 +125,7 @@ static void on_snapshot_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: auxcap record [-e EVENT [--filter FILTER]]... [-F N | -c N] [-g] [-D MS]\n"
+		"usage: auxcap record [-e EVENT [--filter FILTER]]... [-F N | -c N] [-g] [-d] [-D MS]\n"
 		"                     [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]] [-o FILE]\n"
 		"                     [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--strict]\n"
@@ -135,6 +136,8 @@ static void usage(FILE *f)
 		"  -F, --freq N|max     sample the counter events N times a second (default 4000)\n"
 		"  -c, --count N        ... or once every N events (an event's own period= or freq=\n"
 		"                       term wins)\n"
+		"  -d, --data           counter samples carry their data address (a page fault's,\n"
+		"                       a watchpoint's: -e page-faults -d)\n"
 		"  -D, --delay MS       start the events MS milliseconds after the command (or\n"
 		"                       the attach), side-band at once; -1: when the control\n"
 		"                       FIFO says 'enable'\n"
@@ -319,6 +322,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "delay", required_argument, NULL, 'D' },
+		{ "data", no_argument, NULL, 'd' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
@@ -331,7 +335,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->output = "auxcap.data";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gfBNvqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gdfBNvqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (o->nr_events == MAX_EVENTS) {
@@ -398,6 +402,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				o->filter = optarg;
 			break;
 		case 'g': o->callchain = true; break;
+		case 'd': o->data_addr = true; break;
 		case 8:
 			if (parse_call_graph(optarg) < 0)
 				return -EINVAL;
@@ -1479,6 +1484,8 @@ static int run_record(int argc, char **argv)
 			a->sample_type |= PERF_SAMPLE_RAW;
 		if (o.callchain)
 			a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		if (o.data_addr)
+			a->sample_type |= PERF_SAMPLE_ADDR;
 		if (specs[i]->kind == AUXCAP_EVENT_BREAKPOINT && auxcap_trigger_breakpoints_fire() == 0)
 			cli_warn("'%s': breakpoints open but do not fire on this machine (a virtual "
 				 "machine without debug registers?): it will count nothing",

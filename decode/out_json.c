@@ -221,6 +221,10 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	addr_sym(w, ev->pid, "ip", sa->ip);
 	int_or_null(f, "period", (int64_t)sa->period,
 		    ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD));
+	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_ADDR))
+		addr(f, "addr", sa->addr);
+	else
+		fputs(",\"addr\":null", f);
 	callchain(w, ev);
 	out_json_tp_fields(w, ev, "fields", true);
 	if (!x) {

@@ -11,7 +11,7 @@
  *   0000000000401126 leaf_add+0x0                     lea rax, [rdi + rsi]   (--itrace=i)
  *   !! gap at trace offset 0x2b: <reason> (ip 0x...); decoding resumes at the next sync point
  *   -- <trace event> [at ADDR SYM] (trace offset 0x...)
- *   sample   cpu-clock 00000000004011d6 work+0x16 period=250000
+ *   sample   cpu-clock 00000000004011d6 work+0x16 period=250000 [addr=0x...]
  *   	callchain: work+0x16 <- run+0x31 <- main+0x40	(with PERF_SAMPLE_CALLCHAIN)
  *   	stack: work+0x16 <- run+0x2c <- main+0x3b
  *   	branch: call 0000000000401200 run+0x27 => 00000000004011c0 work+0x0
@@ -524,6 +524,8 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 		sa->ip, out_sym(w, ev->pid, sa->ip, true, sym, sizeof(sym)));
 	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_PERIOD))
 		fprintf(w->f, " period=%" PRIu64, sa->period);
+	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_ADDR))
+		fprintf(w->f, " addr=0x%" PRIx64, sa->addr);
 	putc('\n', w->f);
 	fields_line(w, ev);
 	callchain_line(w, ev);

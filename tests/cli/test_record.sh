@@ -651,5 +651,13 @@ n_work=$(grep -c ' sample .* work+' dl.txt)
 $A record -q -D -1 -o dl2.data -- true >/dev/null 2>dl2.err; st2=$?
 check '[ $st -eq 0 ] && awk -v g="$gap" "BEGIN {exit !(g > 0.25)}" && [ "$n_work" -gt 100 ] && [ $st2 -ne 0 ] && [ "$(wc -l <dl2.err)" -eq 1 ]' "-D 300: the first sample ${gap}s after the exec, $n_work named work; -D -1 without --control: an error"
 
+# 32. -d (perf's --data): samples carry their data address, here each page fault's, as perf
+# script reads them; JSON has it as addr
+$A record -q -d -e page-faults -c 1 -o pf.data -- "$E" 1000 >/dev/null 2>&1; st=$?
+perf script -i pf.data -F addr 2>/dev/null | awk '{print "0x" $1}' >pf.perf
+$A decode pf.data 2>/dev/null | awk '/ sample / {sub(/.*addr=/, ""); print}' >pf.ours
+$A decode --format json pf.data 2>/dev/null | grep '"type":"sample"' | sed 's/.*"addr":"\([^"]*\)".*/\1/' >pf.json
+check '[ $st -eq 0 ] && [ "$(wc -l <pf.ours)" -gt 10 ] && cmp -s pf.perf pf.ours && cmp -s pf.ours pf.json' "-d: page fault addresses as perf script's ($(wc -l <pf.ours) faults, text and JSON)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
