@@ -60,8 +60,10 @@
 #define MAX_TARGETS 4096
 
 struct record_opts {
-	const char *events[MAX_EVENTS];
+	const char *events[MAX_EVENTS]; /* borrowed from @lists */
 	size_t nr_events;
+	char **lists[MAX_EVENTS]; /* each -e's list split at its commas (owned) */
+	size_t nr_list[MAX_EVENTS], nr_lists;
 	bool all_cpus;
 	const char *cpu_list;
 	const char *pid_list;
@@ -298,6 +300,13 @@ static int parse_call_graph(const char *arg)
 	return -EINVAL;
 }
 
+static void free_lists(struct record_opts *o)
+{
+	for (size_t i = 0; i < o->nr_lists; i++)
+		auxcap_event_list_free(o->lists[i], o->nr_list[i]);
+	o->nr_lists = 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -337,13 +346,27 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gdfBNvqh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e':
-			if (o->nr_events == MAX_EVENTS) {
+		case 'e': {
+			/* perf's -e a,b: the commas that are not inside a PMU's /terms/ */
+			char **list;
+			size_t n;
+
+			if (auxcap_event_list_split(optarg, &list, &n) < 0) {
+				cli_err("bad -e '%s': an empty event in the list; give EVENT or "
+					"EVENT,EVENT,... (e.g. -e cpu-clock,page-faults)",
+					optarg);
+				return -EINVAL;
+			}
+			o->lists[o->nr_lists] = list;
+			o->nr_list[o->nr_lists++] = n;
+			if (o->nr_events + n > MAX_EVENTS) {
 				cli_err("too many events (at most %d)", MAX_EVENTS);
 				return -EINVAL;
 			}
-			o->events[o->nr_events++] = optarg;
+			for (size_t k = 0; k < n; k++)
+				o->events[o->nr_events++] = list[k];
 			break;
+		}
 		case 'a': o->all_cpus = true; break;
 		case 'C': o->cpu_list = optarg; break;
 		case 'p': o->pid_list = optarg; break;
@@ -1405,12 +1428,16 @@ static int run_record(int argc, char **argv)
 	memset(&rb, 0, sizeof(rb));
 	memset(evs, 0, sizeof(evs));
 	memset(&aux_ev, 0, sizeof(aux_ev));
-	if (parse_args(argc, argv, &o) < 0)
+	if (parse_args(argc, argv, &o) < 0) {
+		free_lists(&o);
 		return CLI_ERR;
+	}
 	cli_log_init(o.verbose);
 	g_quiet = o.quiet;
-	if (o.cmd && (r = check_command(o.cmd[0])) != 0)
+	if (o.cmd && (r = check_command(o.cmd[0])) != 0) {
+		free_lists(&o);
 		return r;
+	}
 	events = o.nr_events ? o.events : o.emulate ? default_emu_event : default_event;
 	nr_events = o.nr_events ? o.nr_events : 1;
 	if (o.emulate) {
@@ -1977,6 +2004,7 @@ out:
 		auxcap_event_spec_free(specs[i]);
 	cli_trigger_fini(&trig);
 	free(cpus);
+	free_lists(&o);
 	return ret;
 }
 

@@ -659,5 +659,13 @@ $A decode pf.data 2>/dev/null | awk '/ sample / {sub(/.*addr=/, ""); print}' >pf
 $A decode --format json pf.data 2>/dev/null | grep '"type":"sample"' | sed 's/.*"addr":"\([^"]*\)".*/\1/' >pf.json
 check '[ $st -eq 0 ] && [ "$(wc -l <pf.ours)" -gt 10 ] && cmp -s pf.perf pf.ours && cmp -s pf.ours pf.json' "-d: page fault addresses as perf script's ($(wc -l <pf.ours) faults, text and JSON)"
 
+# 33. -e A,B (perf's event lists: split at the commas outside a PMU's /terms/); a --filter
+# after the list is its last event's
+$A record -q -e cpu-clock,raw_syscalls:sys_enter --filter 'id == 0' -o el.data -- "$E" 3000000 >/dev/null 2>&1; st=$?
+evs=$(perf script -i el.data -F event 2>/dev/null | sed 's/[: ]//g' | sort -u | tr '\n' ' ')
+n_sys=$(perf script -i el.data -F event 2>/dev/null | grep -c sys_enter)
+$A record -q -e cpu-clock,,x -o el2.data -- true >/dev/null 2>el2.err; st2=$?
+check '[ $st -eq 0 ] && [ "$evs" = "cpu-clock raw_syscallssys_enter " ] && [ $st2 -ne 0 ] && [ "$(wc -l <el2.err)" -eq 1 ]' "-e cpu-clock,raw_syscalls:sys_enter: both events ($evs; $n_sys read() calls), an empty element is an error"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
