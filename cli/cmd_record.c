@@ -1423,6 +1423,7 @@ static int run_record(int argc, char **argv)
 	struct record_backend rb;
 	bool aux_per_thread = false;
 	bool had_output = false, opened = false; /* FILE existed; the events opened */
+	bool made_output = false; /* open_output() made a new regular file */
 	bool delay_over = false;   /* -D: the events were started */
 	uint64_t start_ms = 0;	   /* -D: when the command started (or the attach) */
 
@@ -1670,8 +1671,11 @@ static int run_record(int argc, char **argv)
 
 	if (strcmp(o.output, "-")) {
 		struct stat ost;
+		bool exists = lstat(o.output, &ost) == 0;
 
-		had_output = lstat(o.output, &ost) == 0 && S_ISREG(ost.st_mode);
+		had_output = exists && S_ISREG(ost.st_mode);
+		/* (a device or FIFO, /dev/null say, is written as it is: never removed) */
+		made_output = !exists || had_output;
 	}
 	r = open_output(&o, &w);
 	if (r < 0)
@@ -1994,7 +1998,7 @@ out:
 	auxcap_pmu_list_free(emu_pmus);
 	if (w)
 		(void)auxcap_perf_writer_close(w);
-	if (w && !opened && strcmp(o.output, "-"))
+	if (w && !opened && made_output)
 		drop_output(&o, had_output);
 	if (ctl.ctl_fd >= 0)
 		close(ctl.ctl_fd);

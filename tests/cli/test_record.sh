@@ -596,7 +596,10 @@ fi
 cp tf.data tf.copy
 $A record -q -e sched:sched_switch --filter 'no_such_field == 1' -o tf.data -- true >/dev/null 2>tf.err; st=$?
 $A record -q -e cpu-clock --filter 'x == 1' -o tf.data -- true >/dev/null 2>tf2.err; st2=$?
-check '[ $st -ne 0 ] && [ "$(wc -l <tf.err)" -eq 1 ] && grep -q "refused the filter" tf.err && [ $st2 -ne 0 ] && grep -q "takes no filter" tf2.err && cmp -s tf.data tf.copy && [ ! -e tf.data.old ]' "a refused filter, or one after a counter: one-line errors; the previous tf.data untouched"
+# ... and an output that is a FIFO (or a device: /dev/null) is written as it is, never removed
+mkfifo tf.fifo
+$A record -q -e sched:sched_switch --filter 'no_such_field == 1' -o tf.fifo -- true >/dev/null 2>&1; st3=$?
+check '[ $st -ne 0 ] && [ "$(wc -l <tf.err)" -eq 1 ] && grep -q "refused the filter" tf.err && [ $st2 -ne 0 ] && grep -q "takes no filter" tf2.err && cmp -s tf.data tf.copy && [ ! -e tf.data.old ] && [ $st3 -ne 0 ] && [ -p tf.fifo ]' "a refused filter, or one after a counter: one-line errors; the previous tf.data untouched, a FIFO output kept"
 # perf record's own TRACING_DATA
 perf record -q -e sched:sched_switch -o pss.data -- "$E" 30000000 >/dev/null 2>&1
 perf script -i pss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/^ *//' >pss.perf
