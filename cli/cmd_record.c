@@ -915,6 +915,19 @@ static void wait_snapshot(struct auxcap_session *s, uint64_t before, struct loop
 	}
 }
 
+/* An enable or disable request is carried out (its ack means the events are on or off). */
+static void wait_toggled(struct auxcap_session *s, uint64_t before, struct loop_state *ls)
+{
+	struct auxcap_session_stats st;
+
+	for (int i = 0; i < 5000 && !ls->done; i++) {
+		auxcap_session_get_stats(s, &st);
+		if (st.toggles > before)
+			return;
+		usleep(1000);
+	}
+}
+
 static void control_line(struct control *c, const char *line, struct loop_state *ls)
 {
 	struct auxcap_session_stats st;
@@ -926,8 +939,10 @@ static void control_line(struct control *c, const char *line, struct loop_state 
 		wait_snapshot(ls->s, st.snapshots + st.snapshot_requests_coalesced, ls);
 	} else if (!strcmp(line, "enable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_ENABLE);
+		wait_toggled(ls->s, st.toggles, ls);
 	} else if (!strcmp(line, "disable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_DISABLE);
+		wait_toggled(ls->s, st.toggles, ls);
 	} else if (!strcmp(line, "stop")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_STOP);
 	} else if (*line) {

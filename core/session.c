@@ -1300,6 +1300,8 @@ static int handle_requests(struct auxcap_session *s, bool *stop)
 		r = auxcap_session_enable(s, false);
 	if (r == 0 && (req & AUXCAP_REQ_ENABLE))
 		r = auxcap_session_enable(s, true);
+	if (req & (AUXCAP_REQ_DISABLE | AUXCAP_REQ_ENABLE))
+		__atomic_add_fetch(&s->stats.toggles, 1, __ATOMIC_RELEASE);
 	if (r == 0 && (req & AUXCAP_REQ_SNAPSHOT) && s->opts.snapshot)
 		r = auxcap_session_snapshot(s);
 	if (req & AUXCAP_REQ_STOP)

@@ -626,9 +626,12 @@ fi
 # execs while the events are off is named after "enable" (before, its COMM and mappings were
 # lost with the events: every later sample was the old command's, at [unknown] addresses).
 mkfifo tg.ctl tg.ack
-$A record -q --control fifo:tg.ctl,tg.ack -o tg.data -- sh -c "while [ ! -e tg.go ]; do sleep 0.02; done; exec '$E' 300000000" >/dev/null 2>&1 &
+$A record -q --control fifo:tg.ctl,tg.ack -o tg.data -- sh -c "touch tg.started; while [ ! -e tg.go ]; do sleep 0.02; done; exec '$E' 300000000" >/dev/null 2>&1 &
 rec=$!
 exec 5<>tg.ack
+# (the events start at the command's exec: "disable" goes once it runs, or the exec would
+# enable them again)
+for i in $(seq 200); do [ -e tg.started ] && break; sleep 0.02; done
 echo disable >tg.ctl; read -r a1 <&5
 touch tg.go; sleep 0.4
 echo enable >tg.ctl; read -r a2 <&5

@@ -209,6 +209,7 @@ struct auxcap_session_stats {
 	uint64_t snapshot_requests_coalesced; /* requests that arrived while one was pending */
 	uint64_t snapshot_latency_ns_last; /* request to AUX frozen, last snapshot */
 	uint64_t snapshot_latency_ns_max;
+	uint64_t toggles;	   /* AUXCAP_REQ_ENABLE and _DISABLE requests carried out */
 	uint64_t trigger_hits;     /* samples read from the trigger events, and hits reported
 				      with auxcap_session_request_hit() */
 	uint64_t trigger_lost;     /* trigger samples the kernel dropped (LOST in their rings) */
