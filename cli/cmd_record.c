@@ -903,26 +903,29 @@ static int control_open(const char *spec, struct control *c)
 	return 0;
 }
 
-static void wait_snapshot(struct auxcap_session *s, uint64_t before, struct loop_state *ls)
+/* Requests carried out so far of a kind: snapshots (taken or merged), enable/disable. */
+static uint64_t snapshots_done(const struct auxcap_session_stats *st)
 {
-	struct auxcap_session_stats st;
-
-	for (int i = 0; i < 5000 && !ls->done; i++) {
-		auxcap_session_get_stats(s, &st);
-		if (st.snapshots + st.snapshot_requests_coalesced > before)
-			return;
-		usleep(1000);
-	}
+	return st->snapshots + st->snapshot_requests_coalesced;
 }
 
-/* An enable or disable request is carried out (its ack means the events are on or off). */
-static void wait_toggled(struct auxcap_session *s, uint64_t before, struct loop_state *ls)
+static uint64_t toggles_done(const struct auxcap_session_stats *st)
+{
+	return st->toggles;
+}
+
+/* Wait (5 s at most) until the capture thread has carried out the request just made, when
+ * @done counts more than @before: its ack then means the snapshot is out, the events on or
+ * off. */
+static void wait_done(struct auxcap_session *s,
+		      uint64_t (*done)(const struct auxcap_session_stats *), uint64_t before,
+		      struct loop_state *ls)
 {
 	struct auxcap_session_stats st;
 
 	for (int i = 0; i < 5000 && !ls->done; i++) {
 		auxcap_session_get_stats(s, &st);
-		if (st.toggles > before)
+		if (done(&st) > before)
 			return;
 		usleep(1000);
 	}
@@ -936,13 +939,13 @@ static void control_line(struct control *c, const char *line, struct loop_state 
 	auxcap_session_get_stats(ls->s, &st);
 	if (!strcmp(line, "snapshot")) {
 		auxcap_session_request_from(ls->s, AUXCAP_REQ_SNAPSHOT, AUXCAP_TRIGGER_FIFO);
-		wait_snapshot(ls->s, st.snapshots + st.snapshot_requests_coalesced, ls);
+		wait_done(ls->s, snapshots_done, snapshots_done(&st), ls);
 	} else if (!strcmp(line, "enable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_ENABLE);
-		wait_toggled(ls->s, st.toggles, ls);
+		wait_done(ls->s, toggles_done, toggles_done(&st), ls);
 	} else if (!strcmp(line, "disable")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_DISABLE);
-		wait_toggled(ls->s, st.toggles, ls);
+		wait_done(ls->s, toggles_done, toggles_done(&st), ls);
 	} else if (!strcmp(line, "stop")) {
 		auxcap_session_request(ls->s, AUXCAP_REQ_STOP);
 	} else if (*line) {

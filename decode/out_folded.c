@@ -269,7 +269,8 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 
 /* A frame's node key: the start of its function (a return address's: of the call's), else
  * the address. */
-static uint64_t frame_func(struct auxcap_out *w, int32_t pid, const struct auxcap_callchain_frame *fr)
+static uint64_t frame_func(struct auxcap_out *w, int32_t pid,
+			   const struct auxcap_callchain_frame *fr)
 {
 	uint64_t a = auxcap_callchain_frame_lookup(fr), off = 0;
 

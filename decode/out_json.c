@@ -191,12 +191,13 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 static void callchain(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	struct auxcap_callchain_frame fr[OUT_MAX_CALLCHAIN];
-	size_t n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
+	size_t n;
 
 	if (!ev->evsel || !(ev->evsel->layout.sample_type & PERF_SAMPLE_CALLCHAIN)) {
 		fputs(",\"callchain\":null", w->f);
 		return;
 	}
+	n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
 	fputs(",\"callchain\":[", w->f);
 	for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++) {
 		if (i)

@@ -31,7 +31,7 @@
 #define NO_FUNC UINT32_MAX
 #define MAX_CPUS 4096	 /* CPUs counted by number; others are ignored */
 #define STACK_MAX 8192	 /* deepest mirrored stack (the stage keeps at most 4096) */
-#define MAX_CALLCHAIN 256 /* callchain frames of a sample counted (the kernel's default limit: 127) */
+#define MAX_CALLCHAIN 256 /* callchain frames of a sample counted (kernel default: 127) */
 
 #define AUX_FLAG_TRUNCATED 0x01
 #define AUX_FLAG_PARTIAL 0x04
