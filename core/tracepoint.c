@@ -130,16 +130,27 @@ static int parse_field(const char *line, const char *end, struct auxcap_tp_field
 int auxcap_tp_format_parse(const char *text, size_t len, struct auxcap_tp_format **ret)
 {
 	struct auxcap_tp_format *f;
-	const char *p = text, *end = text + len;
+	const char *p, *end;
+	char *copy;
 	size_t cap = 0;
 	bool has_id = false;
 	int r = 0;
 
 	if (!text || !ret)
 		return -EINVAL;
+	/* A NUL-terminated copy: the numbers and names below are read with the C library's
+	 * string functions, which must not run past @len (the text is not terminated). */
+	copy = malloc(len + 1);
 	f = calloc(1, sizeof(*f));
-	if (!f)
+	if (!copy || !f) {
+		free(copy);
+		free(f);
 		return -ENOMEM;
+	}
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	p = copy;
+	end = copy + strlen(copy); /* (a NUL inside ends the text) */
 	while (p < end && r == 0) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
 		const char *s = p;
@@ -182,6 +193,7 @@ int auxcap_tp_format_parse(const char *text, size_t len, struct auxcap_tp_format
 		}
 		p = nl ? nl + 1 : end;
 	}
+	free(copy);
 	if (r == 0 && !has_id)
 		r = -EBADMSG;
 	if (r < 0) {

@@ -146,6 +146,21 @@ static void test_bad_formats(void **state)
 	assert_int_equal(f->id, 5);
 	assert_int_equal(f->nr_fields, 1);
 	auxcap_tp_format_free(f);
+	/* a text that ends with a number, in a buffer of exactly its size (no NUL after it: the
+	 * fuzzer found the parser reading past it) */
+	{
+		static const char tail[] = "ID: 7\n\tfield:int a;\toffset:0;\tsize:4";
+		char *p = malloc(sizeof(tail) - 1);
+
+		assert_non_null(p);
+		memcpy(p, tail, sizeof(tail) - 1);
+		assert_int_equal(auxcap_tp_format_parse(p, sizeof(tail) - 1, &f), 0);
+		assert_int_equal(f->id, 7);
+		assert_int_equal(f->nr_fields, 1);
+		assert_int_equal(f->fields[0].size, 4);
+		auxcap_tp_format_free(f);
+		free(p);
+	}
 	/* a flexible array (size 0): the rest of the raw data */
 	assert_int_equal(auxcap_tp_format_parse("ID: 6\n\tfield:char buf[];\toffset:4;\tsize:0;\tsigned:0;\n",
 						50, &f), 0);
