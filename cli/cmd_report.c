@@ -460,6 +460,82 @@ static const char *key_title(enum auxcap_report_sort_key key)
 	}
 }
 
+/* "object" of a files' table entry. */
+static const char *dso_name(const struct auxcap_report_dso *d)
+{
+	return d->dso ? d->dso : d->kernel ? "[kernel]" : "[unknown]";
+}
+
+/*
+ * The files of code by self trace time, then samples (the thread's, with @t): where the time
+ * went by object, as perf report --sort dso.  A pair of samples columns per event with samples.
+ */
+static void text_dso_table(struct ctx *c, const struct auxcap_report_thread *t)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_dsos(c->r), top = c->a->top, shown = 0, count = 0;
+	uint64_t ns = t ? t->trace_ns : s->trace_ns, insns = t ? t->insns : s->insns;
+	uint64_t branches = t ? t->branches : s->branches, *tot;
+	bool timed = s->trace_timed, trace = s->trace_events > 0;
+	FILE *f = c->f;
+	char b[32];
+
+	tot = calloc(s->nr_slots, sizeof(*tot));
+	if (!tot)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct auxcap_report_dso *d = auxcap_report_get_dso(c->r, i);
+
+		if (t && d->tid != t->tid)
+			continue;
+		count++;
+		for (size_t k = 0; k < s->nr_slots; k++)
+			tot[k] += d->samples[k];
+	}
+	if (!count)
+		goto out;
+	fprintf(f, "\nObjects by %s (%s%zu of %zu):\n",
+		!trace ? "self samples" : timed ? "self trace time" : insns ? "self instructions"
+									  : "self branches",
+		top ? "top " : "", top && top < count ? top : count, count);
+	fputs(" ", f);
+	if (trace && timed)
+		fprintf(f, " %7s %11s", "time%", "time");
+	else if (trace)
+		fprintf(f, " %7s", insns ? "insns%" : "branch%");
+	if (trace)
+		fprintf(f, " %12s %10s", "insns", "branches");
+	for (size_t k = 0; k < s->nr_slots; k++) {
+		const char *name = slot_name(&s->slots[k], k, s->nr_slots);
+
+		if (tot[k])
+			fprintf(f, " %11.11s%% %9s", name, "samples");
+	}
+	fprintf(f, "  %s\n", "object");
+	for (size_t i = 0; i < n && (!top || shown < top); i++) {
+		const struct auxcap_report_dso *d = auxcap_report_get_dso(c->r, i);
+
+		if (t && d->tid != t->tid)
+			continue;
+		shown++;
+		fputs(" ", f);
+		if (trace && timed)
+			fprintf(f, " %6.2f%% %11s", pct(d->self_ns, ns), dur(b, sizeof(b), d->self_ns));
+		else if (trace)
+			fprintf(f, " %6.2f%%", insns ? pct(d->self_insns, insns)
+						     : pct(d->self_branches, branches));
+		if (trace)
+			fprintf(f, " %12" PRIu64 " %10" PRIu64, d->self_insns, d->self_branches);
+		for (size_t k = 0; k < s->nr_slots; k++)
+			if (tot[k])
+				fprintf(f, " %11.2f%% %9" PRIu64, pct(d->samples[k], tot[k]),
+					d->samples[k]);
+		fprintf(f, "  %s\n", dso_name(d));
+	}
+out:
+	free(tot);
+}
+
 /* The trace table: functions in the current order (the thread's, with @t). */
 static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t)
 {
@@ -664,6 +740,7 @@ static int write_text(struct ctx *c)
 	text_header(c);
 	text_threads(c);
 	if (!c->a->per_thread) {
+		text_dso_table(c, NULL);
 		text_trace_table(c, NULL);
 		r = text_sample_tables(c, NULL);
 		if (r < 0)
@@ -680,6 +757,7 @@ static int write_text(struct ctx *c)
 			else
 				fprintf(c->f, "\n== trace of an unknown thread, AUX queue %d\n",
 					-1 - t->tid);
+			text_dso_table(c, t);
 			text_trace_table(c, t);
 			r = text_sample_tables(c, t);
 			if (r < 0)
@@ -952,6 +1030,41 @@ static void json_functions(struct ctx *c)
 	putc(']', f);
 }
 
+static void json_objects(struct ctx *c)
+{
+	const struct auxcap_report_summary *s = c->s;
+	size_t n = auxcap_report_nr_dsos(c->r), top = c->a->top;
+	FILE *f = c->f;
+
+	fprintf(f, ",\"objects_total\":%zu,\"objects\":[", n);
+	for (size_t i = 0; i < n && (!top || i < top); i++) {
+		const struct auxcap_report_dso *d = auxcap_report_get_dso(c->r, i);
+		bool first = true;
+
+		fputs(i ? ",{\"dso\":" : "{\"dso\":", f);
+		jstr(f, d->dso);
+		fprintf(f, ",\"kernel\":%s", d->kernel ? "true" : "false");
+		if (c->a->per_thread && d->tid >= 0)
+			fprintf(f, ",\"tid\":%d,\"queue\":null", d->tid);
+		else if (c->a->per_thread)
+			fprintf(f, ",\"tid\":null,\"queue\":%d", -1 - d->tid);
+		fprintf(f, ",\"self_ns\":%" PRIu64 ",\"self_insns\":%" PRIu64
+			   ",\"self_branches\":%" PRIu64 ",\"functions\":%zu,\"samples\":{",
+			d->self_ns, d->self_insns, d->self_branches, d->functions);
+		for (size_t k = 0; k < s->nr_slots; k++) {
+			if (!d->samples[k])
+				continue;
+			if (!first)
+				putc(',', f);
+			first = false;
+			jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+			fprintf(f, ":%" PRIu64, d->samples[k]);
+		}
+		fputs("}}", f);
+	}
+	putc(']', f);
+}
+
 static int json_samples(struct ctx *c)
 {
 	const struct auxcap_report_summary *s = c->s;
@@ -1032,6 +1145,7 @@ static int write_json(struct ctx *c)
 	json_header(c);
 	json_threads(c);
 	json_functions(c);
+	json_objects(c);
 	r = json_samples(c);
 	if (r < 0)
 		return r;

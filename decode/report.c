@@ -87,6 +87,9 @@ struct auxcap_report {
 	uint32_t *index; /* open addressing over funcs, by key; NO_FUNC = empty */
 	size_t icap;
 	struct rfunc **order; /* funcs in the sorted order (after finish) */
+	struct auxcap_report_dso *dsos; /* after finish, sorted */
+	size_t nr_dsos;
+	uint64_t *dso_counts; /* nr_dsos * nr_slots self samples */
 	struct fcache *fcache;
 	uint64_t sample_seq;
 
@@ -765,6 +768,85 @@ int auxcap_report_sort(struct auxcap_report *r, enum auxcap_report_sort_key key,
 	return 0;
 }
 
+/* Funcs by (thread, kernel, file): the grouping of the files' table. */
+static int cmp_by_dso(const void *pa, const void *pb)
+{
+	const struct auxcap_report_func *a = &(*(struct rfunc *const *)pa)->pub;
+	const struct auxcap_report_func *b = &(*(struct rfunc *const *)pb)->pub;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (!a->dso && !b->dso && a->kernel != b->kernel)
+		return a->kernel ? 1 : -1;
+	return name_cmp(a->dso, b->dso);
+}
+
+static int cmp_dso(const void *pa, const void *pb)
+{
+	const struct auxcap_report_dso *a = pa, *b = pb;
+	uint64_t x[4] = { a->self_ns, a->self_insns, a->self_branches, a->samples_sum };
+	uint64_t y[4] = { b->self_ns, b->self_insns, b->self_branches, b->samples_sum };
+	int c;
+
+	for (int i = 0; i < 4; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? 1 : -1;
+	c = name_cmp(a->dso, b->dso);
+	if (c)
+		return c;
+	if (a->kernel != b->kernel)
+		return a->kernel ? 1 : -1;
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+/* The files' table: the functions grouped by (thread, file), their self counts summed. */
+static int make_dsos(struct auxcap_report *r)
+{
+	struct rfunc **by = malloc((r->nr_funcs ? r->nr_funcs : 1) * sizeof(*by));
+	size_t n = 0;
+
+	if (!by)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_funcs; i++)
+		by[i] = &r->funcs[i];
+	qsort(by, r->nr_funcs, sizeof(*by), cmp_by_dso);
+	for (size_t i = 0; i < r->nr_funcs; i++)
+		n += !i || cmp_by_dso(&by[i - 1], &by[i]);
+	r->dsos = calloc(n ? n : 1, sizeof(*r->dsos));
+	r->dso_counts = calloc((n ? n : 1) * r->nr_slots, sizeof(*r->dso_counts));
+	if (!r->dsos || !r->dso_counts) {
+		free(by);
+		return -ENOMEM;
+	}
+	n = 0;
+	for (size_t i = 0; i < r->nr_funcs; i++) {
+		const struct auxcap_report_func *f = &by[i]->pub;
+		struct auxcap_report_dso *d;
+
+		if (!i || cmp_by_dso(&by[i - 1], &by[i])) {
+			d = &r->dsos[n];
+			d->dso = f->dso;
+			d->kernel = !f->dso && f->kernel;
+			d->tid = f->tid;
+			d->samples = r->dso_counts + n * r->nr_slots;
+			n++;
+		}
+		d = &r->dsos[n - 1];
+		d->self_ns += f->self_ns;
+		d->self_insns += f->self_insns;
+		d->self_branches += f->self_branches;
+		d->functions++;
+		for (size_t k = 0; f->samples && k < r->nr_slots; k++) {
+			r->dso_counts[(n - 1) * r->nr_slots + k] += f->samples[k];
+			d->samples_sum += f->samples[k];
+		}
+	}
+	free(by);
+	r->nr_dsos = n;
+	qsort(r->dsos, n, sizeof(*r->dsos), cmp_dso);
+	return 0;
+}
+
 static int cmp_thread(const void *pa, const void *pb)
 {
 	const struct auxcap_report_thread *a = *(const struct auxcap_report_thread *const *)pa;
@@ -823,6 +905,8 @@ int auxcap_report_finish(struct auxcap_report *r)
 			r->cpus[n++] = c;
 	r->sum.cpus = r->cpus;
 	r->sum.nr_cpus = n;
+	if (make_dsos(r) < 0)
+		return -ENOMEM;
 
 	info = auxcap_decode_get_info(r->d);
 	r->sum.nr_queues = info->nr_queues;
@@ -915,6 +999,8 @@ void auxcap_report_free(struct auxcap_report *r)
 	free(r->funcs);
 	free(r->index);
 	free(r->order);
+	free(r->dsos);
+	free(r->dso_counts);
 	free(r->fcache);
 	for (size_t i = 0; i < r->tcap; i++)
 		if (r->threads[i].used)
@@ -952,4 +1038,14 @@ const struct auxcap_report_thread *auxcap_report_get_thread(const struct auxcap_
 							    size_t i)
 {
 	return r && r->finished && i < r->sum.nr_threads ? r->torder[i] : NULL;
+}
+
+size_t auxcap_report_nr_dsos(const struct auxcap_report *r)
+{
+	return r && r->finished ? r->nr_dsos : 0;
+}
+
+const struct auxcap_report_dso *auxcap_report_get_dso(const struct auxcap_report *r, size_t i)
+{
+	return r && r->finished && i < r->nr_dsos ? &r->dsos[i] : NULL;
 }

@@ -673,5 +673,17 @@ n_sys=$(perf script -i el.data -F event 2>/dev/null | grep -c sys_enter)
 $A record -q -e cpu-clock,,x -o el2.data -- true >/dev/null 2>el2.err; st2=$?
 check '[ $st -eq 0 ] && [ "$evs" = "cpu-clock raw_syscallssys_enter " ] && [ $st2 -ne 0 ] && [ "$(wc -l <el2.err)" -eq 1 ]' "-e cpu-clock,raw_syscalls:sys_enter: both events ($evs; $n_sys read() calls), an empty element is an error"
 
+# 34. report's objects (perf report --sort dso): a shell loop spends its samples in sh, libc and
+# the kernel; auxcap report's count per object equals perf report's of the same file.
+$A record -q -e cpu-clock -o dso.data -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' 2>dso.err
+perf report -i dso.data --stdio --no-children --sort dso -F sample,dso 2>/dev/null |
+	awk '/^ *[0-9]/ {print $2, $1}' | sort >dso.perf
+$A report dso.data --format json --top 0 | python3 -c 'import json, os, sys
+for o in json.load(sys.stdin)["objects"]:
+    d = o["dso"] or "[unknown]"
+    print(d if d.startswith("[") else os.path.basename(d), sum(o["samples"].values()))' | sort >dso.ours
+$A report dso.data >dso.rep
+check '[ "$(wc -l <dso.perf)" -ge 2 ] && cmp -s dso.perf dso.ours && grep -q "^Objects by self samples" dso.rep' "report's objects: samples per file as perf report --sort dso: $(tr '\n' ' ' <dso.ours)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]

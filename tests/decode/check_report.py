@@ -319,6 +319,39 @@ def main(argv):
               f["total_ns"] <= rep["trace"]["ns"] for f in fs),
           "every function's total is at least its self and at most the trace's")
 
+    # ---- objects: the functions' self counts grouped by file, nothing lost or counted twice
+    want = {}
+    for f in fs:
+        key = (f["dso"], f["dso"] is None and f["kernel"])
+        w = want.setdefault(key, collections.Counter())
+        for field in ("self_ns", "self_insns", "self_branches"):
+            w[field] += f[field]
+        w["functions"] += 1
+        for ev, n in f["samples"].items():
+            w["samples " + ev] += n["self"]
+    bad = []
+    for o in rep["objects"]:
+        w = want.pop((o["dso"], o["kernel"]), None)
+        got = collections.Counter({k: o[k] for k in ("self_ns", "self_insns", "self_branches",
+                                                     "functions")})
+        got.update({"samples " + ev: n for ev, n in o["samples"].items()})
+        if w is None or +got != +w:
+            bad.append("%s: report %s, functions %s" % (o["dso"], dict(got), dict(w or {})))
+    keys = [(o["self_ns"], o["self_insns"], o["self_branches"], sum(o["samples"].values()))
+            for o in rep["objects"]]
+    check(rep["objects_total"] == len(rep["objects"]) and not bad and not want and
+          keys == sorted(keys, reverse=True),
+          "%d objects: each one's self time, instructions, branches, functions and samples are "
+          "the sums of its functions', by self time first%s" %
+          (len(rep["objects"]), "" if not bad and not want else
+           ": " + "; ".join(bad[:3] + [str(k) for k in list(want)[:3]])))
+    if iterations:
+        progobj = [o for o in rep["objects"] if o["dso"] and
+                   os.path.realpath(o["dso"]) == prog.real]
+        check(len(progobj) == 1 and progobj[0]["self_insns"] >=
+              sum(s.self_insns[n] for n in FUNCS),
+              "the program is one object, with at least its functions' instructions")
+
     # ---- the program's functions, on a whole trace (a trace cut by a gap or a snapshot
     # starts without the calls that entered its functions: stacks differ from activations)
     bad = []

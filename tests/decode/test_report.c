@@ -364,6 +364,20 @@ static void test_samples(void **state)
 	assert_int_equal(auxcap_report_get_func(r, 1)->addr, RUN);
 	assert_int_equal(auxcap_report_get_func(r, 2)->addr, 0x1234);
 	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SAMPLES_TOTAL, 3), -EINVAL);
+
+	/* Objects (no mappings here): user code of no file, and the kernel; sums of self. */
+	assert_int_equal(auxcap_report_nr_dsos(r), 2);
+	assert_null(auxcap_report_get_dso(r, 2));
+	assert_null(auxcap_report_get_dso(r, 0)->dso);
+	assert_false(auxcap_report_get_dso(r, 0)->kernel);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->samples[clk], 5);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->samples_sum, 5);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->self_ns, s->trace_ns);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->functions, auxcap_report_nr_funcs(r) - 1);
+	assert_true(auxcap_report_get_dso(r, 1)->kernel);
+	assert_int_equal(auxcap_report_get_dso(r, 1)->samples[clk], 1);
+	assert_int_equal(auxcap_report_get_dso(r, 1)->self_ns, 0);
+	assert_int_equal(auxcap_report_get_dso(r, 1)->functions, 1);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 }
@@ -491,6 +505,15 @@ static void test_per_thread(void **state)
 	assert_int_equal(thread(r, -3)->trace_ns, 700);
 	assert_int_equal(auxcap_report_get_thread(r, 0)->tid, 100);
 	assert_int_equal(auxcap_report_nr_funcs(r), 5);
+	/* objects per thread, by self time */
+	assert_int_equal(auxcap_report_nr_dsos(r), 3);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->tid, 100);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->self_ns, 4000);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->functions, 2);
+	assert_int_equal(auxcap_report_get_dso(r, 1)->tid, 200);
+	assert_int_equal(auxcap_report_get_dso(r, 1)->self_ns, 3500);
+	assert_int_equal(auxcap_report_get_dso(r, 2)->tid, -3);
+	assert_int_equal(auxcap_report_get_dso(r, 2)->self_ns, 700);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 
@@ -500,6 +523,10 @@ static void test_per_thread(void **state)
 	assert_int_equal(func(r, MAIN, -1)->self_ns, 4000);
 	assert_int_equal(func(r, MAIN, -1)->total_ns, 7500);
 	assert_int_equal(auxcap_report_nr_funcs(r), 4);
+	assert_int_equal(auxcap_report_nr_dsos(r), 1);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->tid, -1);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->self_ns, 8200);
+	assert_int_equal(auxcap_report_get_dso(r, 0)->functions, 4);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 }
@@ -596,6 +623,9 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(auxcap_report_new(d, NULL, &r), 0);
 	/* Not finished yet: nothing to read, nothing to sort. */
 	assert_int_equal(auxcap_report_nr_funcs(r), 0);
+	assert_int_equal(auxcap_report_nr_dsos(r), 0);
+	assert_null(auxcap_report_get_dso(r, 0));
+	assert_int_equal(auxcap_report_nr_dsos(NULL), 0);
 	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SELF, 0), -EINVAL);
 	assert_int_equal(auxcap_report_finish(r), 0);
 	assert_int_equal(auxcap_report_sort(r, (enum auxcap_report_sort_key)99, 0), -EINVAL);

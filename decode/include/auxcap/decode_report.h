@@ -103,6 +103,21 @@ struct auxcap_report_func {
 	const uint64_t *samples_total;
 };
 
+/**
+ * A file of code (an executable, a shared object, "[kernel.kallsyms]", "[vdso]") and the sums
+ * of its functions' self counts: where the time went by object, as perf report --sort dso.
+ */
+struct auxcap_report_dso {
+	const char *dso;  /* as auxcap_report_func.dso; NULL: code of no known mapping */
+	bool kernel;	  /* NULL @dso: kernel addresses without a symbol (else user code) */
+	int32_t tid;	  /* per_thread only: the thread (as auxcap_report_func.tid), else -1 */
+	uint64_t self_ns, self_insns, self_branches; /* trace time, instructions, branches */
+	size_t functions; /* its functions (and addresses without a symbol) in the table */
+	/* Per sample slot (auxcap_report_summary.nr_slots): samples whose IP is in it. */
+	const uint64_t *samples;
+	uint64_t samples_sum; /* of @samples over the slots */
+};
+
 /** A thread seen in the trace or in samples. */
 struct auxcap_report_thread {
 	int32_t tid;	  /* negative: trace of an unknown thread, of queue -1 - tid */
@@ -227,6 +242,15 @@ const struct auxcap_report_func *auxcap_report_get_func(const struct auxcap_repo
 size_t auxcap_report_nr_threads(const struct auxcap_report *r);
 const struct auxcap_report_thread *auxcap_report_get_thread(const struct auxcap_report *r,
 							    size_t i);
+
+/**
+ * Files of code, after auxcap_report_finish(): by self trace time, then self instructions,
+ * self branches, samples of every slot, then name (per thread with the option per_thread).
+ * The entries are owned by @r, valid until auxcap_report_free().
+ * Returns 0 (NULL) before auxcap_report_finish() or for an index past the end.
+ */
+size_t auxcap_report_nr_dsos(const struct auxcap_report *r);
+const struct auxcap_report_dso *auxcap_report_get_dso(const struct auxcap_report *r, size_t i);
 
 /** Free @r (NULL is a no-op); @d is not touched. */
 void auxcap_report_free(struct auxcap_report *r);
