@@ -87,6 +87,7 @@ struct record_opts {
 	uint64_t period; /* -c: events per sample of the counters (0: by frequency) */
 	bool callchain;	 /* -g, --call-graph fp: the counters' samples carry a callchain */
 	bool data_addr;	 /* -d: ... their data address (PERF_SAMPLE_ADDR) */
+	bool no_inherit; /* -i: the tasks a target starts are not recorded */
 	int verbose;
 	bool quiet; /* -q: no messages but warnings and errors */
 	long delay_ms; /* -D: the events start this late (ms); -1: on the control FIFO's
@@ -128,7 +129,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: auxcap record [-e EVENT [--filter FILTER]]... [-F N | -c N] [-g] [-d] [-D MS]\n"
-		"                     [-a | -C CPUS | -p PID | -t TID] [-m DATA[,AUX]] [-o FILE]\n"
+		"                     [-a | -C CPUS | -p PID | -t TID] [-i] [-m DATA[,AUX]] [-o FILE]\n"
 		"                     [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--strict]\n"
 		"                     [-B | -N] [-f] [-v | -q] [-- COMMAND [ARGS...]]\n"
@@ -150,8 +151,11 @@ static void usage(FILE *f)
 		"                       pointers, record the trace, whose stack decode rebuilds)\n"
 		"  -a, --all-cpus       system-wide on every online CPU\n"
 		"  -C, --cpu CPUS       system-wide on these CPUs (0-3,8)\n"
-		"  -p, --pid PID[,PID]  existing processes (all their threads)\n"
-		"  -t, --tid TID[,TID]  existing threads\n"
+		"  -p, --pid PID[,PID]  existing processes (all their threads, and the tasks they\n"
+		"                       start while recorded)\n"
+		"  -t, --tid TID[,TID]  existing threads (only those)\n"
+		"  -i, --no-inherit     the tasks the command or -p's processes start are not\n"
+		"                       recorded\n"
 		"  -m, --mmap-pages D[,A]  data ring pages and AUX pages per ring (powers of two;\n"
 		"                       a size with K/M/G is accepted too)\n"
 		"  -o, --output FILE    output perf.data file (default auxcap.data; '-' = pipe mode\n"
@@ -333,6 +337,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "delay", required_argument, NULL, 'D' },
 		{ "data", no_argument, NULL, 'd' },
+		{ "no-inherit", no_argument, NULL, 'i' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
@@ -345,7 +350,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->output = "auxcap.data";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gdfBNvqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:aC:p:t:m:o:S::F:c:D:gdifBNvqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': {
 			/* perf's -e a,b: the commas that are not inside a PMU's /terms/ */
@@ -427,6 +432,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'g': o->callchain = true; break;
 		case 'd': o->data_addr = true; break;
+		case 'i': o->no_inherit = true; break;
 		case 8:
 			if (parse_call_graph(optarg) < 0)
 				return -EINVAL;
@@ -1545,8 +1551,9 @@ static int run_record(int argc, char **argv)
 		nr_evs++;
 	}
 
-	/* A backend that records per thread only (Intel BTS) traces a command per thread. */
-	if (aux_spec && !o.emulate && o.cmd && !o.all_cpus && !o.cpu_list) {
+	/* A backend that records per thread only (Intel BTS) traces a command (or -p's
+	 * processes) per thread. */
+	if (aux_spec && !o.emulate && (o.cmd || o.pid_list) && !o.all_cpus && !o.cpu_list) {
 		const struct auxcap_backend_ops *be = auxcap_backend_for_pmu(aux_spec->pmu, NULL);
 
 		aux_per_thread = be && (be->flags & AUXCAP_BACKEND_F_PER_THREAD);
@@ -1603,7 +1610,8 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 		so.cpus = cpus;
-	} else if (o.all_cpus || (o.cmd && !aux_per_thread)) {
+	} else if (o.all_cpus || ((o.cmd || o.pid_list) && !aux_per_thread)) {
+		/* (-p as perf: per CPU, so that the tasks its processes start are followed) */
 		r = online_cpus(&cpus, &so.nr_cpus);
 		if (r < 0) {
 			cli_err("cannot read the online CPUs from /sys/devices/system/cpu/online: %s",
@@ -1614,6 +1622,8 @@ static int run_record(int argc, char **argv)
 	}
 	if (!o.emulate && o.pid_list && parse_pids(o.pid_list, true, targets, &nr_targets) < 0)
 		goto out;
+	if (!o.emulate && o.pid_list && !o.all_cpus && !o.cpu_list)
+		so.inherit = so.cpus && !o.no_inherit;
 	if (!o.emulate && o.tid_list && parse_pids(o.tid_list, false, targets, &nr_targets) < 0)
 		goto out;
 
@@ -1715,7 +1725,7 @@ static int run_record(int argc, char **argv)
 			targets[0] = child;
 			nr_targets = 1;
 			/* Per-thread events cannot be inherited (the kernel refuses to map them). */
-			so.inherit = !aux_per_thread;
+			so.inherit = !aux_per_thread && !o.no_inherit;
 		}
 		/* (enable_on_exec enables the events of the exec'ing task only: system-wide ones,
 		 * as perf does, count from the start, the command's start-up included) */

@@ -67,6 +67,8 @@ struct set {
 	int trig_ring_fd;     /* owner of the trigger ring, -1 if none */
 	struct auxcap_mapped_ring trig_ring;
 	bool has_trig_ring;
+	int poll_fd; /* a set sharing another's rings: one of its events, polled for the
+		      * hang-up of its task (-1: the set owns rings, polled through them) */
 };
 
 /* The trigger ring of a set: hits are read at once, so a few pages hold any burst. */
@@ -337,7 +339,33 @@ static int redirect(struct auxcap_session *s, int fd, int to)
 	return s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)to);
 }
 
-static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
+/*
+ * A set of another task on @owner's CPU: its events write into @owner's rings (perf's per-CPU
+ * mmaps, PERF_EVENT_IOC_SET_OUTPUT), each to the ring of the same event of @owner, so a
+ * process of many threads takes one set of rings per CPU instead of one per thread and CPU.
+ */
+static int set_share(struct auxcap_session *s, struct set *set, const struct set *owner)
+{
+	int r = 0;
+
+	if (set->aux_fd >= 0)
+		r = redirect(s, set->aux_fd, owner->aux_fd);
+	if (r == 0 && set->sb_fd >= 0)
+		r = redirect(s, set->sb_fd, owner->sb_fd);
+	for (size_t i = 0; r == 0 && i < s->nr_events; i++)
+		r = redirect(s, set->fds[i], owner->fds[i]);
+	for (size_t i = 0; r == 0 && i < s->nr_triggers; i++)
+		r = redirect(s, set->trig_fds[i], owner->trig_fds[i]);
+	set->ring_fd = -1;
+	set->poll_fd = set->aux_fd >= 0 ? set->aux_fd : set->sb_fd >= 0 ? set->sb_fd
+					  : s->nr_events	     ? set->fds[0]
+								     : -1;
+	return r;
+}
+
+/* Open @set's events; map its rings, or with @owner share @owner's (set_share()). */
+static int set_open(struct auxcap_session *s, struct set *set, const struct set *owner,
+		    int *ret_failed)
 {
 	const struct auxcap_session_opts *o = &s->opts;
 	size_t data_pages = o->data_pages ? o->data_pages : 64;
@@ -345,7 +373,7 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 	int fd, out_fd, r;
 
 	set->aux_fd = set->sb_fd = set->ring_fd = set->snap_fd = set->trig_ring_fd = -1;
-	set->ev_fd = -1;
+	set->ev_fd = set->poll_fd = -1;
 	set->fds = malloc((s->nr_events ? s->nr_events : 1) * sizeof(int));
 	set->trig_fds = malloc((s->nr_triggers ? s->nr_triggers : 1) * sizeof(int));
 	if (!set->fds || !set->trig_fds)
@@ -399,6 +427,8 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		if (fd < 0)
 			return fd;
 		set->trig_fds[i] = fd;
+		if (owner)
+			continue;
 		if (set->trig_ring_fd < 0) {
 			r = auxcap_mapped_ring_open(s->sys, fd, TRIGGER_RING_PAGES, 0,
 						    &set->trig_ring);
@@ -411,6 +441,8 @@ static int set_open(struct auxcap_session *s, struct set *set, int *ret_failed)
 		}
 	}
 	*ret_failed = -3;
+	if (owner)
+		return set_share(s, set, owner);
 
 	/* The main ring: streamed, owned by the AUX event or the side-band event. */
 	if (!o->snapshot && set->ring_fd < 0 && s->nr_events)
@@ -606,7 +638,8 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 
 			set->pid = pids[p];
 			set->cpu = cpus[c];
-			r = set_open(s, set, &failed);
+			/* per CPU, the first task's set owns the rings the others share */
+			r = set_open(s, set, p && set->cpu >= 0 ? &s->sets[c] : NULL, &failed);
 			if (r < 0)
 				goto err;
 		}
@@ -1313,7 +1346,7 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 {
 	struct pollfd *pfd;
 	size_t *trig_set; /* per pfd entry: 1 + the set of a trigger ring, 0 for other fds */
-	size_t nfd = 0;
+	size_t nfd = 0, gone = 0; /* gone: fds whose task hung up, no longer polled */
 	uint64_t start = now_ns(), before;
 	bool stop = false, flowing = false;
 	int r = 0;
@@ -1336,11 +1369,12 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 		}
 		if (s->sets[k].has_ev_ring)
 			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].ev_fd, .events = POLLIN };
+		if (s->sets[k].poll_fd >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = s->sets[k].poll_fd, .events = POLLIN };
 	}
 
 	while (!stop) {
 		int wait = -1, n;
-		size_t hups = 0;
 		bool hit = false;
 
 		if (timeout_ms >= 0) {
@@ -1403,14 +1437,21 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 		}
 		if (n > 0)
 			s->stats.wakeups++;
-		for (size_t i = 1; i < nfd; i++)
-			hups += (pfd[i].revents & POLLHUP) != 0;
+		/* A hung-up fd stays readable at once: poll it no more (perf's fdarray filter),
+		 * or the loop would spin until the last task is gone.  Its ring is still drained
+		 * with the others. */
+		for (size_t i = 1; i < nfd; i++) {
+			if (pfd[i].fd >= 0 && (pfd[i].revents & POLLHUP)) {
+				pfd[i].fd = -1;
+				gone++;
+			}
+		}
 		before = s->stats.record_bytes + s->stats.aux_bytes;
 		r = auxcap_session_drain(s);
 		if (r < 0)
 			break;
 		flowing = s->stats.record_bytes + s->stats.aux_bytes - before >= FLOWING_BYTES;
-		if (nfd > 1 && hups == nfd - 1)
+		if (nfd > 1 && gone == nfd - 1)
 			break; /* every monitored task is gone */
 	}
 	if (s->frozen) {
@@ -1512,6 +1553,10 @@ int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
 		if (seen)
 			continue;
 		r = auxcap_proc_tgid(proc, set->pid, &tgid);
+		if (r == -ESRCH || r == -ENOENT) {
+			r = 0; /* gone since its events were opened: the others still run */
+			continue;
+		}
 		if (r < 0)
 			break;
 		for (size_t j = 0; j < nr_tgids; j++)
@@ -1526,6 +1571,8 @@ int auxcap_session_synthesize(struct auxcap_session *s, const char *proc)
 		auxcap_sample_layout_from_attr(attr, &lay);
 		r = auxcap_proc_synthesize(proc, tgid, set->pid, !mapped, &lay, &sid, synth_record,
 					   &c);
+		if (r == -ESRCH || r == -ENOENT)
+			r = 0; /* it exited meanwhile */
 	}
 	free(tgids);
 	if (r >= 0 && !nr_tgids && s->nr_sets) {

@@ -954,9 +954,18 @@ static int first_pass(struct auxcap_decode *d)
 			}
 			note_tid(d, rec->u.comm.pid, rec->u.comm.tid, rec->u.comm.comm);
 			break;
-		case PERF_RECORD_FORK:
-			note_tid(d, rec->u.task.pid, rec->u.task.tid, NULL);
+		case PERF_RECORD_FORK: {
+			/* A new task runs its parent's command until it execs (perf's rule);
+			 * copied: note_tid() may move the table the parent's name is in */
+			const char *pc = auxcap_decode_comm(d, (int32_t)rec->u.task.ptid);
+			char comm[sizeof(d->tids[0].comm)];
+
+			snprintf(comm, sizeof(comm), "%s", pc ? pc : "");
+			note_tid(d, rec->u.task.pid, rec->u.task.tid,
+				 pc && !auxcap_decode_comm(d, (int32_t)rec->u.task.tid) ? comm
+											: NULL);
 			break;
+		}
 		case PERF_RECORD_ITRACE_START:
 			note_tid(d, rec->u.itrace_start.pid, rec->u.itrace_start.tid, NULL);
 			if (has_time)

@@ -32,6 +32,8 @@ pids=$(perf script -i a.data -F pid 2>/dev/null | sort -u | wc -l)
 check '[ "$pids" -eq 2 ]' "samples from the command and its child ($pids processes)"
 check 'perf script -i a.data -F ip,sym 2>/dev/null | grep -q " work\\| leaf_\\| run"' "perf resolves the example's symbols from the MMAP2 side-band"
 check 'perf report -i a.data --stdio 2>/dev/null | grep -q "auxcap-example"' "perf report reads the file"
+$A decode a.data >a.txt 2>&1
+check '[ "$(awk "\$5 == \"sample\"" a.txt | cut -c1-15 | sort -u)" = auxcap-example- ]' "decode names the child by its parent's command, as perf script (the FORK's parent's COMM)"
 check 'grep -q "wrote .* MB to a.data" a.err' "end-of-run summary printed"
 
 # 2. An existing file is kept as .old.
@@ -684,6 +686,32 @@ for o in json.load(sys.stdin)["objects"]:
     print(d if d.startswith("[") else os.path.basename(d), sum(o["samples"].values()))' | sort >dso.ours
 $A report dso.data >dso.rep
 check '[ "$(wc -l <dso.perf)" -ge 2 ] && cmp -s dso.perf dso.ours && grep -q "^Objects by self samples" dso.rep' "report's objects: samples per file as perf report --sort dso: $(tr '\n' ' ' <dso.ours)"
+
+# 35. -p follows the tasks its processes start (per CPU with inherit, as perf record -p); with
+# -i (--no-inherit) only the tasks there at the start.  The program starts after the attach.
+for mode in inherit no; do
+	sh -c "sleep 0.4; exec \"$E\" 30000000 2 >/dev/null" & P=$!
+	sleep 0.1
+	if [ $mode = inherit ]; then $A record -q -p $P -o pi.data; else $A record -q -i -p $P -o pi.data; fi
+	wait $P
+	perf script -i pi.data -F pid 2>/dev/null | sort -u | wc -l >pi.$mode
+	$A report pi.data --format json | python3 -c 'import json, sys
+print(sum(1 for t in json.load(sys.stdin)["threads"] if t["samples"]))' >pi.$mode.ours
+done
+check '[ "$(cat pi.inherit)" -eq 3 ] && [ "$(cat pi.inherit.ours)" -eq 3 ] && [ "$(cat pi.no)" -eq 1 ]' "-p: the process and the 2 children it forks after the attach ($(cat pi.inherit) processes sampled, report: $(cat pi.inherit.ours)); -i -p: $(cat pi.no)"
+# -p A,B where A ends first: B is recorded to its end, and the loop waits on B's events without
+# spinning on A's hung-up ones (before: a wakeup per poll, 400000 in a second).
+"$E" 60000000 >/dev/null & PA=$!
+"$E" 250000000 >/dev/null & PB=$!
+sleep 0.05
+$A record -p $PA,$PB -o p2.data 2>p2.err
+wait $PA $PB
+last=$(perf script -i p2.data -F pid,time 2>/dev/null | awk -v a=$PA '{t=$2+0} $1==a{la=t} $1!=a{lb=t} END{printf "%.0f", (lb-la)*1000}')
+wk=$(sed -n 's/.* \([0-9]*\) wakeups.*/\1/p' p2.err)
+check '[ "$(perf script -i p2.data -F pid 2>/dev/null | sort -u | wc -l)" -eq 2 ] && [ "${last:-0}" -gt 300 ] && [ "${wk:-999999}" -lt 1000 ]' "-p A,B: B recorded ${last:-?} ms past A's exit, $wk wakeups"
+$A record -q -i -o ni.data -- "$E" 30000000 2 >/dev/null
+n=$(perf script -i ni.data -F pid 2>/dev/null | sort -u | wc -l)
+check '[ "$n" -eq 1 ]' "-i -- COMMAND: the command only, not its 2 children ($n process)"
 
 echo "# $fails failed"
 [ $fails -eq 0 ]

@@ -120,7 +120,11 @@ struct auxcap_session_opts {
 	 * carry no IDENTIFIER).
 	 */
 	bool sideband;
-	/** Targets: (pids[i], cpus[j]) for every pair; pids NULL means {-1}; cpus NULL {-1}. */
+	/**
+	 * Targets: (pids[i], cpus[j]) for every pair; pids NULL means {-1}; cpus NULL {-1}.
+	 * With CPUs, the events of pids[i > 0] on cpus[j] write into the rings of pids[0]'s on
+	 * cpus[j] (PERF_EVENT_IOC_SET_OUTPUT): one set of rings per CPU, however many tasks.
+	 */
 	const pid_t *pids;
 	size_t nr_pids;
 	const int *cpus;
