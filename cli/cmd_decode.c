@@ -50,7 +50,10 @@ static void usage(FILE *f)
 		"                         event JSON for ui.perfetto.dev), folded (flame graphs)\n"
 		"  -o, --output OUT       write there instead of standard output\n"
 		"  --itrace=LETTERS       b: branches (default), i: instructions with disassembly,\n"
-		"                         c: calls and returns with call depth\n"
+		"                         c (or r, perf's cr): calls and returns with call depth,\n"
+		"                         e: errors (always shown); iPERIOD: one instruction per\n"
+		"                         period of its thread, 1000i (instructions), 10us, 1ms,\n"
+		"                         500ns (perf's; i alone or i0ns: every instruction)\n"
 		"  --last-branches N      give each sample the last N branches before it (0..%d)\n"
 		"  --func-time            text: each sample's trace time per function since the\n"
 		"                         previous sample of its thread\n"
@@ -251,6 +254,64 @@ static int parse_num_opt(struct decode_args *a, const char *opt, const char *v, 
 	return 0;
 }
 
+/*
+ * --itrace=LETTERS, perf's letters where auxcap has what they ask: b, i (with perf's period:
+ * i1000i, i10us, i1ms, i500ns, a bare number being ns), c and r (one view of both), e.
+ */
+static int parse_itrace(const char *v, struct decode_args *a)
+{
+	for (const char *p = v; *p; p++) {
+		if (*p == 'b') {
+			a->want_b = true;
+		} else if (*p == 'c' || *p == 'r') {
+			a->want_c = true;
+		} else if (*p == 'e') {
+			/* decode errors and gaps are written whatever the letters */
+		} else if (*p == 'i') {
+			uint64_t n, mul = 1;
+			char *end;
+
+			a->want_i = true;
+			if (p[1] < '0' || p[1] > '9')
+				continue;
+			errno = 0;
+			n = strtoull(p + 1, &end, 10);
+			if (errno) {
+				cli_err("bad --itrace period in '%s': too large", v);
+				return -EINVAL;
+			}
+			p = end;
+			if (*p == 'i') {
+				a->out.insn_period = n;
+				continue;
+			}
+			if (*p == 'm' && p[1] == 's')
+				mul = 1000000;
+			else if (*p == 'u' && p[1] == 's')
+				mul = 1000;
+			else if (!(*p == 'n' && p[1] == 's') && *p) {
+				cli_err("bad --itrace period unit in '%s': give i (instructions), ms, us or "
+					"ns (--itrace=i1000i, --itrace=i10us)%s",
+					v, *p == 't' ? "; t (TSC ticks) is not supported" : "");
+				return -EINVAL;
+			}
+			if (n > UINT64_MAX / mul) {
+				cli_err("bad --itrace period in '%s': too large", v);
+				return -EINVAL;
+			}
+			a->out.insn_period_ns = n * mul;
+			if (!*p)
+				break;
+			p++; /* the unit's 's' */
+		} else {
+			cli_err("bad --itrace letter '%c' in '%s': supported are b, i[PERIOD], c, r, e",
+				*p, v);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct decode_args *a)
 {
 	for (int i = 1; i < argc; i++) {
@@ -321,19 +382,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 					"(calls/returns)");
 				return -EINVAL;
 			}
-			for (const char *p = v; *p; p++) {
-				if (*p == 'b')
-					a->want_b = true;
-				else if (*p == 'i')
-					a->want_i = true;
-				else if (*p == 'c')
-					a->want_c = true;
-				else {
-					cli_err("bad --itrace letter '%c' in '%s': supported are b, i, c",
-						*p, v);
-					return -EINVAL;
-				}
-			}
+			if (parse_itrace(v, a) < 0)
+				return -EINVAL;
 		} else if (cli_is_opt(arg, "--format")) {
 			v = cli_opt_value(argc, argv, &i, "--format");
 			if (!v || auxcap_out_parse_format(v, &a->out.format) < 0) {

@@ -26,6 +26,7 @@ struct auxcap_out {
 	struct auxcap_out_opts opts;
 	const struct out_ops *ops;
 	void *priv; /* the format's state, owned */
+	struct out_tmap *period; /* per thread: struct insn_period (opts.insn_period*) */
 };
 
 extern const struct out_ops auxcap_out_text_ops;

@@ -63,12 +63,52 @@ int auxcap_out_new(FILE *f, struct auxcap_decode *d, const struct auxcap_out_opt
 	return 0;
 }
 
+/* A thread's place in the instruction period. */
+struct insn_period {
+	uint64_t count; /* INSN events since the last one written */
+	uint64_t next;	/* the time the next one may be written at (ns periods) */
+};
+
+/*
+ * perf's --itrace=iPERIOD: an INSN event is written if it is the first of its thread, or
+ * @insn_period more since the last one written, or the first at or after the end of the
+ * @insn_period_ns span of perf time the last one written fell in.
+ * Returns 1 to write @ev, 0 to skip it, -ENOMEM.
+ */
+static int insn_due(struct auxcap_out *w, const struct auxcap_decode_event *ev)
+{
+	struct insn_period *p;
+	bool is_new;
+
+	if (!w->period && out_tmap_new(&w->period, sizeof(*p)) < 0)
+		return -ENOMEM;
+	p = out_tmap_get(w->period, ev->tid >= 0 ? ev->tid : -1 - (int64_t)ev->queue, &is_new);
+	if (!p)
+		return -ENOMEM;
+	if (w->opts.insn_period_ns) {
+		if (!is_new && ev->time < p->next)
+			return 0;
+		p->next = (ev->time / w->opts.insn_period_ns + 1) * w->opts.insn_period_ns;
+		return 1;
+	}
+	if (!is_new && ++p->count < w->opts.insn_period)
+		return 0;
+	p->count = 0;
+	return 1;
+}
+
 int auxcap_out_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	int r;
 
 	if (!w || !ev)
 		return -EINVAL;
+	if ((w->opts.insn_period > 1 || w->opts.insn_period_ns) &&
+	    ev->kind == AUXCAP_DECODE_TRACE && ev->trace->kind == AUXCAP_TRACE_INSN) {
+		r = insn_due(w, ev);
+		if (r <= 0)
+			return r;
+	}
 	r = w->ops->event(w, ev);
 	if (r < 0)
 		return r;
@@ -95,6 +135,7 @@ void auxcap_out_free(struct auxcap_out *w)
 		return;
 	if (w->ops && w->ops->fini)
 		w->ops->fini(w);
+	out_tmap_free(w->period);
 	free(w);
 }
 

@@ -148,6 +148,51 @@ else
 	echo "skip samples-only capture: $(cat "$TMP/so.err")"
 fi
 
+# perf's --itrace periods: i1000i writes every 1000th instruction of a thread, i1ms the first
+# of each millisecond of perf time; c and r together (perf's cr) and e are accepted.
+"$AUXCAP" decode "$TMP/s.data" --itrace=i --no-progress >"$TMP/i.all" 2>&1 &&
+"$AUXCAP" decode "$TMP/s.data" --itrace=i1000i --no-progress >"$TMP/i.1000i" 2>&1 &&
+"$AUXCAP" decode "$TMP/s.data" --itrace=i1ms --no-progress >"$TMP/i.1ms" 2>&1; st=$?
+if [ $st -eq 0 ] && python3 - "$TMP" <<'PY'
+import re, sys
+d = sys.argv[1]
+def insns(name):
+    out = []
+    for l in open(d + "/" + name):
+        m = re.match(r"\S+\s+(\d+) \[...\] (\d+)\.(\d+): ([0-9a-f]{16}) ", l)
+        if m:
+            out.append((int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3)), m.group(4)))
+    return out
+every = insns("i.all")
+by_tid = {}
+for e in every:
+    by_tid.setdefault(e[0], []).append(e)
+want = sorted(e for l in by_tid.values() for e in l[::1000])
+got = sorted(insns("i.1000i"))
+assert len(every) > 100000 and got == want, (len(every), len(got), len(want))
+want, seen = [], {}
+for e in every:
+    if e[0] not in seen or e[1] >= seen[e[0]]:
+        want.append(e)
+        seen[e[0]] = (e[1] // 10**6 + 1) * 10**6
+assert sorted(insns("i.1ms")) == sorted(want) and len(want) > 100, (len(want),)
+print("# %d instructions, %d at i1000i, %d at i1ms" % (len(every), len(got), len(want)))
+PY
+then
+	ok "--itrace=i1000i: every 1000th instruction of a thread; i1ms: the first of each ms"
+else
+	bad "--itrace periods (status $st)"
+fi
+"$AUXCAP" decode "$TMP/s.data" --itrace=c --no-progress >"$TMP/c.out" 2>&1
+"$AUXCAP" decode "$TMP/s.data" --itrace=cre --no-progress >"$TMP/cre.out" 2>&1; st=$?
+"$AUXCAP" decode "$TMP/s.data" --itrace=i1t >"$TMP/t.out" 2>&1; st2=$?
+if [ $st -eq 0 ] && cmp -s "$TMP/c.out" "$TMP/cre.out" && [ $st2 -ne 0 ] &&
+	[ "$(wc -l <"$TMP/t.out")" -eq 1 ] && grep -q "ticks) is not supported" "$TMP/t.out"; then
+	ok "--itrace=cre as c; i1t: one line ($(cat "$TMP/t.out"))"
+else
+	bad "--itrace=cre (status $st), i1t (status $st2): $(cat "$TMP/t.out")"
+fi
+
 # The progress bar on a terminal.
 python3 "$PTY" "$AUXCAP" "$TMP/s.data" "$TMP" || fails=$((fails + 1))
 

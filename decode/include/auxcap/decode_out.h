@@ -54,6 +54,11 @@ struct auxcap_out_opts {
 	bool branches;	/* text, json: branch events (--itrace=b) */
 	bool insns;	/* text, json: instructions (--itrace=i) */
 	bool calls;	/* text: calls and returns with depth (--itrace=c) */
+	/* text, json: of the INSN events, one in every @insn_period of its thread (perf's
+	 * --itrace=iNi), or with @insn_period_ns the first of each span of that many ns of
+	 * perf time (--itrace=i10us); 0 and 0: every one */
+	uint64_t insn_period;
+	uint64_t insn_period_ns;
 	bool sideband;	/* text: side-band records too (json always has them) */
 	bool func_time; /* text: per-function trace time of each sample */
 	enum auxcap_out_weight weight; /* folded */
