@@ -45,25 +45,33 @@ int cli_output_opt(int argc, char **argv, int *i, const char **ret)
 	return 1;
 }
 
-/* "A,B,C", the value of option @opt, into @f: numbers into @ids, else names into @f->buf and
+/* What a filter option takes, for its messages: "event names", "cpu-clock,sched:sched_switch" */
+struct filter_kind {
+	const char *opt, *what, *example;
+};
+
+static const struct filter_kind k_event = { "--event", "event names",
+					    "cpu-clock,sched:sched_switch" };
+static const struct filter_kind k_pid = { "--pid", "process or thread ids", "1234,1240" };
+static const struct filter_kind k_tid = { "--tid", "process or thread ids", "1234,1240" };
+static const struct filter_kind k_comm = { "--comm", "command names", "make,cc1" };
+
+/* "A,B,C", the value of option @k, into @f: numbers into @ids, else names into @f->buf and
  * @names; *@nr counts them. */
-static int filter_list(struct cli_filter *f, const char *opt, const char *v, int32_t *ids,
-		       const char **names, size_t *nr)
+static int filter_list(struct cli_filter *f, const struct filter_kind *k, const char *v,
+		       int32_t *ids, const char **names, size_t *nr)
 {
 	const char *p = v;
 
 	if (!v || !*v) {
-		cli_err("%s needs a value: %s", opt,
-			ids ? "process or thread ids, e.g. 1234,1240"
-			: !strcmp(opt, "--event") ? "event names, e.g. cpu-clock,sched:sched_switch"
-						   : "command names, e.g. make,cc1");
+		cli_err("%s needs a value: %s, e.g. %s", k->opt, k->what, k->example);
 		return -EINVAL;
 	}
 	while (*p) {
 		size_t len = strcspn(p, ",");
 
 		if (*nr == CLI_FILTER_MAX) {
-			cli_err("%s: at most %d entries", opt, CLI_FILTER_MAX);
+			cli_err("%s: at most %d entries", k->opt, CLI_FILTER_MAX);
 			return -EINVAL;
 		}
 		if (ids) {
@@ -71,17 +79,15 @@ static int filter_list(struct cli_filter *f, const char *opt, const char *v, int
 			long n = strtol(p, &end, 10);
 
 			if (end != p + len || !len || n < 0 || n > INT32_MAX) {
-				cli_err("bad %s '%.*s': give process or thread ids, e.g. %s 1234,1240",
-					opt, (int)len, p, opt);
+				cli_err("bad %s '%.*s': give %s, e.g. %s %s", k->opt, (int)len, p,
+					k->what, k->opt, k->example);
 				return -EINVAL;
 			}
 			ids[(*nr)++] = (int32_t)n;
 		} else {
 			if (!len || f->used + len + 1 > sizeof(f->buf)) {
-				cli_err("bad %s '%s': give %s, e.g. %s %s", opt, v,
-					!strcmp(opt, "--event") ? "event names" : "command names",
-					opt,
-					!strcmp(opt, "--event") ? "cpu-clock" : "make,cc1");
+				cli_err("bad %s '%s': give %s, e.g. %s %s", k->opt, v, k->what, k->opt,
+					k->example);
 				return -EINVAL;
 			}
 			memcpy(f->buf + f->used, p, len);
@@ -105,16 +111,16 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
 	f->f.comms = f->comms;
 	f->f.events = f->events;
 	if (cli_is_opt(arg, "--event"))
-		return filter_list(f, "--event", cli_opt_value(argc, argv, i, "--event"), NULL,
+		return filter_list(f, &k_event, cli_opt_value(argc, argv, i, "--event"), NULL,
 				   f->events, &f->f.nr_events) < 0 ? -EINVAL : 1;
 	if (cli_is_opt(arg, "--pid"))
-		return filter_list(f, "--pid", cli_opt_value(argc, argv, i, "--pid"), f->pids,
-				   NULL, &f->f.nr_pids) < 0 ? -EINVAL : 1;
+		return filter_list(f, &k_pid, cli_opt_value(argc, argv, i, "--pid"), f->pids, NULL,
+				   &f->f.nr_pids) < 0 ? -EINVAL : 1;
 	if (cli_is_opt(arg, "--tid"))
-		return filter_list(f, "--tid", cli_opt_value(argc, argv, i, "--tid"), f->tids,
-				   NULL, &f->f.nr_tids) < 0 ? -EINVAL : 1;
+		return filter_list(f, &k_tid, cli_opt_value(argc, argv, i, "--tid"), f->tids, NULL,
+				   &f->f.nr_tids) < 0 ? -EINVAL : 1;
 	if (cli_is_opt(arg, "--comm") || cli_is_opt(arg, "--comms")) /* (perf's name) */
-		return filter_list(f, "--comm",
+		return filter_list(f, &k_comm,
 				   cli_opt_value(argc, argv, i, arg[6] == 's' ? "--comms" : "--comm"),
 				   NULL, f->comms, &f->f.nr_comms) < 0 ? -EINVAL : 1;
 	return 0;
