@@ -55,6 +55,9 @@ static void usage(FILE *f)
 		"                         period of its thread, 1000i (instructions), 10us, 1ms,\n"
 		"                         500ns (perf's; i alone or i0ns: every instruction)\n"
 		"  --last-branches N      give each sample the last N branches before it (0..%d)\n"
+		"  --srcline              text, json: the source file and line of each sample and\n"
+		"                         instruction (DWARF line tables: binaries built with -g,\n"
+		"                         or their debug files)\n"
 		"  --func-time            text: each sample's trace time per function since the\n"
 		"                         previous sample of its thread\n"
 		"  --show-sideband        text: the side-band records too (MMAP2, COMM, SWITCH, ...)\n"
@@ -96,7 +99,7 @@ struct decode_args {
 	char backend_opts[512]; /* "cpu=6/142,mtc-freq=3,..." */
 	bool dump, dump_only_opts;
 	bool want_b, want_i, want_c;
-	bool sideband, func_time;
+	bool sideband, func_time, srcline;
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
@@ -333,6 +336,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			backend_opt(a, "insn-decoder", NULL);
 		} else if (!strcmp(arg, "--show-sideband")) {
 			a->sideband = true;
+		} else if (!strcmp(arg, "--srcline")) {
+			a->srcline = true;
 		} else if (!strcmp(arg, "--func-time")) {
 			a->func_time = true;
 		} else if (!strcmp(arg, "--progress")) {
@@ -655,6 +660,7 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 	a->out.calls = a->want_c;
 	a->out.sideband = a->sideband;
 	a->out.func_time = a->func_time;
+	a->out.srcline = a->srcline;
 	r = auxcap_out_new(out, d, &a->out, &w);
 	if (r < 0) {
 		cli_err("cannot start the output: %s", strerror(-r));

@@ -38,11 +38,14 @@ void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
 			size_t len);
 /* As auxcap_decode_symbolize(). */
+int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
 /* auxcap_symbols_lookup() with the mappings in place at perf time @t. */
 int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
 			     const char **ret_name, uint64_t *ret_off, const char **ret_dso);
-int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
-			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
+/* As auxcap_decode_srcline(). */
+int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			   const char **ret_file, unsigned int *ret_line);
 
 /*
  * "name+0xOFF" (out_sym()'s form, at most 255 characters) or "[unknown]" for @addr of @pid,

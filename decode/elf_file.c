@@ -17,6 +17,9 @@
 
 #include <gelf.h>
 #include <libelf.h>
+#if AUXCAP_HAVE_LIBDW
+#include <elfutils/libdw.h>
+#endif
 
 #include "auxcap/file.h"
 #include "grow.h"
@@ -41,6 +44,14 @@ struct auxcap_elf {
 	size_t names_cap; /* bytes allocated at @names */
 	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
 	size_t build_id_size;			   /* bytes in @build_id, 0: none */
+	char *debug_path; /* the separate debug file whose symbols were read (owned), or NULL */
+	bool has_lines;	  /* the file itself has .debug_line */
+	/* Source lines (auxcap_elf_srcline()): opened on first use */
+	bool dwarf_tried;
+	int dwarf_fd;
+#if AUXCAP_HAVE_LIBDW
+	Dwarf *dwarf;
+#endif
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -411,8 +422,10 @@ static int read_debug_symbols(struct auxcap_elf *elf, const char *link)
 			(void)close(fd);
 			if (r < 0)
 				return r;
-			if (scn)
+			if (scn) {
+				elf->debug_path = strdup(cand[c]); /* (NULL: no source lines) */
 				return 1;
+			}
 		}
 		d += dlen;
 		if (*d == ':')
@@ -536,6 +549,7 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 		r = -ENOMEM;
 		goto err_close;
 	}
+	elf->dwarf_fd = -1;
 	elf->path = strdup(path);
 	if (!elf->path) {
 		r = -ENOMEM;
@@ -551,6 +565,7 @@ int auxcap_elf_open(const char *path, struct auxcap_elf **ret_elf)
 		goto err_end;
 	}
 	elf->dyn = eh.e_type == ET_DYN;
+	elf->has_lines = section_by_name(e, ".debug_line", &(GElf_Shdr){ 0 }) != NULL;
 	r = read_segments(e, elf);
 	if (r < 0)
 		goto err_end;
@@ -576,6 +591,13 @@ void auxcap_elf_free(struct auxcap_elf *elf)
 {
 	if (!elf)
 		return;
+#if AUXCAP_HAVE_LIBDW
+	if (elf->dwarf)
+		(void)dwarf_end(elf->dwarf);
+#endif
+	if (elf->dwarf_fd >= 0)
+		(void)close(elf->dwarf_fd);
+	free(elf->debug_path);
 	free(elf->path);
 	free(elf->segs);
 	free(elf->syms);
@@ -687,4 +709,40 @@ int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uin
 		return 1;
 	}
 	return 0;
+}
+
+int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
+		       unsigned int *ret_line)
+{
+#if AUXCAP_HAVE_LIBDW
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	const char *file;
+	int line;
+
+	if (!elf->dwarf_tried) {
+		/* the file's own DWARF, else its debug file's (the one its symbols came from) */
+		const char *path = elf->has_lines ? elf->path : elf->debug_path;
+
+		elf->dwarf_tried = true;
+		elf->dwarf_fd = path ? auxcap_file_open_regular(path) : -1;
+		if (elf->dwarf_fd >= 0)
+			elf->dwarf = dwarf_begin(elf->dwarf_fd, DWARF_C_READ);
+	}
+	if (!elf->dwarf || !dwarf_addrdie(elf->dwarf, addr, &cu))
+		return 0;
+	l = dwarf_getsrc_die(&cu, addr);
+	file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+	if (!file || dwarf_lineno(l, &line) != 0 || line <= 0)
+		return 0;
+	*ret_file = file;
+	*ret_line = (unsigned int)line;
+	return 1;
+#else
+	(void)elf;
+	(void)addr;
+	(void)ret_file;
+	(void)ret_line;
+	return 0;
+#endif
 }

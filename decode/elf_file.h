@@ -74,6 +74,15 @@ size_t auxcap_elf_nsyms(const struct auxcap_elf *elf);
 int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			 uint64_t *ret_off);
 
+/**
+ * The source line of the link-time address @addr, from the DWARF line table of the file (or of
+ * the separate debug file its symbols came from), opened on first use: *@ret_file is the name
+ * the table gives (borrowed until auxcap_elf_free()), *@ret_line its line.
+ * Returns 1 if found, 0 if not (no DWARF, no line for it, built without libdw).
+ */
+int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
+		       unsigned int *ret_line);
+
 /** Largest build-id we keep (bytes); perf's files hold at most 20. */
 #define AUXCAP_ELF_BUILD_ID_MAX 20
 

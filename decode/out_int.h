@@ -38,6 +38,8 @@ extern const struct out_ops auxcap_out_folded_ops;
 /* out_sym() of an address as mapped at perf time @time (named after the stream moved on). */
 const char *out_sym_at(struct auxcap_out *w, int32_t pid, uint64_t addr, uint64_t time, char *buf,
 		       size_t n);
+/* "file.c:12" (the file's last path component) of @addr of @pid into @buf, or NULL. */
+const char *out_srcline(struct auxcap_out *w, int32_t pid, uint64_t addr, char *buf, size_t n);
 const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
 		    size_t n);
 

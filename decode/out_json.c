@@ -103,6 +103,24 @@ static void stack_change(FILE *f, const struct auxcap_decode_stack_change *sc)
 		sc->pushed ? "true" : "false", sc->rebased ? "true" : "false");
 }
 
+/* With --srcline: ,"srcline":{"file":..,"line":..} of @addr (the file as the DWARF line table
+ * names it), or null when there is none. */
+static void srcline(struct auxcap_out *w, int32_t pid, uint64_t addr)
+{
+	const char *file;
+	unsigned int line;
+
+	if (!w->opts.srcline)
+		return;
+	if (auxcap_decode_srcline(w->d, pid, addr, &file, &line) != 1) {
+		fputs(",\"srcline\":null", w->f);
+		return;
+	}
+	fputs(",\"srcline\":{\"file\":", w->f);
+	out_json_str(w->f, file);
+	fprintf(w->f, ",\"line\":%u}", line);
+}
+
 static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_trace_event *te = ev->trace;
@@ -143,6 +161,7 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 			out_json_str(f, text);
 		else
 			fputs("null", f);
+		srcline(w, ev->pid, te->ip);
 		break;
 	}
 	case AUXCAP_TRACE_ENABLE:
@@ -227,6 +246,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	else
 		fputs(",\"addr\":null", f);
 	callchain(w, ev);
+	srcline(w, ev->pid, x ? x->ip : sa->ip);
 	out_json_tp_fields(w, ev, "fields", true);
 	if (!x) {
 		fputs(",\"context\":null}\n", f);

@@ -15,6 +15,7 @@
  *   	callchain: work+0x16 <- run+0x31 <- main+0x40	(with PERF_SAMPLE_CALLCHAIN)
  *   	stack: work+0x16 <- run+0x2c <- main+0x3b
  *   	branch: call 0000000000401200 run+0x27 => 00000000004011c0 work+0x0
+ *   	srcline: example_loop.c:34	(--srcline; an instruction's at the end of its line)
  *   !! LOST 3 records
  */
 #include "config.h"
@@ -396,9 +397,12 @@ static void insn_line(struct auxcap_out *w, const struct auxcap_decode_event *ev
 	    auxcap_disasm_insn(t->disasm, 64, te->raw, te->size, te->ip, text, sizeof(text)) < 0)
 		snprintf(text, sizeof(text), "(bad instruction)");
 	prefix(w, ev);
-	fprintf(w->f, "%016" PRIx64 " %-32s %s%s\n", te->ip,
+	fprintf(w->f, "%016" PRIx64 " %-32s %s%s", te->ip,
 		out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)),
 		te->flags & AUXCAP_TRACE_F_SPECULATIVE ? "? " : "", text);
+	if (w->opts.srcline && out_srcline(w, ev->pid, te->ip, sym, sizeof(sym)))
+		fprintf(w->f, "  %s", sym);
+	putc('\n', w->f);
 }
 
 static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
@@ -527,6 +531,8 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	if (ev->evsel && (ev->evsel->layout.sample_type & PERF_SAMPLE_ADDR))
 		fprintf(w->f, " addr=0x%" PRIx64, sa->addr);
 	putc('\n', w->f);
+	if (w->opts.srcline && out_srcline(w, ev->pid, x ? x->ip : sa->ip, sym, sizeof(sym)))
+		fprintf(w->f, "\tsrcline: %s\n", sym);
 	fields_line(w, ev);
 	callchain_line(w, ev);
 	if (!x) {

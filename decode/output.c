@@ -139,6 +139,18 @@ void auxcap_out_free(struct auxcap_out *w)
 	free(w);
 }
 
+const char *out_srcline(struct auxcap_out *w, int32_t pid, uint64_t addr, char *buf, size_t n)
+{
+	const char *file, *base;
+	unsigned int line;
+
+	if (auxcap_decode_srcline(w->d, pid, addr, &file, &line) != 1)
+		return NULL;
+	base = strrchr(file, '/');
+	snprintf(buf, n, "%s:%u", base ? base + 1 : file, line);
+	return buf;
+}
+
 const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
 		    size_t n)
 {

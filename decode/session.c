@@ -1552,6 +1552,14 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 	return auxcap_symbols_lookup_at(d->syms, pid, addr, time, ret_name, ret_off, ret_dso);
 }
 
+int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			  const char **ret_file, unsigned int *ret_line)
+{
+	if (!d || !ret_file || !ret_line)
+		return 0;
+	return auxcap_symbols_srcline(d->syms, pid, addr, ret_file, ret_line);
+}
+
 void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len)
 {

@@ -360,6 +360,37 @@ static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **r
 	return 1;
 }
 
+#if AUXCAP_HAVE_LIBELF
+/*
+ * The ELF file of mapping @m (opened on first use) and in *@ret_vaddr the link-time address
+ * that @addr maps to; NULL if the file cannot be read or no segment holds the address.
+ */
+static struct auxcap_elf *map_elf(struct auxcap_symbols *s, const struct sym_map *m,
+				  uint64_t addr, uint64_t *ret_vaddr)
+{
+	struct sym_file *f = &s->files[m->file];
+	const struct auxcap_elf_segment *segs;
+	uint64_t fo = addr - m->start + m->pgoff;
+	size_t n;
+
+	if (!f->tried) {
+		f->tried = true;
+		if (auxcap_elf_open(f->path, &f->elf) < 0)
+			f->elf = NULL;
+	}
+	if (!f->elf)
+		return NULL;
+	n = auxcap_elf_segments(f->elf, &segs);
+	for (size_t i = 0; i < n; i++) {
+		if (fo >= segs[i].offset && fo - segs[i].offset < segs[i].filesz) {
+			*ret_vaddr = segs[i].vaddr + (fo - segs[i].offset);
+			return f->elf;
+		}
+	}
+	return NULL;
+}
+#endif
+
 static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const char **ret_name,
 		  uint64_t *ret_off, const char **ret_dso)
 {
@@ -375,29 +406,34 @@ static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const ch
 	*ret_dso = f->path;
 #if AUXCAP_HAVE_LIBELF
 	{
-		const struct auxcap_elf_segment *segs;
-		uint64_t fo = addr - m->start + m->pgoff;
-		size_t n;
+		uint64_t vaddr;
+		struct auxcap_elf *elf = map_elf(s, m, addr, &vaddr);
 
-		if (!f->tried) {
-			f->tried = true;
-			if (auxcap_elf_open(f->path, &f->elf) < 0)
-				f->elf = NULL;
-		}
-		if (!f->elf)
-			return 2;
-		n = auxcap_elf_segments(f->elf, &segs);
-		for (size_t i = 0; i < n; i++) {
-			if (fo < segs[i].offset || fo - segs[i].offset >= segs[i].filesz)
-				continue;
-			if (auxcap_elf_symbolize(f->elf, segs[i].vaddr + (fo - segs[i].offset),
-						 ret_name, ret_off) == 1)
-				return 1;
-			break;
-		}
+		if (elf && auxcap_elf_symbolize(elf, vaddr, ret_name, ret_off) == 1)
+			return 1;
 	}
 #endif
 	return 2;
+}
+
+int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			   const char **ret_file, unsigned int *ret_line)
+{
+#if AUXCAP_HAVE_LIBELF
+	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
+	struct auxcap_elf *elf;
+	uint64_t vaddr;
+
+	if (m && (elf = map_elf(s, m, addr, &vaddr)))
+		return auxcap_elf_srcline(elf, vaddr, ret_file, ret_line);
+#else
+	(void)s;
+	(void)pid;
+	(void)addr;
+	(void)ret_file;
+	(void)ret_line;
+#endif
+	return 0;
 }
 
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,

@@ -193,6 +193,52 @@ else
 	bad "--itrace=cre (status $st), i1t (status $st2): $(cat "$TMP/t.out")"
 fi
 
+# --srcline: every instruction of the program's functions gets the line addr2line (binutils, an
+# independent reader of the same DWARF) gives its link-time address; samples get their IP's.
+if ! readelf -S "$EXAMPLE" 2>/dev/null | grep -q '\.debug_line'; then
+	echo "# skipped the --srcline check: the example has no DWARF line table (built without -g)"
+elif command -v addr2line >/dev/null && "$AUXCAP" decode "$TMP/s.data" --itrace=i --srcline \
+	--format json --no-progress >"$TMP/src.json" 2>"$TMP/src.err" &&
+	PYTHONPATH=$(dirname "$CHECK") python3 - "$TMP" "$EXAMPLE" \
+		"$(dirname "$SCHEMA")/decode-json.schema.json" <<'PY'
+import os, re, subprocess, sys
+from check_decode import validated_lines
+d, prog = sys.argv[1], sys.argv[2]
+syms = {}
+for l in subprocess.run(["nm", prog], capture_output=True, text=True).stdout.splitlines():
+    p = l.split()
+    if len(p) == 3 and p[1] in "Tt":
+        syms[p[2]] = int(p[0], 16)
+want, seen, samples = {}, 0, 0
+for e in validated_lines(sys.argv[3], d + "/src.json"):
+    if e["type"] not in ("insn", "sample") or not e.get("ip_sym"):
+        continue
+    m = re.match(r"(\w+)\+0x([0-9a-f]+)$", e["ip_sym"])
+    if e["type"] == "insn" and m and m.group(1) in ("main", "run", "work", "leaf_add", "leaf_mul"):
+        v = syms[m.group(1)] + int(m.group(2), 16)
+        want.setdefault(v, set()).add((os.path.basename(e["srcline"]["file"]), e["srcline"]["line"]) if e["srcline"] else None)
+        seen += 1
+    elif e["type"] == "sample":
+        samples += "srcline" in e
+out = subprocess.run(["addr2line", "-e", prog] + ["0x%x" % v for v in want],
+                     capture_output=True, text=True).stdout.splitlines()
+bad = []
+for v, line in zip(want, out):
+    f, _, n = re.sub(r" \(discriminator \d+\)", "", line).rpartition(":")
+    ref = (os.path.basename(f), int(n)) if n.isdigit() and int(n) else None
+    if want[v] != {ref}:
+        bad.append("0x%x: %s, addr2line %s" % (v, want[v], ref))
+assert len(want) > 20 and not bad and samples > 0, (len(want), bad[:3], samples)
+print("# %d instructions at %d addresses of the program: lines as addr2line's" % (seen, len(want)))
+PY
+then
+	ok "--srcline: the program's instructions' file:line as addr2line gives them; the JSON validates"
+elif ! command -v addr2line >/dev/null; then
+	echo "# skipped --srcline check: addr2line (binutils) is not installed"
+else
+	bad "--srcline: $(cat "$TMP/src.err")"
+fi
+
 # The progress bar on a terminal.
 python3 "$PTY" "$AUXCAP" "$TMP/s.data" "$TMP" || fails=$((fails + 1))
 

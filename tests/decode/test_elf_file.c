@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,17 +16,49 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "elf_file.h"
 
 #ifndef AUXCAP_TEST_LIBC
 #define AUXCAP_TEST_LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #endif
 
-/* A function with a known name and a size, to be found by address. */
+/* A function with a known name and a size, to be found by address (and its source lines). */
 __attribute__((noinline)) int auxcap_test_elf_marker(int x);
+enum { MARKER_LINE_BEFORE = __LINE__ };
 __attribute__((noinline)) int auxcap_test_elf_marker(int x)
 {
 	return x * 3 + 1;
+}
+enum { MARKER_LINE_AFTER = __LINE__ };
+
+/* This test was built with -g: it has a DWARF line table (a release build has none). */
+static bool has_line_table(void)
+{
+	char self[1024], cmd[1200];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	assert_true(len > 0);
+	self[len] = '\0';
+	snprintf(cmd, sizeof(cmd), "readelf -S '%s' 2>/dev/null | grep -q '\\.debug_line'", self);
+	return system(cmd) == 0;
+}
+
+/* The marker's first instruction is on one of its own lines of this file. */
+static void check_marker_line(struct auxcap_elf *elf, uint64_t link_addr, bool lines)
+{
+	const char *file = NULL, *base;
+	unsigned int line = 0;
+	int r = auxcap_elf_srcline(elf, link_addr, &file, &line);
+
+	if (!lines || !AUXCAP_HAVE_LIBDW) {
+		assert_int_equal(r, 0);
+		return;
+	}
+	assert_int_equal(r, 1);
+	base = strrchr(file, '/');
+	assert_string_equal(base ? base + 1 : file, "test_elf_file.c");
+	assert_true(line > MARKER_LINE_BEFORE && line < MARKER_LINE_AFTER);
 }
 
 static void test_elf_open_self_finds_segments_and_symbols(void **state)
@@ -63,6 +96,13 @@ static void test_elf_open_self_finds_segments_and_symbols(void **state)
 	assert_string_equal(name, "untouched");
 	assert_int_equal(off, 7);
 	assert_string_equal(auxcap_elf_path(elf), "/proc/self/exe");
+	check_marker_line(elf, link_addr, has_line_table());
+	{
+		unsigned int line = 7;
+
+		assert_int_equal(auxcap_elf_srcline(elf, 0, &name, &line), 0);
+		assert_int_equal(line, 7);
+	}
 	auxcap_elf_free(elf);
 	(void)auxcap_test_elf_marker(1);
 }
@@ -291,12 +331,13 @@ static void test_elf_stripped_uses_debug_file(void **state)
 		    strcmp(name, "auxcap_test_elf_marker") != 0);
 	auxcap_elf_free(elf);
 
-	/* By .gnu_debuglink, next to the binary. */
+	/* By .gnu_debuglink, next to the binary; its source lines from there too. */
 	assert_int_equal(rename(aside, dbg), 0);
 	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
 	assert_int_equal(auxcap_elf_symbolize(elf, link_addr, &name, &off), 1);
 	assert_string_equal(name, "auxcap_test_elf_marker");
 	assert_int_equal(off, 0);
+	check_marker_line(elf, link_addr, has_line_table());
 	auxcap_elf_free(elf);
 
 	/* By build-id, in a debug directory of $AUXCAP_DEBUG_DIRS (the link finds nothing). */

@@ -339,6 +339,16 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 			       const char **ret_dso);
 
 /**
+ * The source file and line of the address @addr of process @pid, from the DWARF line table of
+ * its binary (or of the binary's separate debug file), as the mappings stand where the decode
+ * has reached.  *@ret_file is the name the table gives (often relative to the compilation
+ * directory), borrowed until close.
+ * Returns 1 if found, 0 if not (no DWARF, a kernel address, built without libdw).
+ */
+int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			  const char **ret_file, unsigned int *ret_line);
+
+/**
  * The capture's header features (host, command line, CPUs, the auxcap snapshot table, ...),
  * borrowed from its reader until close; NULL in raw mode.
  */

@@ -61,6 +61,8 @@ struct auxcap_out_opts {
 	uint64_t insn_period_ns;
 	bool sideband;	/* text: side-band records too (json always has them) */
 	bool func_time; /* text: per-function trace time of each sample */
+	bool srcline;	/* text, json: the source file and line of samples and instructions
+			 * (auxcap_decode_srcline()) */
 	enum auxcap_out_weight weight; /* folded */
 };
 
