@@ -15,6 +15,7 @@
 
 extern const struct cli_cmd cli_cmd_decode;
 extern const struct cli_cmd cli_cmd_report;
+extern const struct cli_cmd cli_cmd_diff;
 #if AUXCAP_HAVE_LIBELF
 extern const struct cli_cmd cli_cmd_archive;
 #endif
@@ -25,6 +26,7 @@ static const struct cli_cmd *const commands[] = {
 	&cmd_info,
 	&cli_cmd_decode,
 	&cli_cmd_report,
+	&cli_cmd_diff,
 #if AUXCAP_HAVE_LIBELF
 	&cli_cmd_archive,
 #endif

@@ -65,10 +65,11 @@ if record spe 300 -e arm_spe_0/period=64/; then
 fi
 
 # Bad input: one line on standard error, status 1, nothing on standard output.
-one_line() { # WHAT PATTERN ARGS...
+CMD=report
+one_line() { # WHAT PATTERN ARGS...: auxcap $CMD ARGS fails with one line matching PATTERN
 	what=$1 pat=$2
 	shift 2
-	"$AUXCAP" report "$@" >"$TMP/o" 2>"$TMP/e"
+	"$AUXCAP" "$CMD" "$@" >"$TMP/o" 2>"$TMP/e"
 	st=$?
 	if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e")" -eq 1 ] && grep -q "$pat" "$TMP/e" &&
 		[ ! -s "$TMP/o" ]; then
@@ -237,6 +238,71 @@ elif ! command -v addr2line >/dev/null; then
 	echo "# skipped --srcline check: addr2line (binutils) is not installed"
 else
 	bad "--srcline: $(cat "$TMP/src.err")"
+fi
+
+# auxcap diff (perf diff): each function's share in two captures, computed again here from the
+# two JSON reports; a capture against itself changes nothing; no metric in common is an error.
+diffcheck() { # BY BASE NEW
+	by=$1 base=$2 new=$3
+	"$AUXCAP" diff "$TMP/$base.data" "$TMP/$new.data" --by "$by" --top 0 --format json \
+		>"$TMP/diff.json" 2>"$TMP/diff.err" &&
+	"$AUXCAP" report "$TMP/$base.data" --top 0 --format json --no-progress >"$TMP/db.json" &&
+	"$AUXCAP" report "$TMP/$new.data" --top 0 --format json --no-progress >"$TMP/dn.json" &&
+	python3 - "$TMP" "$by" <<'PY'
+import json, os, sys
+d, by = sys.argv[1], sys.argv[2]
+diff = json.load(open(d + "/diff.json"))
+ev = diff["event"]
+def shares(rep):
+    tot = {"time": rep["trace"]["ns"], "insns": rep["trace"]["instructions"],
+           "samples": sum(t["samples"] for t in rep["samples"] if t["event"] == ev)}[by]
+    out = {}
+    for f in rep["functions"]:
+        v = {"time": f["self_ns"], "insns": f["self_insns"],
+             "samples": f["samples"].get(ev, {}).get("self", 0)}[by]
+        if v:
+            key = (f["name"] or ("[kernel]" if f["kernel"] else "[unknown]"),
+                   os.path.basename(f["dso"]) if f["dso"] else None)
+            out[key] = out.get(key, 0) + v
+    return tot, out
+(bt, b), (nt, n) = shares(json.load(open(d + "/db.json"))), shares(json.load(open(d + "/dn.json")))
+got = {(f["name"], f["dso"]): (f["base"], f["new"]) for f in diff["functions"]}
+want = {k: (b.get(k, 0), n.get(k, 0)) for k in set(b) | set(n)}
+deltas = [abs(f["delta"]) for f in diff["functions"]]
+assert diff["metric"] == by and (diff["base_total"], diff["new_total"]) == (bt, nt), diff
+assert got == want, sorted(set(got.items()) ^ set(want.items()))[:4]
+assert deltas == sorted(deltas, reverse=True)
+for f in diff["functions"]:
+    assert abs(f["base_share"] - 100.0 * f["base"] / bt) < 1e-4
+    assert abs(f["delta"] - (f["new_share"] - f["base_share"])) < 1e-4
+print("# diff --by %s: %d functions, largest change %+.2f%% (%s)" % (by, len(got),
+      diff["functions"][0]["delta"], diff["functions"][0]["name"]))
+PY
+}
+for by in time insns samples; do
+	if diffcheck $by s clock; then
+		ok "diff --by $by: every function's counts and shares as the two reports give them"
+	else
+		bad "diff --by $by: $(cat "$TMP/diff.err")"
+	fi
+done
+CMD=diff
+one_line "diff of one capture" "needs two captures" "$TMP/s.data"
+one_line "diff --event with --by time" "goes with --by samples" "$TMP/s.data" "$TMP/clock.data" \
+	--by time --event cpu-clock
+one_line "diff --event of no samples" "no samples of event 'page-faults'" "$TMP/s.data" \
+	"$TMP/clock.data" --event page-faults
+one_line "diff of a missing capture" "nosuch.data" "$TMP/s.data" "$TMP/nosuch.data"
+CMD=report
+"$AUXCAP" diff "$TMP/clock.data" "$TMP/clock.data" --top 0 >"$TMP/same.txt" 2>&1; st=$?
+nz=$(awk '/^ +[0-9.]+% +[0-9.]+% +[-+][0-9.]+%/ && $3 != "+0.00%"' "$TMP/same.txt" | wc -l)
+"$AUXCAP" diff "$TMP/clock.data" "$TMP/bts.data" --by time >"$TMP/nt.out" 2>"$TMP/nt.err"; st2=$?
+if [ $st -eq 0 ] && [ "$nz" -eq 0 ] && grep -q "^# functions: [1-9]" "$TMP/same.txt" &&
+	[ $st2 -eq 1 ] && [ ! -s "$TMP/nt.out" ] && [ "$(wc -l <"$TMP/nt.err")" -eq 1 ] &&
+	grep -q "bts.data' has no trace time" "$TMP/nt.err"; then
+	ok "diff of a capture with itself: no change; --by time with an untimed trace: $(cat "$TMP/nt.err")"
+else
+	bad "diff itself (status $st, $nz changed) or --by time of BTS (status $st2): $(cat "$TMP/nt.err")"
 fi
 
 # The progress bar on a terminal.
