@@ -417,45 +417,25 @@ static void write_text(FILE *f, const struct diff_args *a, const struct side *sd
 		fprintf(f, "  ... %zu more (--top 0 shows all)\n", n - show);
 }
 
-static void jstr(FILE *f, const char *s)
-{
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f);
-	}
-	putc('"', f);
-}
-
 static void write_json(FILE *f, const struct diff_args *a, const struct side *sd,
 		       const struct row *rows, size_t n)
 {
 	size_t show = a->top && a->top < n ? a->top : n;
 
 	fputs("{\"base\":", f);
-	jstr(f, sd[0].file);
+	cli_json_str(f, sd[0].file);
 	fputs(",\"new\":", f);
-	jstr(f, sd[1].file);
+	cli_json_str(f, sd[1].file);
 	fprintf(f, ",\"metric\":\"%s\",\"event\":", metric_names[a->metric]);
-	if (a->event)
-		jstr(f, a->event);
-	else
-		fputs("null", f);
+	cli_json_str(f, a->event);
 	fprintf(f, ",\"base_total\":%" PRIu64 ",\"new_total\":%" PRIu64
 		   ",\"functions_total\":%zu,\"functions\":[",
 		sd[0].total, sd[1].total, n);
 	for (size_t i = 0; i < show; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		jstr(f, rows[i].name);
+		cli_json_str(f, rows[i].name);
 		fputs(",\"dso\":", f);
-		if (*rows[i].dso)
-			jstr(f, rows[i].dso);
-		else
-			fputs("null", f);
+		cli_json_str(f, *rows[i].dso ? rows[i].dso : NULL);
 		fprintf(f, ",\"base\":%" PRIu64 ",\"new\":%" PRIu64
 			   ",\"base_share\":%.6f,\"new_share\":%.6f,\"delta\":%.6f}",
 			rows[i].v[0], rows[i].v[1], rows[i].share[0], rows[i].share[1],

@@ -770,45 +770,12 @@ static int write_text(struct ctx *c)
 
 /* ---- JSON ---------------------------------------------------------------------------- */
 
-static void jstr(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			putc(*p, f);
-		else {
-			/* Valid UTF-8 sequences pass, stray bytes (a path's Latin-1) are escaped. */
-			int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-							  : (*p & 0xf8) == 0xf0 ? 4 : 0;
-			int k;
-
-			for (k = 1; k < len && (p[k] & 0xc0) == 0x80; k++)
-				;
-			if (len && k == len) {
-				fwrite(p, 1, (size_t)len, f);
-				p += len - 1;
-			} else {
-				fprintf(f, "\\u%04x", *p);
-			}
-		}
-	}
-	putc('"', f);
-}
-
 static void json_func_id(FILE *f, const struct auxcap_report_func *fn, bool per_thread)
 {
 	fputs("\"name\":", f);
-	jstr(f, fn->name);
+	cli_json_str(f, fn->name);
 	fputs(",\"dso\":", f);
-	jstr(f, fn->dso);
+	cli_json_str(f, fn->dso);
 	if (fn->kernel)
 		fputs(",\"addr\":null", f);
 	else
@@ -842,7 +809,7 @@ static void json_note(FILE *f, const struct auxcap_report_note *n, bool gap)
 	else
 		fputs(",\"ip\":null", f);
 	fputs(gap ? ",\"reason\":" : ",\"message\":", f);
-	jstr(f, n->what);
+	cli_json_str(f, n->what);
 	putc('}', f);
 }
 
@@ -859,13 +826,13 @@ static void json_filter(FILE *f, const struct auxcap_decode_filter *flt)
 	for (size_t i = 0; i < flt->nr_comms; i++) {
 		if (i)
 			putc(',', f);
-		jstr(f, flt->comms[i]);
+		cli_json_str(f, flt->comms[i]);
 	}
 	fputs("],\"events\":[", f);
 	for (size_t i = 0; i < flt->nr_events; i++) {
 		if (i)
 			putc(',', f);
-		jstr(f, flt->events[i]);
+		cli_json_str(f, flt->events[i]);
 	}
 	fputs("]}", f);
 }
@@ -880,15 +847,15 @@ static void json_header(struct ctx *c)
 	struct snap_stats st;
 
 	fputs("{\"file\":", f);
-	jstr(f, c->a->file);
+	cli_json_str(f, c->a->file);
 	fputs(",\"backend\":", f);
-	jstr(f, info->backend);
+	cli_json_str(f, info->backend);
 	fputs(",\"events\":[", f);
 	for (size_t i = 0; i < auxcap_decode_nr_evsels(c->d); i++) {
 		const struct auxcap_perf_evsel *es = auxcap_decode_evsel(c->d, i);
 
 		fprintf(f, "%s{\"name\":", i ? "," : "");
-		jstr(f, es->name);
+		cli_json_str(f, es->name);
 		fprintf(f, ",\"type\":%u,\"config\":%" PRIu64 ",\"aux\":%s,\"samples\":%" PRIu64
 			   "}",
 			es->attr->type, (uint64_t)es->attr->config, es == aux ? "true" : "false",
@@ -900,7 +867,7 @@ static void json_header(struct ctx *c)
 		for (size_t i = 0; i < ft->nr_cmdline; i++) {
 			if (i)
 				putc(',', f);
-			jstr(f, ft->cmdline[i]);
+			cli_json_str(f, ft->cmdline[i]);
 		}
 		putc(']', f);
 	} else {
@@ -911,11 +878,11 @@ static void json_header(struct ctx *c)
 	fputs(",\"host\":", f);
 	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
 		fputs("{\"hostname\":", f);
-		jstr(f, ft->hostname);
+		cli_json_str(f, ft->hostname);
 		fputs(",\"osrelease\":", f);
-		jstr(f, ft->osrelease);
+		cli_json_str(f, ft->osrelease);
 		fputs(",\"arch\":", f);
-		jstr(f, ft->arch);
+		cli_json_str(f, ft->arch);
 		if (ft->nr_cpus_online)
 			fprintf(f, ",\"cpus_online\":%u}", ft->nr_cpus_online);
 		else
@@ -953,7 +920,7 @@ static void json_header(struct ctx *c)
 			if (!st.by_source[k])
 				continue;
 			fprintf(f, "%s", sep);
-			jstr(f, auxcap_trigger_source_name(k));
+			cli_json_str(f, auxcap_trigger_source_name(k));
 			fprintf(f, ":%" PRIu64, st.by_source[k]);
 			sep = ",";
 		}
@@ -984,7 +951,7 @@ static void json_threads(struct ctx *c)
 		else
 			fputs("null", f);
 		fputs(",\"comm\":", f);
-		jstr(f, t->comm);
+		cli_json_str(f, t->comm);
 		fprintf(f, ",\"trace_ns\":%" PRIu64 ",\"instructions\":%" PRIu64
 			   ",\"branches\":%" PRIu64 ",\"trace_events\":%" PRIu64 ",\"gaps\":%" PRIu64
 			   ",\"gap_ns\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"first\":%" PRIu64
@@ -1021,7 +988,7 @@ static void json_functions(struct ctx *c)
 			if (!first)
 				putc(',', f);
 			first = false;
-			jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+			cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 			fprintf(f, ":{\"self\":%" PRIu64 ",\"total\":%" PRIu64 "}", fn->samples[k],
 				fn->samples_total[k]);
 		}
@@ -1042,7 +1009,7 @@ static void json_objects(struct ctx *c)
 		bool first = true;
 
 		fputs(i ? ",{\"dso\":" : "{\"dso\":", f);
-		jstr(f, d->dso);
+		cli_json_str(f, d->dso);
 		fprintf(f, ",\"kernel\":%s", d->kernel ? "true" : "false");
 		if (c->a->per_thread && d->tid >= 0)
 			fprintf(f, ",\"tid\":%d,\"queue\":null", d->tid);
@@ -1057,7 +1024,7 @@ static void json_objects(struct ctx *c)
 			if (!first)
 				putc(',', f);
 			first = false;
-			jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+			cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 			fprintf(f, ":%" PRIu64, d->samples[k]);
 		}
 		fputs("}}", f);
@@ -1084,7 +1051,7 @@ static int json_samples(struct ctx *c)
 			return r;
 		fputs(first ? "{\"event\":" : ",{\"event\":", f);
 		first = false;
-		jstr(f, slot_name(&s->slots[k], k, s->nr_slots));
+		cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 		fprintf(f, ",\"trace_samples\":%s,\"samples\":%" PRIu64 ",\"traced\":%" PRIu64
 			   ",\"aligned\":%" PRIu64 ",\"functions\":[",
 			k + 1 == s->nr_slots ? "true" : "false", s->slots[k].samples,
