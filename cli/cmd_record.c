@@ -1640,10 +1640,12 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 
-		/* A command is followed into its new tasks (inherit) unless -a/-C or --emulate
-		 * (the tracer follows one task). */
+		/* A command and -p's processes are followed into their new tasks (inherit)
+		 * unless -a/-C, -i or --emulate (the tracer follows one task): the trigger must
+		 * be inheritable then (trigger.h). */
 		r = cli_trigger_resolve(&trig, o.trigger_on, exe, o.trigger_via,
-					o.cmd && !o.all_cpus && !o.cpu_list && !o.emulate);
+					(o.cmd || o.pid_list) && !o.all_cpus && !o.cpu_list &&
+						!o.emulate && !o.no_inherit);
 		free(exe);
 		if (r == 0 && o.emulate)
 			r = cli_trigger_for_emulate(&trig);

@@ -113,6 +113,21 @@ check 'perf script -i p.data --show-mmap-events 2>/dev/null | grep -q "PERF_RECO
 check 'perf script -i p.data --show-task-events 2>/dev/null | grep -q "PERF_RECORD_COMM: auxcap-trigger-:$wpid/$wpid"' "-p: its COMM"
 check 'perf_ok p.data' "perf reads the -p capture"
 
+# 5b. -p follows the tasks its process starts (as perf record -p): a shell attached to before
+# it forks the program twice; both hit the trigger, and the forks work (the uprobe PMU's event
+# cannot be inherited, the kernel fails the fork with EFAULT: -p takes the tracefs probe).
+mkfifo go5
+sh -c "read l <go5; \"$P\" 3 20000; \"$P\" 4 20000" >w5.out 2>w5.err &
+bg+=($!); spid=$!
+$A record -v -S -e raw_syscalls:sys_enter -m 4 -p $spid --trigger-on "trigger_point@$P" -o p5.data >/dev/null 2>p5.err &
+rec=$!
+wait_recording p5.err
+echo go >go5
+wait $spid; sst=$?
+wait $rec; st=$?
+h=$(hits p5.err); s=$(snaps p5.err); c=$(coal p5.err)
+check '[ $st -eq 0 ] && [ $sst -eq 0 ] && [ "$h" = 7 ] && [ $((s + c)) -eq 7 ] && [ "$(grep -c "^hits" w5.out)" -eq 2 ]' "-p of a shell that forks the program twice after the attach: $h hits, $s snapshots, $c coalesced; shell status $sst $(head -c 200 w5.err)"
+
 # 6. -t TID with a uprobe in a library (libc's getppid, 8 calls per trigger_point call).
 LIBC=$(ldd "$P" | awk '/libc.so/{print $3}')
 "$P" 3 30000 wait >w2.out &
