@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -310,6 +311,21 @@ static void free_lists(struct record_opts *o)
 	for (size_t i = 0; i < o->nr_lists; i++)
 		auxcap_event_list_free(o->lists[i], o->nr_list[i]);
 	o->nr_lists = 0;
+}
+
+/*
+ * An event set per task and CPU (-p of a process of many threads, -a on many CPUs) can take
+ * more files than the soft limit allows: raise it to the hard one, as perf does on EMFILE.
+ * Called after the command is started, which keeps its own limit.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -1769,6 +1785,7 @@ static int run_record(int argc, char **argv)
 	so.start_delayed = o.delay_ms != 0;
 	so.sink = &ps.sink;
 
+	raise_nofile();
 	r = auxcap_session_open(&so, &s, &failed);
 	opened = r == 0;
 	if (r < 0) {

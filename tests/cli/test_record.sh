@@ -713,5 +713,10 @@ $A record -q -i -o ni.data -- "$E" 30000000 2 >/dev/null
 n=$(perf script -i ni.data -F pid 2>/dev/null | sort -u | wc -l)
 check '[ "$n" -eq 1 ]' "-i -- COMMAND: the command only, not its 2 children ($n process)"
 
+# 36. Many events per CPU and task pass a low soft limit of open files: auxcap raises it to the
+# hard one (perf does so on EMFILE); the command keeps the limit it was given.
+lim=$(bash -c "ulimit -Sn 8; $A record -q -a -e cpu-clock,page-faults,task-clock,cs,minor-faults,major-faults -o nf.data -- sh -c 'ulimit -Sn'" 2>nf.err); st=$?
+check '[ $st -eq 0 ] && [ "$lim" = 8 ]' "soft limit of 8 files: 6 events on every CPU open (status $st), the command still sees $lim $(cat nf.err)"
+
 echo "# $fails failed"
 [ $fails -eq 0 ]
