@@ -688,12 +688,17 @@ $A report dso.data >dso.rep
 check '[ "$(wc -l <dso.perf)" -ge 2 ] && cmp -s dso.perf dso.ours && grep -q "^Objects by self samples" dso.rep' "report's objects: samples per file as perf report --sort dso: $(tr '\n' ' ' <dso.ours)"
 
 # 35. -p follows the tasks its processes start (per CPU with inherit, as perf record -p); with
-# -i (--no-inherit) only the tasks there at the start.  The program starts after the attach.
+# -i (--no-inherit) only the tasks there at the start.  Each program waits on a FIFO for the
+# recorder to be running, then starts (the exec keeps the pid -p named).
+rec_ready() { for _ in $(seq 300); do grep -q "^auxcap: recording" "$1" && return 0; sleep 0.1; done; return 1; }
+mkfifo go35a go35b
 for mode in inherit no; do
-	sh -c "sleep 0.4; exec \"$E\" 30000000 2 >/dev/null" & P=$!
-	sleep 0.1
-	if [ $mode = inherit ]; then $A record -q -p $P -o pi.data; else $A record -q -i -p $P -o pi.data; fi
-	wait $P
+	sh -c "read l <go35a; exec \"$E\" 30000000 2 >/dev/null" & P=$!
+	if [ $mode = inherit ]; then $A record -v -p $P -o pi.data 2>pi.err & R=$!
+	else $A record -v -i -p $P -o pi.data 2>pi.err & R=$!; fi
+	rec_ready pi.err
+	echo go >go35a
+	wait $P $R
 	perf script -i pi.data -F pid 2>/dev/null | sort -u | wc -l >pi.$mode
 	$A report pi.data --format json | python3 -c 'import json, sys
 print(sum(1 for t in json.load(sys.stdin)["threads"] if t["samples"]))' >pi.$mode.ours
@@ -701,11 +706,13 @@ done
 check '[ "$(cat pi.inherit)" -eq 3 ] && [ "$(cat pi.inherit.ours)" -eq 3 ] && [ "$(cat pi.no)" -eq 1 ]' "-p: the process and the 2 children it forks after the attach ($(cat pi.inherit) processes sampled, report: $(cat pi.inherit.ours)); -i -p: $(cat pi.no)"
 # -p A,B where A ends first: B is recorded to its end, and the loop waits on B's events without
 # spinning on A's hung-up ones (before: a wakeup per poll, 400000 in a second).
-"$E" 60000000 >/dev/null & PA=$!
-"$E" 250000000 >/dev/null & PB=$!
-sleep 0.05
-$A record -p $PA,$PB -o p2.data 2>p2.err
-wait $PA $PB
+sh -c "read l <go35a; exec \"$E\" 60000000 >/dev/null" & PA=$!
+sh -c "read l <go35b; exec \"$E\" 250000000 >/dev/null" & PB=$!
+$A record -v -p $PA,$PB -o p2.data 2>p2.err & R=$!
+rec_ready p2.err
+echo go >go35a
+echo go >go35b
+wait $PA $PB $R
 last=$(perf script -i p2.data -F pid,time 2>/dev/null | awk -v a=$PA '{t=$2+0} $1==a{la=t} $1!=a{lb=t} END{printf "%.0f", (lb-la)*1000}')
 wk=$(sed -n 's/.* \([0-9]*\) wakeups.*/\1/p' p2.err)
 check '[ "$(perf script -i p2.data -F pid 2>/dev/null | sort -u | wc -l)" -eq 2 ] && [ "${last:-0}" -gt 300 ] && [ "${wk:-999999}" -lt 1000 ]' "-p A,B: B recorded ${last:-?} ms past A's exit, $wk wakeups"
