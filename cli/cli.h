@@ -75,7 +75,4 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
-/* @s as a JSON string ("null" for NULL): valid UTF-8 passes, other bytes are \u00XX. */
-void cli_json_str(FILE *f, const char *s);
-
 #endif /* AUXCAP_CLI_H */

@@ -19,6 +19,7 @@
 
 #include "auxcap/backend.h"
 #include "auxcap/decode.h"
+#include "auxcap/decode_out.h"
 #include "auxcap/decode_report.h"
 #include "cli.h"
 
@@ -423,19 +424,19 @@ static void write_json(FILE *f, const struct diff_args *a, const struct side *sd
 	size_t show = a->top && a->top < n ? a->top : n;
 
 	fputs("{\"base\":", f);
-	cli_json_str(f, sd[0].file);
+	auxcap_out_json_str(f, sd[0].file);
 	fputs(",\"new\":", f);
-	cli_json_str(f, sd[1].file);
+	auxcap_out_json_str(f, sd[1].file);
 	fprintf(f, ",\"metric\":\"%s\",\"event\":", metric_names[a->metric]);
-	cli_json_str(f, a->event);
+	auxcap_out_json_str(f, a->event);
 	fprintf(f, ",\"base_total\":%" PRIu64 ",\"new_total\":%" PRIu64
 		   ",\"functions_total\":%zu,\"functions\":[",
 		sd[0].total, sd[1].total, n);
 	for (size_t i = 0; i < show; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		cli_json_str(f, rows[i].name);
+		auxcap_out_json_str(f, rows[i].name);
 		fputs(",\"dso\":", f);
-		cli_json_str(f, *rows[i].dso ? rows[i].dso : NULL);
+		auxcap_out_json_str(f, *rows[i].dso ? rows[i].dso : NULL);
 		fprintf(f, ",\"base\":%" PRIu64 ",\"new\":%" PRIu64
 			   ",\"base_share\":%.6f,\"new_share\":%.6f,\"delta\":%.6f}",
 			rows[i].v[0], rows[i].v[1], rows[i].share[0], rows[i].share[1],

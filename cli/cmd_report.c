@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auxcap/decode.h"
+#include "auxcap/decode_out.h"
 #include "auxcap/decode_report.h"
 #include "auxcap/perf_data.h"
 #include "auxcap/session.h"
@@ -773,9 +774,9 @@ static int write_text(struct ctx *c)
 static void json_func_id(FILE *f, const struct auxcap_report_func *fn, bool per_thread)
 {
 	fputs("\"name\":", f);
-	cli_json_str(f, fn->name);
+	auxcap_out_json_str(f, fn->name);
 	fputs(",\"dso\":", f);
-	cli_json_str(f, fn->dso);
+	auxcap_out_json_str(f, fn->dso);
 	if (fn->kernel)
 		fputs(",\"addr\":null", f);
 	else
@@ -809,7 +810,7 @@ static void json_note(FILE *f, const struct auxcap_report_note *n, bool gap)
 	else
 		fputs(",\"ip\":null", f);
 	fputs(gap ? ",\"reason\":" : ",\"message\":", f);
-	cli_json_str(f, n->what);
+	auxcap_out_json_str(f, n->what);
 	putc('}', f);
 }
 
@@ -826,13 +827,13 @@ static void json_filter(FILE *f, const struct auxcap_decode_filter *flt)
 	for (size_t i = 0; i < flt->nr_comms; i++) {
 		if (i)
 			putc(',', f);
-		cli_json_str(f, flt->comms[i]);
+		auxcap_out_json_str(f, flt->comms[i]);
 	}
 	fputs("],\"events\":[", f);
 	for (size_t i = 0; i < flt->nr_events; i++) {
 		if (i)
 			putc(',', f);
-		cli_json_str(f, flt->events[i]);
+		auxcap_out_json_str(f, flt->events[i]);
 	}
 	fputs("]}", f);
 }
@@ -847,15 +848,15 @@ static void json_header(struct ctx *c)
 	struct snap_stats st;
 
 	fputs("{\"file\":", f);
-	cli_json_str(f, c->a->file);
+	auxcap_out_json_str(f, c->a->file);
 	fputs(",\"backend\":", f);
-	cli_json_str(f, info->backend);
+	auxcap_out_json_str(f, info->backend);
 	fputs(",\"events\":[", f);
 	for (size_t i = 0; i < auxcap_decode_nr_evsels(c->d); i++) {
 		const struct auxcap_perf_evsel *es = auxcap_decode_evsel(c->d, i);
 
 		fprintf(f, "%s{\"name\":", i ? "," : "");
-		cli_json_str(f, es->name);
+		auxcap_out_json_str(f, es->name);
 		fprintf(f, ",\"type\":%u,\"config\":%" PRIu64 ",\"aux\":%s,\"samples\":%" PRIu64
 			   "}",
 			es->attr->type, (uint64_t)es->attr->config, es == aux ? "true" : "false",
@@ -867,7 +868,7 @@ static void json_header(struct ctx *c)
 		for (size_t i = 0; i < ft->nr_cmdline; i++) {
 			if (i)
 				putc(',', f);
-			cli_json_str(f, ft->cmdline[i]);
+			auxcap_out_json_str(f, ft->cmdline[i]);
 		}
 		putc(']', f);
 	} else {
@@ -878,11 +879,11 @@ static void json_header(struct ctx *c)
 	fputs(",\"host\":", f);
 	if (ft && (ft->hostname || ft->osrelease || ft->arch)) {
 		fputs("{\"hostname\":", f);
-		cli_json_str(f, ft->hostname);
+		auxcap_out_json_str(f, ft->hostname);
 		fputs(",\"osrelease\":", f);
-		cli_json_str(f, ft->osrelease);
+		auxcap_out_json_str(f, ft->osrelease);
 		fputs(",\"arch\":", f);
-		cli_json_str(f, ft->arch);
+		auxcap_out_json_str(f, ft->arch);
 		if (ft->nr_cpus_online)
 			fprintf(f, ",\"cpus_online\":%u}", ft->nr_cpus_online);
 		else
@@ -920,7 +921,7 @@ static void json_header(struct ctx *c)
 			if (!st.by_source[k])
 				continue;
 			fprintf(f, "%s", sep);
-			cli_json_str(f, auxcap_trigger_source_name(k));
+			auxcap_out_json_str(f, auxcap_trigger_source_name(k));
 			fprintf(f, ":%" PRIu64, st.by_source[k]);
 			sep = ",";
 		}
@@ -951,7 +952,7 @@ static void json_threads(struct ctx *c)
 		else
 			fputs("null", f);
 		fputs(",\"comm\":", f);
-		cli_json_str(f, t->comm);
+		auxcap_out_json_str(f, t->comm);
 		fprintf(f, ",\"trace_ns\":%" PRIu64 ",\"instructions\":%" PRIu64
 			   ",\"branches\":%" PRIu64 ",\"trace_events\":%" PRIu64 ",\"gaps\":%" PRIu64
 			   ",\"gap_ns\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"first\":%" PRIu64
@@ -988,7 +989,7 @@ static void json_functions(struct ctx *c)
 			if (!first)
 				putc(',', f);
 			first = false;
-			cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
+			auxcap_out_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 			fprintf(f, ":{\"self\":%" PRIu64 ",\"total\":%" PRIu64 "}", fn->samples[k],
 				fn->samples_total[k]);
 		}
@@ -1009,7 +1010,7 @@ static void json_objects(struct ctx *c)
 		bool first = true;
 
 		fputs(i ? ",{\"dso\":" : "{\"dso\":", f);
-		cli_json_str(f, d->dso);
+		auxcap_out_json_str(f, d->dso);
 		fprintf(f, ",\"kernel\":%s", d->kernel ? "true" : "false");
 		if (c->a->per_thread && d->tid >= 0)
 			fprintf(f, ",\"tid\":%d,\"queue\":null", d->tid);
@@ -1024,7 +1025,7 @@ static void json_objects(struct ctx *c)
 			if (!first)
 				putc(',', f);
 			first = false;
-			cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
+			auxcap_out_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 			fprintf(f, ":%" PRIu64, d->samples[k]);
 		}
 		fputs("}}", f);
@@ -1051,7 +1052,7 @@ static int json_samples(struct ctx *c)
 			return r;
 		fputs(first ? "{\"event\":" : ",{\"event\":", f);
 		first = false;
-		cli_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
+		auxcap_out_json_str(f, slot_name(&s->slots[k], k, s->nr_slots));
 		fprintf(f, ",\"trace_samples\":%s,\"samples\":%" PRIu64 ",\"traced\":%" PRIu64
 			   ",\"aligned\":%" PRIu64 ",\"functions\":[",
 			k + 1 == s->nr_slots ? "true" : "false", s->slots[k].samples,

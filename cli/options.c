@@ -130,36 +130,3 @@ const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f)
 {
 	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms || f->f.nr_events ? &f->f : NULL;
 }
-
-void cli_json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else if (*p < 0x80)
-			putc(*p, f);
-		else {
-			/* Valid UTF-8 sequences pass, stray bytes (a path's Latin-1) are escaped. */
-			int len = (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-							  : (*p & 0xf8) == 0xf0 ? 4 : 0;
-			int k;
-
-			for (k = 1; k < len && (p[k] & 0xc0) == 0x80; k++)
-				;
-			if (len && k == len) {
-				fwrite(p, 1, (size_t)len, f);
-				p += len - 1;
-			} else {
-				fprintf(f, "\\u%04x", *p);
-			}
-		}
-	}
-	putc('"', f);
-}

@@ -241,6 +241,14 @@ void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *
 	putc('}', w->f);
 }
 
+void auxcap_out_json_str(FILE *f, const char *s)
+{
+	if (s)
+		out_json_str(f, s);
+	else
+		fputs("null", f);
+}
+
 void out_json_str(FILE *f, const char *s)
 {
 	putc('"', f);

@@ -82,6 +82,12 @@ int auxcap_out_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 /** Write what comes at the end (closing brackets, folded totals).  Returns 0 or -EIO. */
 int auxcap_out_finish(struct auxcap_out *w);
 
+/**
+ * Write @s to @f as a JSON string (valid UTF-8 kept; quotes, backslashes, control characters
+ * and stray bytes escaped), or null for NULL: the writers' own rule, for other JSON output.
+ */
+void auxcap_out_json_str(FILE *f, const char *s);
+
 /** Free @w (NULL is a no-op); does not close the FILE. */
 void auxcap_out_free(struct auxcap_out *w);
 
