@@ -248,10 +248,14 @@ diffcheck() { # BY BASE NEW
 		>"$TMP/diff.json" 2>"$TMP/diff.err" &&
 	"$AUXCAP" report "$TMP/$base.data" --top 0 --format json --no-progress >"$TMP/db.json" &&
 	"$AUXCAP" report "$TMP/$new.data" --top 0 --format json --no-progress >"$TMP/dn.json" &&
-	python3 - "$TMP" "$by" <<'PY'
+	PYTHONPATH=$(dirname "$CHECK") python3 - "$TMP" "$by" "$(dirname "$SCHEMA")/diff-json.schema.json" <<'PY'
 import json, os, sys
+from check_decode import Schema
 d, by = sys.argv[1], sys.argv[2]
 diff = json.load(open(d + "/diff.json"))
+schema = Schema(json.load(open(sys.argv[3])))
+err = schema.errors(diff, schema.root)
+assert err is None, "schema: " + err
 ev = diff["event"]
 def shares(rep):
     tot = {"time": rep["trace"]["ns"], "insns": rep["trace"]["instructions"],
@@ -281,7 +285,7 @@ PY
 }
 for by in time insns samples; do
 	if diffcheck $by s clock; then
-		ok "diff --by $by: every function's counts and shares as the two reports give them"
+		ok "diff --by $by: every function's counts and shares as the two reports give them; the JSON validates"
 	else
 		bad "diff --by $by: $(cat "$TMP/diff.err")"
 	fi
