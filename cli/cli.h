@@ -75,4 +75,11 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
+/* The last component of @path (@path itself without a '/'; NULL for NULL). */
+const char *cli_base_name(const char *path);
+
+/* A function's file as report and diff print it after its name: "  [libc.so.6]" (the last
+ * component), "  [kernel.kallsyms]" or "  [vdso]" as they are; nothing for NULL. */
+void cli_print_dso(FILE *f, const char *dso);
+
 #endif /* AUXCAP_CLI_H */

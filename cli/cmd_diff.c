@@ -273,13 +273,6 @@ static uint64_t metric_of(const struct diff_args *a, const struct side *s,
 	}
 }
 
-static const char *base_name(const char *path)
-{
-	const char *p = path ? strrchr(path, '/') : NULL;
-
-	return !path ? "" : p ? p + 1 : path;
-}
-
 static int cmp_entry(const void *pa, const void *pb)
 {
 	const struct entry *a = pa, *b = pb;
@@ -330,7 +323,7 @@ static int make_rows(const struct diff_args *a, struct side *sd, struct row **re
 			if (!v)
 				continue;
 			e[n++] = (struct entry){ f->name ? f->name : f->kernel ? "[kernel]" : "[unknown]",
-						 base_name(f->dso), i, v };
+						 f->dso ? cli_base_name(f->dso) : "", i, v };
 		}
 	}
 	qsort(e, n, sizeof(*e), cmp_entry);
@@ -406,10 +399,7 @@ static void write_text(FILE *f, const struct diff_args *a, const struct side *sd
 
 		fprintf(f, "  %7.2f%% %7.2f%% %+8.2f%%  %s", rw->share[0], rw->share[1], rw->delta,
 			rw->name);
-		if (rw->dso[0] == '[')
-			fprintf(f, "  %s", rw->dso); /* [kernel.kallsyms], [vdso] */
-		else if (*rw->dso)
-			fprintf(f, "  [%s]", rw->dso);
+		cli_print_dso(f, *rw->dso ? rw->dso : NULL);
 		if (!rw->v[0] || !rw->v[1])
 			fputs(rw->v[0] ? "  (base only)" : "  (new only)", f);
 		putc('\n', f);

@@ -191,13 +191,6 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path;
-}
-
 /* "name", "[unknown] 0x4011d6" or "[kernel]", then "  [dso]". */
 static void print_func(FILE *f, const struct auxcap_report_func *fn)
 {
@@ -207,10 +200,7 @@ static void print_func(FILE *f, const struct auxcap_report_func *fn)
 		fputs("[kernel]", f);
 	else
 		fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
-	if (fn->dso && fn->dso[0] == '[')
-		fprintf(f, "  %s", fn->dso); /* [kernel.kallsyms], [vdso] */
-	else if (fn->dso)
-		fprintf(f, "  [%s]", base_name(fn->dso));
+	cli_print_dso(f, fn->dso);
 	fputc('\n', f);
 }
 

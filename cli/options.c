@@ -130,3 +130,18 @@ const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f)
 {
 	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms || f->f.nr_events ? &f->f : NULL;
 }
+
+const char *cli_base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+void cli_print_dso(FILE *f, const char *dso)
+{
+	if (dso && dso[0] == '[')
+		fprintf(f, "  %s", dso); /* [kernel.kallsyms], [vdso] */
+	else if (dso)
+		fprintf(f, "  [%s]", cli_base_name(dso));
+}
