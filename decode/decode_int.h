@@ -14,6 +14,7 @@
 /* ---- symbols (symbols.c) ---------------------------------------------------------------- */
 
 struct auxcap_symbols;
+struct auxcap_elf;
 
 int auxcap_symbols_new(struct auxcap_symbols **ret);
 void auxcap_symbols_free(struct auxcap_symbols *s);
@@ -37,6 +38,29 @@ void auxcap_symbols_set_time(struct auxcap_symbols *s, uint64_t t, uint64_t *ret
  * -ENOENT if no readable mapping holds @addr. */
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
 			size_t len);
+/* auxcap_symbols_read() of the mappings in place at perf time @t. */
+int auxcap_symbols_read_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
+			   uint8_t *buf, size_t len);
+
+/* The function symbol holding an address (auxcap_symbols_func_at()). */
+struct auxcap_sym_func {
+	const char *name;  /* NULL: no symbol (the rest tells the file) */
+	const char *dso;   /* the mapping's file, NULL: no mapping */
+	size_t file;	   /* the file's index: one per path (with @vaddr, the function's key) */
+	uint64_t start;	   /* run-time address of its first byte (no symbol: the address) */
+	uint64_t size;	   /* bytes, within its mapping; 0 if not known */
+	uint64_t vaddr;	   /* link-time address of its first byte */
+	struct auxcap_elf *elf; /* the file's symbols and lines (borrowed), NULL */
+};
+/* The function at @addr of @pid with the mappings in place at perf time @t into *@ret.
+ * Returns 1 with a symbol, 2 with only the file, 0 if no mapping holds @addr (a kernel
+ * address). */
+int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
+			   struct auxcap_sym_func *ret);
+/* The source line of the byte @off of function @fn (as auxcap_decode_srcline()), and its
+ * unit's compilation directory in *@ret_dir (NULL if none). */
+int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
+				const char **ret_file, unsigned int *ret_line, const char **ret_dir);
 /* As auxcap_decode_symbolize(). */
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);

@@ -12,6 +12,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+bool auxcap_disasm_is_branch(const char *text)
+{
+	static const char *const prefixes[] = { "bnd ", "notrack ", "repz ", "rep " };
+	static const char *const names[] = { "call", "ret", "loop", "syscall", "sysenter",
+					     "sysexit", "sysret", "int", "iret", "lcall", "ljmp" };
+
+	if (!text)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(text, prefixes[i], strlen(prefixes[i])))
+			text += strlen(prefixes[i]);
+	if (text[0] == 'j')
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(text, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
 #if AUXCAP_HAVE_CAPSTONE
 #include <capstone/capstone.h>
 

@@ -3,6 +3,7 @@
 #ifndef AUXCAP_DECODE_DISASM_H
 #define AUXCAP_DECODE_DISASM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,5 +35,11 @@ void auxcap_disasm_free(struct auxcap_disasm *d);
  */
 int auxcap_disasm_insn(struct auxcap_disasm *d, int mode_bits, const uint8_t *code, size_t len,
 		       uint64_t addr, char *buf, size_t bufsz);
+
+/**
+ * Whether the instruction @text (as auxcap_disasm_insn() wrote it) transfers control: a jump,
+ * conditional jump, loop, call, return, system call or interrupt.
+ */
+bool auxcap_disasm_is_branch(const char *text);
 
 #endif

@@ -18,6 +18,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #if AUXCAP_HAVE_LIBDW
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #endif
 
@@ -639,6 +640,12 @@ size_t auxcap_elf_nsyms(const struct auxcap_elf *elf)
 int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			 uint64_t *ret_off)
 {
+	return auxcap_elf_symbolize_sized(elf, addr, ret_name, ret_off, NULL);
+}
+
+int auxcap_elf_symbolize_sized(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			       uint64_t *ret_off, uint64_t *ret_size)
+{
 	size_t lo = 0, hi = elf->nsyms;
 	const struct elf_sym *s;
 
@@ -661,6 +668,16 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
 		return 0;
 	*ret_name = elf->names + s->name;
 	*ret_off = addr - s->addr;
+	if (ret_size) {
+		/* a symbol without a size of its own ends where the next one starts */
+		*ret_size = s->size;
+		for (size_t i = lo; !s->sized && i < elf->nsyms; i++)
+			if (elf->syms[i].addr > s->addr) {
+				if (!*ret_size || elf->syms[i].addr - s->addr < *ret_size)
+					*ret_size = elf->syms[i].addr - s->addr;
+				break;
+			}
+	}
 	return 1;
 }
 
@@ -714,7 +731,14 @@ int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uin
 int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
 		       unsigned int *ret_line)
 {
+	return auxcap_elf_srcline_dir(elf, addr, ret_file, ret_line, NULL);
+}
+
+int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
+			   unsigned int *ret_line, const char **ret_dir)
+{
 #if AUXCAP_HAVE_LIBDW
+	Dwarf_Attribute attr;
 	Dwarf_Die cu;
 	Dwarf_Line *l;
 	const char *file;
@@ -737,12 +761,15 @@ int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_f
 		return 0;
 	*ret_file = file;
 	*ret_line = (unsigned int)line;
+	if (ret_dir)
+		*ret_dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
 	return 1;
 #else
 	(void)elf;
 	(void)addr;
 	(void)ret_file;
 	(void)ret_line;
+	(void)ret_dir;
 	return 0;
 #endif
 }

@@ -75,6 +75,14 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
 			 uint64_t *ret_off);
 
 /**
+ * auxcap_elf_symbolize() that also gives the symbol's size in *@ret_size (may be NULL): its
+ * own, or for a symbol without one, up to the next symbol or its section's end (0 if neither
+ * is known).
+ */
+int auxcap_elf_symbolize_sized(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			       uint64_t *ret_off, uint64_t *ret_size);
+
+/**
  * The source line of the link-time address @addr, from the DWARF line table of the file (or of
  * the separate debug file its symbols came from), opened on first use: *@ret_file is the name
  * the table gives (borrowed until auxcap_elf_free()), *@ret_line its line.
@@ -82,6 +90,11 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
  */
 int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
 		       unsigned int *ret_line);
+
+/** auxcap_elf_srcline() that also gives the compilation directory of the unit (a relative
+ * file name is relative to it) in *@ret_dir (may be NULL; NULL when the unit has none). */
+int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
+			   unsigned int *ret_line, const char **ret_dir);
 
 /** Largest build-id we keep (bytes); perf's files hold at most 20. */
 #define AUXCAP_ELF_BUILD_ID_MAX 20

@@ -492,7 +492,13 @@ int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t add
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
 			size_t len)
 {
-	const struct sym_map *m = find_map(s, pid, addr, s->now);
+	return auxcap_symbols_read_at(s, pid, addr, s->now, buf, len);
+}
+
+int auxcap_symbols_read_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
+			   uint8_t *buf, size_t len)
+{
+	const struct sym_map *m = find_map(s, pid, addr, t);
 	struct sym_file *f;
 	ssize_t n;
 
@@ -509,6 +515,54 @@ int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, ui
 		len = (size_t)(m->end - addr);
 	n = pread(f->fd, buf, len, (off_t)(addr - m->start + m->pgoff));
 	return n < 0 ? -errno : (int)n;
+}
+
+int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
+			   struct auxcap_sym_func *ret)
+{
+	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, t);
+
+	memset(ret, 0, sizeof(*ret));
+	if (!m)
+		return 0;
+	ret->dso = s->files[m->file].path;
+	ret->file = m->file;
+	ret->start = addr;
+#if AUXCAP_HAVE_LIBELF
+	{
+		const char *name;
+		uint64_t vaddr, off, size;
+		struct auxcap_elf *elf = map_elf(s, m, addr, &vaddr);
+
+		if (elf && auxcap_elf_symbolize_sized(elf, vaddr, &name, &off, &size) == 1) {
+			ret->name = name;
+			ret->start = addr - off;
+			ret->vaddr = vaddr - off;
+			/* not past its mapping (a symbol table that does not match the file) */
+			ret->size = size < m->end - ret->start ? size : m->end - ret->start;
+			ret->elf = elf;
+			return 1;
+		}
+	}
+#endif
+	return 2;
+}
+
+int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
+				const char **ret_file, unsigned int *ret_line, const char **ret_dir)
+{
+#if AUXCAP_HAVE_LIBELF
+	if (fn->elf)
+		return auxcap_elf_srcline_dir(fn->elf, fn->vaddr + off, ret_file, ret_line,
+					      ret_dir);
+#else
+	(void)fn;
+	(void)off;
+	(void)ret_file;
+	(void)ret_line;
+	(void)ret_dir;
+#endif
+	return 0;
 }
 
 void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
