@@ -16,6 +16,7 @@
 extern const struct cli_cmd cli_cmd_decode;
 extern const struct cli_cmd cli_cmd_report;
 extern const struct cli_cmd cli_cmd_diff;
+extern const struct cli_cmd cli_cmd_annotate;
 #if AUXCAP_HAVE_LIBELF
 extern const struct cli_cmd cli_cmd_archive;
 #endif
@@ -27,6 +28,7 @@ static const struct cli_cmd *const commands[] = {
 	&cli_cmd_decode,
 	&cli_cmd_report,
 	&cli_cmd_diff,
+	&cli_cmd_annotate,
 #if AUXCAP_HAVE_LIBELF
 	&cli_cmd_archive,
 #endif

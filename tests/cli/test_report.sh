@@ -64,6 +64,41 @@ if record spe 300 -e arm_spe_0/period=64/; then
 		fails=$((fails + 1))
 fi
 
+# auxcap annotate (perf annotate): every instruction's runs, taken branches and samples on
+# the same captures, checked by check_annotate.py against decode's per-instruction stream.
+ANSCHEMA=$(dirname "$SCHEMA")/annotate-json.schema.json
+annotate_check() { # NAME ARGS...
+	name=$1
+	shift
+	[ -f "$TMP/$name.data" ] || return 0
+	python3 "$(dirname "$CHECK")/check_annotate.py" "$AUXCAP" "$TMP/$name.data" "$ANSCHEMA" \
+		"$@" || fails=$((fails + 1))
+}
+annotate_check s --iterations 3000
+annotate_check clock --iterations 3000
+annotate_check trunc --lossy
+annotate_check bts --iterations 300 --no-insns
+# --dso and --tid pick functions and threads; SYMBOL every function of that name.
+if "$AUXCAP" annotate "$TMP/clock.data" --dso libc.so.6 --top 3 --format json >"$TMP/an.json" &&
+	python3 -c 'import json, os, sys
+a = json.load(open(sys.argv[1]))
+assert len(a["functions"]) == 3, a["functions_total"]
+assert all(os.path.basename(f["dso"]) == "libc.so.6" for f in a["functions"])' "$TMP/an.json"; then
+	ok "annotate --dso libc.so.6 --top 3: three functions of libc"
+else
+	bad "annotate --dso libc.so.6 --top 3"
+fi
+if "$AUXCAP" annotate "$TMP/clock.data" run leaf_add --format json >"$TMP/an.json" &&
+	"$AUXCAP" annotate "$TMP/clock.data" --tid 1 --format json >"$TMP/an1.json" &&
+	python3 -c 'import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert sorted(f["name"] for f in a["functions"]) == ["leaf_add", "run"], a["functions"]
+assert b["insns"] == 0 and b["functions"] == [], b' "$TMP/an.json" "$TMP/an1.json"; then
+	ok "annotate run leaf_add: those two; --tid 1 (no such thread): nothing counted"
+else
+	bad "annotate SYMBOL..., --tid"
+fi
+
 # Bad input: one line on standard error, status 1, nothing on standard output.
 CMD=report
 one_line() { # WHAT PATTERN ARGS...: auxcap $CMD ARGS fails with one line matching PATTERN
@@ -297,6 +332,39 @@ one_line "diff --event with --by time" "goes with --by samples" "$TMP/s.data" "$
 one_line "diff --event of no samples" "no samples of event 'page-faults'" "$TMP/s.data" \
 	"$TMP/clock.data" --event page-faults
 one_line "diff of a missing capture" "nosuch.data" "$TMP/s.data" "$TMP/nosuch.data"
+CMD=annotate
+one_line "annotate without a file" "no capture given" --top 2
+one_line "annotate of a missing capture" "nosuch.data" "$TMP/nosuch.data"
+one_line "annotate --top -1" "bad --top" "$TMP/s.data" --top -1
+one_line "annotate --format xml" "bad --format" "$TMP/s.data" --format xml
+one_line "annotate --frobnicate" "unknown option" "$TMP/s.data" --frobnicate
+one_line "annotate of a function that did not run" "no function named no_such_fn" \
+	"$TMP/s.data" no_such_fn
+one_line "annotate of a capture without AUX trace" "no AUX trace" "$TMP/noaux.data"
+# A capture of counter samples only: annotate gives the samples per instruction (perf
+# annotate's view), each function's sum its self samples in the report.
+if [ -f "$TMP/so.data" ]; then
+	if "$AUXCAP" annotate "$TMP/so.data" --top 0 --format json >"$TMP/so-an.json" \
+		2>"$TMP/so-an.err" &&
+		"$AUXCAP" report "$TMP/so.data" --top 0 --format json --no-progress >"$TMP/so-rep.json" &&
+		python3 -c 'import json, sys
+a, r = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+want = {}
+for f in r["functions"]:
+    n = f["samples"].get("cpu-clock", {}).get("self", 0)
+    if f["name"] and n and f["dso"] != "[kernel.kallsyms]":
+        want[(f["name"], f["dso"])] = want.get((f["name"], f["dso"]), 0) + n
+got = {(f["name"], f["dso"]): f["samples"].get("cpu-clock", 0) for f in a["functions"]}
+assert a["insns"] == 0 and got == want, sorted(set(got.items()) ^ set(want.items()))[:4]
+assert all(f["samples"]["cpu-clock"] == sum(x["samples"].get("cpu-clock", 0)
+           for x in f["instructions"]) for f in a["functions"])
+print("# annotate of samples only: %d functions, %d samples" % (len(got), sum(got.values())))' \
+		"$TMP/so-an.json" "$TMP/so-rep.json"; then
+		ok "annotate of a samples-only capture: each function's samples are the report's"
+	else
+		bad "annotate of a samples-only capture: $(cat "$TMP/so-an.err")"
+	fi
+fi
 CMD=report
 "$AUXCAP" diff "$TMP/clock.data" "$TMP/clock.data" --top 0 >"$TMP/same.txt" 2>&1; st=$?
 nz=$(awk '/^ +[0-9.]+% +[0-9.]+% +[-+][0-9.]+%/ && $3 != "+0.00%"' "$TMP/same.txt" | wc -l)

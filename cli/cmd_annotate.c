@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * auxcap annotate FILE [SYMBOL...]: functions instruction by instruction (perf annotate),
+ * with the trace's exact count of each instruction's runs and taken branches beside the
+ * counter samples at it, and the source lines (auxcap/decode_annotate.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auxcap/backend.h"
+#include "auxcap/decode.h"
+#include "auxcap/decode_annotate.h"
+#include "auxcap/decode_out.h"
+#include "cli.h"
+#include "progress.h"
+
+#define MAX_SYMS 32
+#define MAX_SRC_FILES 32
+
+struct annotate_args {
+	const char *file;
+	const char *syms[MAX_SYMS];
+	size_t nr_syms;
+	const char *dso;
+	const char *output;
+	size_t top; /* functions shown without SYMBOL; 0: all */
+	bool top_set;
+	bool json;
+	bool no_source;
+	enum cli_progress_mode progress;
+	struct cli_filter filter;
+};
+
+/* A source file read for its lines (NULL @text: not readable). */
+struct src_file {
+	char *path; /* owned: the file's name, in its compilation directory if relative */
+	char *text;
+	size_t *line; /* offsets of the lines' starts; line N at [N - 1] */
+	size_t nr_lines;
+};
+
+struct actx {
+	const struct annotate_args *a;
+	struct auxcap_decode *d;
+	struct auxcap_annotate *an;
+	const struct auxcap_annotate_summary *s;
+	FILE *f;
+	struct src_file src[MAX_SRC_FILES];
+	size_t nr_src;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: auxcap annotate FILE [SYMBOL...] [options]   (a perf.data capture)\n"
+		"\n"
+		"Show functions instruction by instruction, as perf annotate: how many times the\n"
+		"trace says each instruction ran (exact counts of the traced span, not samples),\n"
+		"how often each branch was taken, the counter samples at each instruction, and\n"
+		"the source lines.  Without SYMBOL: the functions that ran the most instructions.\n"
+		"\n"
+		"  SYMBOL                 functions of this name (every file that has one)\n"
+		"  --dso NAME             only functions of this file (its name or path)\n"
+		"  --top N                without SYMBOL: functions shown (default 1; 0: all that\n"
+		"                         ran or have samples)\n"
+		"  --no-source            no source lines between the instructions\n"
+		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
+		"                         only these processes', threads' or commands' trace\n"
+		"  --event NAMES          only these events' samples\n"
+		"  --format FMT           text (default) or json (one object)\n"
+		"  -o, --output OUT       write there instead of standard output\n"
+		"  --progress, --no-progress\n"
+		"                         a progress bar on standard error: always, never (default:\n"
+		"                         when standard error is a terminal)\n"
+		"  -h, --help             this text\n");
+}
+
+static int parse_args(int argc, char **argv, struct annotate_args *a)
+{
+	int r;
+
+	a->top = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *v;
+
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			usage(stdout);
+			exit(CLI_OK);
+		} else if (cli_is_opt(arg, "--dso")) {
+			a->dso = cli_opt_value(argc, argv, &i, "--dso");
+			if (!a->dso || !*a->dso) {
+				cli_err("--dso needs a file name, e.g. --dso libc.so.6");
+				return -EINVAL;
+			}
+		} else if (cli_is_opt(arg, "--top")) {
+			char *end;
+
+			v = cli_opt_value(argc, argv, &i, "--top");
+			errno = 0;
+			a->top = v ? strtoul(v, &end, 10) : 0;
+			if (!v || !*v || *end || errno || *v == '-') {
+				cli_err("bad --top '%s': give a number of functions (0: all)",
+					v ? v : "");
+				return -EINVAL;
+			}
+			a->top_set = true;
+		} else if (!strcmp(arg, "--no-source")) {
+			a->no_source = true;
+		} else if (cli_is_opt(arg, "--format")) {
+			v = cli_opt_value(argc, argv, &i, "--format");
+			if (!v || (strcmp(v, "text") && strcmp(v, "json"))) {
+				cli_err("bad --format '%s': use text or json", v ? v : "");
+				return -EINVAL;
+			}
+			a->json = !strcmp(v, "json");
+		} else if (!strcmp(arg, "--progress")) {
+			a->progress = CLI_PROGRESS_ON;
+		} else if (!strcmp(arg, "--no-progress")) {
+			a->progress = CLI_PROGRESS_OFF;
+		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0 ||
+			   (r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
+			if (r < 0)
+				return r;
+		} else if (arg[0] == '-' && arg[1]) {
+			cli_err("unknown option '%s' (auxcap annotate --help lists them)", arg);
+			return -EINVAL;
+		} else if (!a->file) {
+			a->file = arg;
+		} else if (a->nr_syms < MAX_SYMS) {
+			a->syms[a->nr_syms++] = arg;
+		} else {
+			cli_err("too many symbols (at most %d): annotate the others in another run",
+				MAX_SYMS);
+			return -EINVAL;
+		}
+	}
+	if (!a->file) {
+		cli_err("no capture given: auxcap annotate FILE [SYMBOL...] (see --help)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether function @fn is one the arguments ask for. */
+static bool wanted(const struct annotate_args *a, const struct auxcap_annotate_func *fn)
+{
+	if (a->dso && (!fn->dso || (strcmp(fn->dso, a->dso) &&
+				    strcmp(cli_base_name(fn->dso), a->dso))))
+		return false;
+	if (!a->nr_syms)
+		return fn->insns || fn->samples_sum;
+	for (size_t i = 0; i < a->nr_syms; i++)
+		if (!strcmp(fn->name, a->syms[i]))
+			return true;
+	return false;
+}
+
+/* ---- source lines ------------------------------------------------------------------ */
+
+static const struct src_file *src_get(struct actx *c, const char *file, const char *dir)
+{
+	char path[4096];
+	struct src_file *s;
+	FILE *f;
+	long len;
+
+	if (file[0] != '/' && dir)
+		snprintf(path, sizeof(path), "%s/%s", dir, file);
+	else
+		snprintf(path, sizeof(path), "%s", file);
+	for (size_t i = 0; i < c->nr_src; i++)
+		if (!strcmp(c->src[i].path, path))
+			return &c->src[i];
+	if (c->nr_src == MAX_SRC_FILES)
+		return NULL;
+	s = &c->src[c->nr_src];
+	if (!(s->path = strdup(path)))
+		return NULL;
+	c->nr_src++;
+	f = fopen(path, "rb");
+	if (!f)
+		return s;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && len < (64l << 20) &&
+	    fseek(f, 0, SEEK_SET) == 0 && (s->text = malloc((size_t)len + 1)) &&
+	    fread(s->text, 1, (size_t)len, f) == (size_t)len) {
+		size_t cap = 0;
+
+		s->text[len] = '\0';
+		for (size_t o = 0; o < (size_t)len || (o == 0 && len == 0);) {
+			const char *nl = memchr(s->text + o, '\n', (size_t)len - o);
+
+			if (s->nr_lines == cap) {
+				size_t *n = realloc(s->line, (cap ? cap * 2 : 256) * sizeof(*n));
+
+				if (!n)
+					break;
+				s->line = n;
+				cap = cap ? cap * 2 : 256;
+			}
+			s->line[s->nr_lines++] = o;
+			if (!nl)
+				break;
+			*(char *)nl = '\0';
+			o = (size_t)(nl - s->text) + 1;
+		}
+	} else {
+		free(s->text);
+		s->text = NULL;
+	}
+	fclose(f);
+	return s;
+}
+
+/* The text of line @line of @file (in @dir if relative), NULL if not readable. */
+static const char *src_line(struct actx *c, const char *file, const char *dir, unsigned int line)
+{
+	const struct src_file *s = src_get(c, file, dir);
+
+	if (!s || !s->text || !line || line > s->nr_lines)
+		return NULL;
+	return s->text + s->line[line - 1];
+}
+
+/* ---- text ------------------------------------------------------------------------- */
+
+/* The sample slots with samples: their indices in @slots, how many. */
+static size_t sample_slots(const struct actx *c, size_t *slots)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->s->nr_slots; i++)
+		if (c->s->slot_samples[i])
+			slots[n++] = i;
+	return n;
+}
+
+static const char *slot_name(const struct actx *c, size_t i)
+{
+	const struct auxcap_perf_evsel *es =
+		i + 1 < c->s->nr_slots ? auxcap_decode_evsel(c->d, i) : NULL;
+
+	if (es)
+		return es->name ? es->name : "event";
+	return auxcap_decode_get_info(c->d)->backend ? auxcap_decode_get_info(c->d)->backend
+						      : "trace";
+}
+
+static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslots)
+{
+	const struct auxcap_annotate_func *fn = auxcap_annotate_get_func(c->an, i);
+	const struct auxcap_annotate_insn *in;
+	const char *last_file = NULL;
+	unsigned int last_line = 0;
+	bool trace = auxcap_decode_get_info(c->d)->backend != NULL;
+	size_t n;
+	int r;
+	FILE *f = c->f;
+
+	fprintf(f, "\n## %s", fn->name);
+	cli_print_dso(f, fn->dso);
+	fprintf(f, "  at 0x%" PRIx64 " (pid %" PRId32 "), %" PRIu64 " bytes\n", fn->addr, fn->pid,
+		fn->size);
+	if (trace)
+		fprintf(f,
+			"#  trace: %" PRIu64 " instructions run here (%.2f%% of %" PRIu64
+			"), %" PRIu64 " branches taken\n",
+			fn->insns,
+			c->s->insns_placed ? 100.0 * (double)fn->insns / (double)c->s->insns_placed
+					   : 0.0,
+			c->s->insns_placed, fn->taken);
+	for (size_t k = 0; k < nslots; k++)
+		fprintf(f, "#  %s: %" PRIu64 " samples here of %" PRIu64 "\n", slot_name(c, slots[k]),
+			fn->samples ? fn->samples[slots[k]] : 0, c->s->slot_samples[slots[k]]);
+	r = auxcap_annotate_insns(c->an, i, &in, &n);
+	if (r < 0) {
+		fprintf(f, "#  (its code cannot be read: %s)\n", strerror(-r));
+		return 0;
+	}
+	fputc('\n', f);
+	if (trace)
+		fprintf(f, "%12s %7s %10s", "execs", "share", "taken");
+	for (size_t k = 0; k < nslots; k++)
+		fprintf(f, " %10.10s", slot_name(c, slots[k]));
+	fprintf(f, "  address: instruction\n");
+	for (size_t j = 0; j < n; j++) {
+		const struct auxcap_annotate_insn *x = &in[j];
+
+		if (!c->a->no_source && x->src_file &&
+		    (x->src_file != last_file || x->src_line != last_line) &&
+		    (!last_file || strcmp(x->src_file, last_file) || x->src_line != last_line)) {
+			const char *t = src_line(c, x->src_file, x->src_dir, x->src_line);
+
+			fprintf(f, "%*s%s:%u", (trace ? 33 : 2) + 11 * (int)nslots, "",
+				cli_base_name(x->src_file), x->src_line);
+			if (t) {
+				while (*t == ' ' || *t == '\t')
+					t++;
+				fprintf(f, "  %s", t);
+			}
+			fputc('\n', f);
+			last_file = x->src_file;
+			last_line = x->src_line;
+		}
+		if (trace && x->execs)
+			fprintf(f, "%12" PRIu64 " %6.2f%%", x->execs,
+				fn->insns ? 100.0 * (double)x->execs / (double)fn->insns : 0.0);
+		else if (trace)
+			fprintf(f, "%12s %7s", ".", "");
+		if (trace && (x->branch || x->taken))
+			fprintf(f, " %10" PRIu64, x->taken);
+		else if (trace)
+			fprintf(f, " %10s", "");
+		for (size_t k = 0; k < nslots; k++) {
+			if (x->samples && x->samples[slots[k]])
+				fprintf(f, " %10" PRIu64, x->samples[slots[k]]);
+			else
+				fprintf(f, " %10s", ".");
+		}
+		fprintf(f, "  %" PRIx64 ":  %s\n", x->addr, x->text);
+	}
+	return 0;
+}
+
+static int write_text(struct actx *c, const size_t *which, size_t nwhich)
+{
+	const struct auxcap_annotate_summary *s = c->s;
+	size_t slots[64], nslots = sample_slots(c, slots);
+
+	if (nslots > 8)
+		nslots = 8; /* the columns of the first eight events with samples */
+	fprintf(c->f, "# auxcap annotate of %s\n", c->a->file);
+	if (!auxcap_decode_get_info(c->d)->backend) {
+		fprintf(c->f, "# trace: none (a capture of counter samples only)\n");
+	} else {
+		fprintf(c->f,
+			"# trace: %" PRIu64 " instructions, %" PRIu64 " placed in functions, %" PRIu64
+			" in code without a symbol or kernel code, %" PRIu64 " not placed",
+			s->insns, s->insns_placed, s->insns_nosym, s->insns_unplaced);
+		if (s->stretches_bad)
+			fprintf(c->f,
+				" (%" PRIu64 " of %" PRIu64 " stretches of code did not match the "
+				"trace or could not be read)",
+				s->stretches_bad, s->stretches);
+		fputc('\n', c->f);
+	}
+	for (size_t k = 0; k < nslots; k++)
+		fprintf(c->f, "# %s: %" PRIu64 " samples, %" PRIu64 " at instructions of functions\n",
+			slot_name(c, slots[k]), s->slot_samples[slots[k]], s->slot_placed[slots[k]]);
+	for (size_t i = 0; i < nwhich; i++) {
+		int r = text_func(c, which[i], slots, nslots);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void json_samples(const struct actx *c, const uint64_t *v)
+{
+	bool first = true;
+
+	fputc('{', c->f);
+	for (size_t i = 0; v && i < c->s->nr_slots; i++) {
+		if (!c->s->slot_samples[i])
+			continue;
+		fputs(first ? "" : ",", c->f);
+		first = false;
+		auxcap_out_json_str(c->f, slot_name(c, i));
+		fprintf(c->f, ":%" PRIu64, v[i]);
+	}
+	fputc('}', c->f);
+}
+
+static int json_func(struct actx *c, size_t i)
+{
+	const struct auxcap_annotate_func *fn = auxcap_annotate_get_func(c->an, i);
+	const struct auxcap_annotate_insn *in = NULL;
+	size_t n = 0;
+	int r = auxcap_annotate_insns(c->an, i, &in, &n);
+	FILE *f = c->f;
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	fputs("{\"name\":", f);
+	auxcap_out_json_str(f, fn->name);
+	fputs(",\"dso\":", f);
+	auxcap_out_json_str(f, fn->dso);
+	fprintf(f,
+		",\"addr\":\"0x%" PRIx64 "\",\"vaddr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+		",\"pid\":%" PRId32 ",\"insns\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"samples\":",
+		fn->addr, fn->vaddr, fn->size, fn->pid, fn->insns, fn->taken);
+	json_samples(c, fn->samples);
+	fprintf(f, ",\"readable\":%s,\"instructions\":[", r == 0 ? "true" : "false");
+	for (size_t j = 0; j < n; j++) {
+		const struct auxcap_annotate_insn *x = &in[j];
+
+		fprintf(f, "%s{\"addr\":\"0x%" PRIx64 "\",\"offset\":%" PRIu32 ",\"size\":%u,\"text\":",
+			j ? "," : "", x->addr, x->offset, x->size);
+		auxcap_out_json_str(f, x->text);
+		fprintf(f,
+			",\"valid\":%s,\"branch\":%s,\"execs\":%" PRIu64 ",\"taken\":%" PRIu64
+			",\"samples\":",
+			x->valid ? "true" : "false", x->branch ? "true" : "false", x->execs,
+			x->taken);
+		json_samples(c, x->samples);
+		fputs(",\"srcline\":", f);
+		if (x->src_file) {
+			fputs("{\"file\":", f);
+			auxcap_out_json_str(f, x->src_file);
+			fprintf(f, ",\"line\":%u,\"dir\":", x->src_line);
+			auxcap_out_json_str(f, x->src_dir);
+			fputc('}', f);
+		} else {
+			fputs("null", f);
+		}
+		fputc('}', f);
+	}
+	fputs("]}", f);
+	return 0;
+}
+
+static int write_json(struct actx *c, const size_t *which, size_t nwhich)
+{
+	const struct auxcap_annotate_summary *s = c->s;
+	bool first = true;
+
+	fputs("{\"file\":", c->f);
+	auxcap_out_json_str(c->f, c->a->file);
+	fprintf(c->f,
+		",\"insns\":%" PRIu64 ",\"insns_placed\":%" PRIu64 ",\"insns_nosym\":%" PRIu64
+		",\"insns_unplaced\":%" PRIu64 ",\"stretches\":%" PRIu64
+		",\"stretches_bad\":%" PRIu64 ",\"events\":[",
+		s->insns, s->insns_placed, s->insns_nosym, s->insns_unplaced, s->stretches,
+		s->stretches_bad);
+	for (size_t i = 0; i < s->nr_slots; i++) {
+		if (!s->slot_samples[i])
+			continue;
+		fputs(first ? "{\"name\":" : ",{\"name\":", c->f);
+		first = false;
+		auxcap_out_json_str(c->f, slot_name(c, i));
+		fprintf(c->f, ",\"samples\":%" PRIu64 ",\"placed\":%" PRIu64 "}", s->slot_samples[i],
+			s->slot_placed[i]);
+	}
+	fprintf(c->f, "],\"functions_total\":%zu,\"functions\":[", auxcap_annotate_nr_funcs(c->an));
+	for (size_t i = 0; i < nwhich; i++) {
+		int r;
+
+		if (i)
+			fputc(',', c->f);
+		r = json_func(c, which[i]);
+		if (r < 0)
+			return r;
+	}
+	fputs("]}\n", c->f);
+	return 0;
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+static int cmd_annotate_run(int argc, char **argv)
+{
+	struct annotate_args a;
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	struct auxcap_annotate_opts ao = { .sz = sizeof(ao) };
+	const struct auxcap_decode_event *ev;
+	struct auxcap_decode *d = NULL;
+	struct auxcap_annotate *an = NULL;
+	struct actx c;
+	char errbuf[512] = "", inpath[4096];
+	size_t *which = NULL, nwhich = 0, nf;
+	FILE *out = stdout;
+	int r, ret = CLI_ERR;
+
+	memset(&a, 0, sizeof(a));
+	memset(&c, 0, sizeof(c));
+	if (parse_args(argc, argv, &a) < 0)
+		return CLI_ERR;
+	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
+		return CLI_ERR;
+	o.errbuf = errbuf;
+	o.errlen = sizeof(errbuf);
+	if (cli_progress_begin(a.progress, false))
+		o.progress = cli_progress_update;
+	o.name = a.file;
+	r = auxcap_decode_open(inpath, &o, &d);
+	if (r < 0) {
+		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+		goto out;
+	}
+	if (auxcap_decode_get_info(d)->backend &&
+	    !auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
+		cli_err("the %s backend only prints its trace (no decoder ops): auxcap annotate "
+			"needs decoded events; use auxcap decode",
+			auxcap_decode_get_info(d)->backend);
+		goto out;
+	}
+	ao.filter = cli_filter_get(&a.filter);
+	r = auxcap_annotate_new(d, &ao, &an);
+	if (r == -EOPNOTSUPP) {
+		cli_err("this build has no disassembler: auxcap annotate needs capstone "
+			"(apt-get install libcapstone-dev, then rebuild)");
+		goto out;
+	}
+	while (r == 0 && (r = auxcap_decode_next(d, &ev)) == 1)
+		r = auxcap_annotate_event(an, ev);
+	if (r == 0)
+		r = auxcap_annotate_finish(an);
+	cli_progress_end();
+	if (r < 0) {
+		cli_err("decoding '%s' stopped: %s", a.file,
+			*auxcap_decode_error(d) ? auxcap_decode_error(d) : strerror(-r));
+		goto out;
+	}
+	nf = auxcap_annotate_nr_funcs(an);
+	which = calloc(nf ? nf : 1, sizeof(*which));
+	if (!which) {
+		cli_err("cannot annotate: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; i < nf; i++)
+		if (wanted(&a, auxcap_annotate_get_func(an, i)) &&
+		    (a.nr_syms || !a.top || nwhich < a.top))
+			which[nwhich++] = i;
+	if (!nwhich && a.nr_syms) {
+		cli_err("no function named %s%s%s%s ran or was sampled in '%s' (auxcap report "
+			"lists the capture's functions)",
+			a.syms[0], a.nr_syms > 1 ? " (or the others given)" : "",
+			a.dso ? " in " : "", a.dso ? a.dso : "", a.file);
+		goto out;
+	}
+	if (a.output) {
+		FILE *f = cli_output_open(a.output);
+
+		if (!f)
+			goto out;
+		out = f;
+	}
+	c.a = &a;
+	c.d = d;
+	c.an = an;
+	c.s = auxcap_annotate_get_summary(an);
+	c.f = out;
+	r = a.json ? write_json(&c, which, nwhich) : write_text(&c, which, nwhich);
+	if (r < 0) {
+		cli_err("cannot write the annotation: %s", strerror(-r));
+		goto out;
+	}
+	if (fflush(out) == EOF || ferror(out)) {
+		cli_err("writing %s failed: %s", a.output ? a.output : "the annotation",
+			strerror(errno));
+		goto out;
+	}
+	ret = CLI_OK;
+out:
+	cli_progress_end();
+	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
+		cli_err("writing '%s' failed: %s", a.output, strerror(errno));
+		ret = CLI_ERR;
+	}
+	for (size_t i = 0; i < c.nr_src; i++) {
+		free(c.src[i].path);
+		free(c.src[i].text);
+		free(c.src[i].line);
+	}
+	free(which);
+	auxcap_annotate_free(an);
+	auxcap_decode_close(d);
+	return ret;
+}
+
+const struct cli_cmd cli_cmd_annotate = {
+	.name = "annotate",
+	.summary = "functions instruction by instruction: exact runs, taken branches, samples",
+	.run = cmd_annotate_run,
+};

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Check `auxcap annotate` on a capture against figures computed outside it.
+
+    check_annotate.py AUXCAP CAPTURE SCHEMA [--iterations N] [--no-insns] [--lossy]
+
+- the JSON of every function (--top 0) validates against docs/annotate-json.schema.json;
+  the summary adds up (instructions placed + without symbol + not placed) and its total is
+  the report's;
+- with per-instruction decode (Intel PT; not --no-insns): every instruction's runs are the
+  INSN events `auxcap decode --itrace=i` gives at its address (libipt's instruction flow, not
+  the stretches annotate walks), its taken count the BRANCH events from it, its samples the
+  samples whose IP (the one decode looks up) is there; what decode ran beyond annotate's
+  counts is what annotate counts without a symbol or not placed; with --lossy (a capture
+  with gaps) an instruction's runs are at most decode's;
+- a taken count only on a branch, unconditional branches always taken;
+- the example's `work` runs N times: its first instruction and its return N times;
+- the text of `annotate CAPTURE work` shows each source line with its text.
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_decode import Schema  # noqa: E402
+
+fails = 0
+
+
+def check(cond, what):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails += 1
+
+
+def run(*args):
+    p = subprocess.run(list(args), capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("FAIL %s: status %d: %s" % (" ".join(args), p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def main():
+    args = sys.argv[1:]
+    iterations = None
+    insns = True
+    lossy = "--lossy" in args
+    if lossy:
+        args.remove("--lossy")
+    if "--iterations" in args:
+        i = args.index("--iterations")
+        iterations = int(args[i + 1])
+        del args[i:i + 2]
+    if "--no-insns" in args:
+        args.remove("--no-insns")
+        insns = False
+    auxcap, capture, schema_path = args
+    name = os.path.basename(capture)
+    schema = Schema(json.load(open(schema_path)))
+    an = json.loads(run(auxcap, "annotate", capture, "--top", "0", "--format", "json"))
+    err = schema.errors(an, schema.root)
+    check(err is None, "%s: the JSON validates against the schema%s" % (name, ": " + str(err) if err else ""))
+    check(an["insns"] == an["insns_placed"] + an["insns_nosym"] + an["insns_unplaced"],
+          "%s: %d instructions = %d placed + %d without symbol + %d not placed" %
+          (name, an["insns"], an["insns_placed"], an["insns_nosym"], an["insns_unplaced"]))
+    funcs = an["functions"]
+    check(len(funcs) == an["functions_total"] and funcs, "%s: %d functions" % (name, len(funcs)))
+    check(sum(f["insns"] for f in funcs) == an["insns_placed"] and
+          all(f["insns"] == sum(x["execs"] for x in f["instructions"]) for f in funcs),
+          "%s: each function's instructions are its instructions' runs, and add up" % name)
+    keys = [(-f["insns"], -sum(f["samples"].values())) for f in funcs]
+    check(keys == sorted(keys), "%s: functions by instructions run, then samples" % name)
+    rep = json.loads(run(auxcap, "report", capture, "--format", "json", "--no-progress"))
+    if insns:
+        check(an["insns"] == rep["trace"]["instructions"],
+              "%s: the total is the report's (%d)" % (name, rep["trace"]["instructions"]))
+
+    at = {}
+    for f in funcs:
+        for x in f["instructions"]:
+            at[int(x["addr"], 16)] = x
+    bad_taken = [x for x in at.values() if x["taken"] and not x["branch"]]
+    check(not bad_taken, "%s: taken counts only on branches%s" % (name, bad_taken[:1]))
+    always = [x for x in at.values() if x["branch"] and
+              x["text"].split()[0] in ("call", "ret", "jmp") and x["taken"] != x["execs"]]
+    check(not always, "%s: calls, returns and jumps taken every time they ran%s" % (name, always[:1]))
+
+    if insns:
+        ex, tk, sm = collections.Counter(), collections.Counter(), collections.Counter()
+        out = run(auxcap, "decode", capture, "--itrace=ib", "--format", "json")
+        for line in out.splitlines():
+            e = json.loads(line)
+            if e["type"] == "insn":
+                ex[int(e["ip"], 16)] += 1
+            elif e["type"] == "branch":
+                tk[int(e["from"], 16)] += 1
+            elif e["type"] == "sample":
+                ip = e["context"]["ip"] if e.get("context") else e["ip"]
+                sm[int(ip, 16)] += 1
+        diff = [(hex(a), x["execs"], ex[a]) for a, x in at.items()
+                if x["execs"] > ex[a] or (x["execs"] != ex[a] and not lossy)]
+        check(not diff, "%s: every instruction's runs are %s decode's INSN events there (%d "
+              "addresses)%s" % (name, "at most" if lossy else "", len(at), diff[:3]))
+        # (instructions run just before a gap are in no event's count: decode's INSN events
+        # have them, the total of annotate and report does not)
+        beyond = sum(ex.values()) - sum(x["execs"] for x in at.values())
+        before_gaps = sum(ex.values()) - an["insns"]
+        check(beyond == an["insns_nosym"] + an["insns_unplaced"] + before_gaps and
+              (lossy or not before_gaps) and before_gaps >= 0,
+              "%s: decode ran %d instructions beyond annotate's counts: those without symbol "
+              "and not placed (%d before gaps)" % (name, beyond, before_gaps))
+        diff = [(hex(a), x["taken"], tk[a]) for a, x in at.items() if x["taken"] != tk[a]]
+        check(not diff, "%s: every taken count is decode's branches from there%s" % (name, diff[:3]))
+        diff = [(hex(a), x["samples"], sm[a]) for a, x in at.items()
+                if sum(x["samples"].values()) != sm[a]]
+        check(not diff, "%s: every instruction's samples are decode's samples there%s" %
+              (name, diff[:3]))
+        check(lossy or an["stretches_bad"] == 0,
+              "%s: no stretch of code disagrees with the trace" % name)
+
+    work = [f for f in funcs if f["name"] == "work"]
+    check(len(work) == 1, "%s: one function work" % name)
+    if work and iterations:
+        ins = work[0]["instructions"]
+        rets = [x for x in ins if x["text"] == "ret"]
+        check(ins[0]["execs"] == iterations and rets and
+              sum(x["execs"] for x in rets) == iterations and
+              sum(x["taken"] for x in rets) == iterations,
+              "%s: work's first instruction and its return ran %d times" % (name, iterations))
+    if work:
+        text = run(auxcap, "annotate", capture, "work")
+        lines = set()
+        for x in work[0]["instructions"]:
+            s = x["srcline"]
+            if not s:
+                continue
+            path = s["file"] if s["file"].startswith("/") or not s["dir"] else \
+                os.path.join(s["dir"], s["file"])
+            src = open(path).read().split("\n")[s["line"] - 1].strip()
+            lines.add("%s:%d  %s" % (os.path.basename(s["file"]), s["line"], src))
+        missing = [s for s in lines if s not in text]
+        check(lines and not missing and "## work" in text,
+              "%s: the text shows work's %d source lines with their text%s" %
+              (name, len(lines), missing[:1]))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
