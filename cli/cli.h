@@ -45,6 +45,26 @@ void cli_log_init(int verbosity);
  */
 int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
 
+/*
+ * Open capture @file ("-": standard input, as cli_input_open()) into a decode session *@ret
+ * for command @cmd ("report", "annotate", "diff"), which reads its decoded events: a capture
+ * whose backend only prints its trace is an error naming @cmd.  With @progress the session
+ * reports to the progress bar (cli_progress_begin() first).  Errors are printed; returns 0 or
+ * a negative errno (*@ret NULL).
+ */
+int cli_capture_open(const char *cmd, const char *file, bool progress, struct auxcap_decode **ret);
+
+/*
+ * Finish writing output @out (standard output, or the file @path opened by
+ * cli_output_open(), which is closed): flushed and checked, a failure printed naming @path
+ * or @what.  Returns @ret, or CLI_ERR if writing failed.
+ */
+int cli_output_close(FILE *out, const char *path, const char *what, int ret);
+
+/* "--top N" (report, diff, annotate) at argv[*i]: N into *@ret and 1; 0 if argv[*i] is another
+ * option; -EINVAL (printed) if N is not a number of functions (0..1000000). */
+int cli_top_opt(int argc, char **argv, int *i, size_t *ret);
+
 /* Value of "--opt=V" or "--opt V" at argv[*i] (advancing *i for the second form), NULL if
  * argv[*i] is not @name or its value is missing. */
 const char *cli_opt_value(int argc, char **argv, int *i, const char *name);

@@ -29,7 +29,6 @@ struct annotate_args {
 	const char *dso;
 	const char *output;
 	size_t top; /* functions shown without SYMBOL; 0: all */
-	bool top_set;
 	bool json;
 	bool no_source;
 	enum cli_progress_mode progress;
@@ -97,18 +96,9 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 				cli_err("--dso needs a file name, e.g. --dso libc.so.6");
 				return -EINVAL;
 			}
-		} else if (cli_is_opt(arg, "--top")) {
-			char *end;
-
-			v = cli_opt_value(argc, argv, &i, "--top");
-			errno = 0;
-			a->top = v ? strtoul(v, &end, 10) : 0;
-			if (!v || !*v || *end || errno || *v == '-') {
-				cli_err("bad --top '%s': give a number of functions (0: all)",
-					v ? v : "");
-				return -EINVAL;
-			}
-			a->top_set = true;
+		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
+			if (r < 0)
+				return r;
 		} else if (!strcmp(arg, "--no-source")) {
 			a->no_source = true;
 		} else if (cli_is_opt(arg, "--format")) {
@@ -467,13 +457,11 @@ static int write_json(struct actx *c, const size_t *which, size_t nwhich)
 static int cmd_annotate_run(int argc, char **argv)
 {
 	struct annotate_args a;
-	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	struct auxcap_annotate_opts ao = { .sz = sizeof(ao) };
 	const struct auxcap_decode_event *ev;
 	struct auxcap_decode *d = NULL;
 	struct auxcap_annotate *an = NULL;
 	struct actx c;
-	char errbuf[512] = "", inpath[4096];
 	size_t *which = NULL, nwhich = 0, nf;
 	FILE *out = stdout;
 	int r, ret = CLI_ERR;
@@ -482,25 +470,8 @@ static int cmd_annotate_run(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
-	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
-		return CLI_ERR;
-	o.errbuf = errbuf;
-	o.errlen = sizeof(errbuf);
-	if (cli_progress_begin(a.progress, false))
-		o.progress = cli_progress_update;
-	o.name = a.file;
-	r = auxcap_decode_open(inpath, &o, &d);
-	if (r < 0) {
-		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+	if (cli_capture_open("annotate", a.file, cli_progress_begin(a.progress, false), &d) < 0)
 		goto out;
-	}
-	if (auxcap_decode_get_info(d)->backend &&
-	    !auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
-		cli_err("the %s backend only prints its trace (no decoder ops): auxcap annotate "
-			"needs decoded events; use auxcap decode",
-			auxcap_decode_get_info(d)->backend);
-		goto out;
-	}
 	ao.filter = cli_filter_get(&a.filter);
 	r = auxcap_annotate_new(d, &ao, &an);
 	if (r == -EOPNOTSUPP) {
@@ -535,12 +506,9 @@ static int cmd_annotate_run(int argc, char **argv)
 			a.dso ? " in " : "", a.dso ? a.dso : "", a.file);
 		goto out;
 	}
-	if (a.output) {
-		FILE *f = cli_output_open(a.output);
-
-		if (!f)
-			goto out;
-		out = f;
+	if (a.output && !(out = cli_output_open(a.output))) {
+		out = stdout;
+		goto out;
 	}
 	c.a = &a;
 	c.d = d;
@@ -552,18 +520,10 @@ static int cmd_annotate_run(int argc, char **argv)
 		cli_err("cannot write the annotation: %s", strerror(-r));
 		goto out;
 	}
-	if (fflush(out) == EOF || ferror(out)) {
-		cli_err("writing %s failed: %s", a.output ? a.output : "the annotation",
-			strerror(errno));
-		goto out;
-	}
 	ret = CLI_OK;
 out:
 	cli_progress_end();
-	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
-		cli_err("writing '%s' failed: %s", a.output, strerror(errno));
-		ret = CLI_ERR;
-	}
+	ret = cli_output_close(out, a.output, "the annotation", ret);
 	for (size_t i = 0; i < c.nr_src; i++) {
 		free(c.src[i].path);
 		free(c.src[i].text);

@@ -115,17 +115,9 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 				cli_err("--event needs an event name, e.g. --event cpu-clock");
 				return -EINVAL;
 			}
-		} else if (cli_is_opt(arg, "--top")) {
-			char *end;
-
-			v = cli_opt_value(argc, argv, &i, "--top");
-			errno = 0;
-			a->top = v ? strtoul(v, &end, 10) : 0;
-			if (!v || !*v || *end || errno || *v == '-') {
-				cli_err("bad --top '%s': give a number of functions (0: all)",
-					v ? v : "");
-				return -EINVAL;
-			}
+		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
+			if (r < 0)
+				return r;
 		} else if (cli_is_opt(arg, "--format")) {
 			v = cli_opt_value(argc, argv, &i, "--format");
 			if (!v || (strcmp(v, "text") && strcmp(v, "json"))) {
@@ -163,25 +155,10 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 /* Decode @s->file into a report. */
 static int side_open(struct side *s)
 {
-	struct auxcap_decode_opts o = { .sz = sizeof(o) };
-	const struct auxcap_decode_info *info;
-	char errbuf[512] = "";
-	int r;
+	int r = cli_capture_open("diff", s->file, false, &s->d);
 
-	o.errbuf = errbuf;
-	o.errlen = sizeof(errbuf);
-	r = auxcap_decode_open(s->file, &o, &s->d);
-	if (r < 0) {
-		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+	if (r < 0)
 		return r;
-	}
-	info = auxcap_decode_get_info(s->d);
-	if (info->backend && !auxcap_backend_find(info->backend)->decoder_new) {
-		cli_err("'%s': the %s backend only prints its trace (no decoder ops): nothing to "
-			"compare",
-			s->file, info->backend);
-		return -EOPNOTSUPP;
-	}
 	r = auxcap_report_run(s->d, NULL, &s->r);
 	if (r < 0) {
 		cli_err("decoding '%s' stopped: %s", s->file,
@@ -467,16 +444,9 @@ static int cmd_diff_run(int argc, char **argv)
 		write_json(out, &a, sd, rows, n);
 	else
 		write_text(out, &a, sd, rows, n, only);
-	if (fflush(out) == EOF || ferror(out)) {
-		cli_err("writing %s failed: %s", a.output ? a.output : "the diff", strerror(errno));
-		goto out;
-	}
 	ret = CLI_OK;
 out:
-	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
-		cli_err("writing '%s' failed: %s", a.output, strerror(errno));
-		ret = CLI_ERR;
-	}
+	ret = cli_output_close(out, a.output, "the diff", ret);
 	free(rows);
 	for (int i = 0; i < 2; i++) {
 		auxcap_report_free(sd[i].r);

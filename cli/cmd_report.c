@@ -106,19 +106,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
-		} else if (cli_is_opt(arg, "--top")) {
-			char *end;
-			unsigned long long n;
-
-			v = cli_opt_value(argc, argv, &i, "--top");
-			errno = 0;
-			n = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
-			if (!v || !*v || *v == '-' || errno || *end || n > 1000000) {
-				cli_err("bad --top '%s': expected a number of functions (0: all)",
-					v ? v : "");
-				return -EINVAL;
-			}
-			a->top = (size_t)n;
+		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
+			if (r < 0)
+				return r;
 		} else if (cli_is_opt(arg, "--sort")) {
 			size_t k, nk = sizeof(sort_keys) / sizeof(sort_keys[0]);
 
@@ -1116,40 +1106,20 @@ static int write_json(struct ctx *c)
 static int cmd_report_run(int argc, char **argv)
 {
 	struct report_args a;
-	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	struct auxcap_report_opts ro = { .sz = sizeof(ro) };
 	const struct auxcap_decode_event *ev;
 	struct auxcap_decode *d = NULL;
 	struct auxcap_report *rep = NULL;
 	struct ctx c;
-	char errbuf[512] = "", inpath[4096];
 	FILE *out = stdout;
 	int r, ret = CLI_ERR;
 
 	memset(&a, 0, sizeof(a));
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
-	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
-	if (cli_input_open(a.file, inpath, sizeof(inpath), &(int){ -1 }) < 0)
-		return CLI_ERR;
-	o.errbuf = errbuf;
-	o.errlen = sizeof(errbuf);
 	/* The report is printed once decoding is over: the bar never cuts into it. */
-	if (cli_progress_begin(a.progress, false))
-		o.progress = cli_progress_update;
-	o.name = a.file; /* "-" rather than the saved copy's /proc path */
-	r = auxcap_decode_open(inpath, &o, &d);
-	if (r < 0) {
-		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+	if (cli_capture_open("report", a.file, cli_progress_begin(a.progress, false), &d) < 0)
 		goto out;
-	}
-	if (auxcap_decode_get_info(d)->backend &&
-	    !auxcap_backend_find(auxcap_decode_get_info(d)->backend)->decoder_new) {
-		cli_err("the %s backend only prints its trace (no decoder ops): auxcap report "
-			"needs decoded events; use auxcap decode",
-			auxcap_decode_get_info(d)->backend);
-		goto out;
-	}
 	ro.per_thread = a.per_thread;
 	ro.filter = cli_filter_get(&a.filter);
 	r = auxcap_report_new(d, &ro, &rep);
@@ -1169,12 +1139,9 @@ static int cmd_report_run(int argc, char **argv)
 		cli_err("cannot sort the functions: %s", strerror(ENOMEM));
 		goto out;
 	}
-	if (a.output) {
-		FILE *f = cli_output_open(a.output);
-
-		if (!f)
-			goto out;
-		out = f;
+	if (a.output && !(out = cli_output_open(a.output))) {
+		out = stdout;
+		goto out;
 	}
 	c.f = out;
 	r = a.json ? write_json(&c) : write_text(&c);
@@ -1182,18 +1149,10 @@ static int cmd_report_run(int argc, char **argv)
 		cli_err("cannot write the report: %s", strerror(-r));
 		goto out;
 	}
-	if (fflush(out) == EOF || ferror(out)) {
-		cli_err("writing %s failed: %s", a.output ? a.output : "the report",
-			strerror(errno));
-		goto out;
-	}
 	ret = CLI_OK;
 out:
 	cli_progress_end();
-	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
-		cli_err("writing '%s' failed: %s", a.output, strerror(errno));
-		ret = CLI_ERR;
-	}
+	ret = cli_output_close(out, a.output, "the report", ret);
 	auxcap_report_free(rep);
 	auxcap_decode_close(d);
 	return ret;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * "-" as the input file of decode and report: standard input.  Decoding reads AUX buffers
- * out of order, so a stream from a pipe is first saved to an unlinked temporary file (in
- * $TMPDIR, else /tmp) and decoded from there, as a seekable file.
+ * "-" as the input file of decode, report and annotate: standard input.  Decoding reads AUX
+ * buffers out of order, so a stream from a pipe is first saved to an unlinked temporary file
+ * (in $TMPDIR, else /tmp) and decoded from there, as a seekable file.  And the opening of a
+ * capture for the commands that read its decoded events.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,9 @@
 
 #include <sys/stat.h>
 
+#include "auxcap/backend.h"
 #include "cli.h"
+#include "progress.h"
 
 /* An unlinked read-write file in @dir, -errno on failure. */
 static int temp_file(const char *dir)
@@ -93,5 +96,39 @@ int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd)
 	}
 	snprintf(path, path_size, "/proc/self/fd/%d", fd);
 	*ret_fd = fd;
+	return 0;
+}
+
+int cli_capture_open(const char *cmd, const char *file, bool progress, struct auxcap_decode **ret)
+{
+	struct auxcap_decode_opts o = { .sz = sizeof(o) };
+	const struct auxcap_decode_info *info;
+	char errbuf[512] = "", path[4096];
+	int r;
+
+	*ret = NULL;
+	/* "-": standard input (a pipe is saved to an unlinked file, kept open until exit). */
+	r = cli_input_open(file, path, sizeof(path), &(int){ -1 });
+	if (r < 0)
+		return r;
+	o.errbuf = errbuf;
+	o.errlen = sizeof(errbuf);
+	if (progress)
+		o.progress = cli_progress_update;
+	o.name = file; /* "-" rather than the saved copy's /proc path */
+	r = auxcap_decode_open(path, &o, ret);
+	if (r < 0) {
+		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));
+		return r;
+	}
+	info = auxcap_decode_get_info(*ret);
+	if (info->backend && !auxcap_backend_find(info->backend)->decoder_new) {
+		cli_err("'%s': the %s backend only prints its trace (no decoder ops): auxcap %s "
+			"needs decoded events; use auxcap decode",
+			file, info->backend, cmd);
+		auxcap_decode_close(*ret);
+		*ret = NULL;
+		return -EOPNOTSUPP;
+	}
 	return 0;
 }

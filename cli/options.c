@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Option parsing shared by the commands that read a capture (decode, report): "--opt=V" and
- * "--opt V" values, the output file option, and the thread filter.
+ * Option parsing shared by the commands that read a capture (decode, report, diff,
+ * annotate): "--opt=V" and "--opt V" values, the output file option, the thread filter,
+ * --top; and the end of their output.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -144,4 +145,36 @@ void cli_print_dso(FILE *f, const char *dso)
 		fprintf(f, "  %s", dso); /* [kernel.kallsyms], [vdso] */
 	else if (dso)
 		fprintf(f, "  [%s]", cli_base_name(dso));
+}
+
+int cli_top_opt(int argc, char **argv, int *i, size_t *ret)
+{
+	const char *v;
+	char *end;
+	unsigned long long n;
+
+	if (!cli_is_opt(argv[*i], "--top"))
+		return 0;
+	v = cli_opt_value(argc, argv, i, "--top");
+	errno = 0;
+	n = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
+	if (!v || !*v || *v == '-' || errno || *end || n > 1000000) {
+		cli_err("bad --top '%s': give a number of functions (0: all)", v ? v : "");
+		return -EINVAL;
+	}
+	*ret = (size_t)n;
+	return 1;
+}
+
+int cli_output_close(FILE *out, const char *path, const char *what, int ret)
+{
+	if (ret == CLI_OK && (fflush(out) == EOF || ferror(out))) {
+		cli_err("writing %s failed: %s", path ? path : what, strerror(errno));
+		ret = CLI_ERR;
+	}
+	if (out != stdout && fclose(out) == EOF && ret == CLI_OK) {
+		cli_err("writing '%s' failed: %s", path, strerror(errno));
+		ret = CLI_ERR;
+	}
+	return ret;
 }

@@ -71,8 +71,7 @@ struct auxcap_annotate {
 	size_t ficap;
 	struct auxcap_annotate_summary sum;
 	uint64_t *slot_samples, *slot_placed;
-	const struct auxcap_perf_evsel *last_evsel;
-	size_t last_slot;
+	struct evsel_slot_cache slot_cache; /* the sample slot of the last event */
 	/* auxcap_annotate_insns() */
 	struct auxcap_annotate_insn *insns;
 	size_t insns_cap;
@@ -268,20 +267,6 @@ static int trace_event(struct auxcap_annotate *a, const struct auxcap_decode_eve
 	}
 }
 
-/* The slot of @es (an event of the capture); the last slot if it is not one of them. */
-static size_t slot_of(struct auxcap_annotate *a, const struct auxcap_perf_evsel *es)
-{
-	if (es && es == a->last_evsel)
-		return a->last_slot;
-	for (size_t i = 0; i + 1 < a->sum.nr_slots; i++)
-		if (auxcap_decode_evsel(a->d, i) == es) {
-			a->last_evsel = es;
-			a->last_slot = i;
-			return i;
-		}
-	return a->sum.nr_slots - 1;
-}
-
 int auxcap_annotate_event(struct auxcap_annotate *a, const struct auxcap_decode_event *ev)
 {
 	if (!a || !ev || a->finished)
@@ -292,7 +277,7 @@ int auxcap_annotate_event(struct auxcap_annotate *a, const struct auxcap_decode_
 	case AUXCAP_DECODE_TRACE:
 		return trace_event(a, ev);
 	case AUXCAP_DECODE_SAMPLE: {
-		size_t slot = slot_of(a, ev->evsel);
+		size_t slot = decode_evsel_slot(a->d, &a->slot_cache, ev->evsel);
 		uint64_t ip = ev->ctx ? ev->ctx->ip : ev->rec ? ev->rec->u.sample.ip : 0;
 
 		a->slot_samples[slot]++;

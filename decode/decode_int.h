@@ -458,6 +458,16 @@ const struct qev *queue_final_at(struct auxcap_decode *d, struct dqueue *q, size
 void queue_fini(struct auxcap_decode *d, struct dqueue *q);
 
 /* merge.c */
+/* The index of event @es among the capture's (auxcap_decode_evsel()), or their number if it is
+ * none of them (a sample slot: the report's and the annotation's); @c (zeroed first) keeps
+ * the last answer. */
+struct evsel_slot_cache {
+	const struct auxcap_perf_evsel *es;
+	size_t slot;
+};
+size_t decode_evsel_slot(const struct auxcap_decode *d, struct evsel_slot_cache *c,
+			 const struct auxcap_perf_evsel *es);
+
 int merge_next(struct auxcap_decode *d);
 void merge_fini(struct auxcap_decode *d);
 

@@ -26,6 +26,7 @@
 #include <linux/perf_event.h>
 
 #include "auxcap/decode_report.h"
+#include "decode_int.h"
 
 #define FCACHE_SIZE 4096 /* (pid, addr, thread) -> function, power of two */
 #define NO_FUNC UINT32_MAX
@@ -100,8 +101,7 @@ struct auxcap_report {
 
 	size_t nr_slots;
 	struct auxcap_report_slot *slots;
-	const struct auxcap_perf_evsel *last_evsel;
-	size_t last_slot;
+	struct evsel_slot_cache slot_cache; /* slot_of() */
 
 	uint8_t cpu_seen[MAX_CPUS / 8];
 	int32_t *cpus;
@@ -507,15 +507,7 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 /* The slot of @es (an event of the capture); the last slot if it is not one of them. */
 static size_t slot_of(struct auxcap_report *r, const struct auxcap_perf_evsel *es)
 {
-	if (es && es == r->last_evsel)
-		return r->last_slot;
-	for (size_t i = 0; i + 1 < r->nr_slots; i++)
-		if (r->slots[i].evsel == es) {
-			r->last_evsel = es;
-			r->last_slot = i;
-			return i;
-		}
-	return r->nr_slots - 1;
+	return decode_evsel_slot(r->d, &r->slot_cache, es);
 }
 
 /* Count sample @seq of @slot in the total of the function at @addr, once per sample. */
@@ -954,7 +946,6 @@ int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *
 		r->slots[i].name = r->slots[i].evsel ? r->slots[i].evsel->name : NULL;
 	}
 	r->slots[r->nr_slots - 1].name = auxcap_decode_get_info(d)->backend;
-	r->last_slot = r->nr_slots - 1;
 	r->sum.nr_slots = r->nr_slots;
 	r->sum.slots = r->slots;
 	r->sum.gap_notes = r->gap_notes;

@@ -1501,6 +1501,22 @@ const struct auxcap_perf_evsel *auxcap_decode_evsel(const struct auxcap_decode *
 	return d && d->rd ? auxcap_perf_reader_evsel(d->rd, i) : NULL;
 }
 
+size_t decode_evsel_slot(const struct auxcap_decode *d, struct evsel_slot_cache *c,
+			 const struct auxcap_perf_evsel *es)
+{
+	size_t n = auxcap_decode_nr_evsels(d);
+
+	if (es && es == c->es)
+		return c->slot;
+	for (size_t i = 0; i < n; i++)
+		if (auxcap_decode_evsel(d, i) == es) {
+			c->es = es;
+			c->slot = i;
+			return i;
+		}
+	return n;
+}
+
 const struct auxcap_perf_features *auxcap_decode_features(const struct auxcap_decode *d)
 {
 	return d && d->rd ? auxcap_perf_reader_features(d->rd) : NULL;
