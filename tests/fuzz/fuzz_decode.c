@@ -9,12 +9,13 @@
  * wherever the fuzzer runs; other captures name binaries that are missing here (their trace
  * decodes to gaps).  Every event of the merged stream is read through and fed to the text
  * (branches, calls, instructions, side-band, per-function time), JSON, Perfetto and folded
- * writers (to /dev/null) and to the report; then the packet dump runs.
+ * writers (to /dev/null), to the report and to the annotation; then the packet dump runs.
  *
  * Checked (auxcap/decode.h): events come in time order; a sample's context has at most
  * last_branches branches, newest first, and its counts agree with the session's counters;
  * the counters equal the events delivered (trace events, gaps, samples, losses); stack depths
- * and changes are consistent.  An odd-sized input is decoded per instruction (opts.per_insn).
+ * and changes are consistent; the annotation's instruction counts add up.  An odd-sized input
+ * is decoded per instruction (opts.per_insn).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "auxcap/decode.h"
+#include "auxcap/decode_annotate.h"
 #include "auxcap/decode_out.h"
 #include "auxcap/decode_report.h"
 #include "fuzz.h"
@@ -131,6 +133,8 @@ static void run(bool per_insn)
 	const struct auxcap_decode_event *ev;
 	const struct auxcap_decode_info *info;
 	struct auxcap_report *rep = NULL;
+	struct auxcap_annotate *an = NULL;
+	const struct auxcap_annotate_summary *as;
 	struct auxcap_decode *d = NULL;
 	struct counts c = { 0 };
 	uint64_t n = 0, last = 0;
@@ -157,6 +161,8 @@ static void run(bool per_insn)
 		FUZZ_CHECK(auxcap_out_new(g_null, d, &oo, &w[i]) == 0);
 	}
 	FUZZ_CHECK(auxcap_report_new(d, &ro, &rep) == 0);
+	r = auxcap_annotate_new(d, NULL, &an);
+	FUZZ_CHECK(r == 0 || r == -EOPNOTSUPP);
 	while (n < MAX_EVENTS && (r = auxcap_decode_next(d, &ev)) == 1) {
 		FUZZ_CHECK(ev);
 		/* one stream ordered by perf time */
@@ -166,6 +172,7 @@ static void run(bool per_insn)
 		for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 			FUZZ_CHECK(auxcap_out_event(w[i], ev) == 0);
 		FUZZ_CHECK(auxcap_report_event(rep, ev) == 0);
+		FUZZ_CHECK(!an || auxcap_annotate_event(an, ev) == 0);
 		n++;
 	}
 	if (n < MAX_EVENTS) {
@@ -184,6 +191,20 @@ static void run(bool per_insn)
 	for (size_t i = 0; i < auxcap_report_nr_funcs(rep); i++)
 		FUZZ_CHECK(auxcap_report_get_func(rep, i));
 	auxcap_report_free(rep);
+	/* annotate: its figures add up, every function's instructions can be listed */
+	if (an) {
+		FUZZ_CHECK(auxcap_annotate_finish(an) == 0);
+		as = auxcap_annotate_get_summary(an);
+		FUZZ_CHECK(as->insns == as->insns_placed + as->insns_nosym + as->insns_unplaced);
+		for (size_t i = 0; i < auxcap_annotate_nr_funcs(an); i++) {
+			const struct auxcap_annotate_insn *in;
+			size_t ni;
+
+			r = auxcap_annotate_insns(an, i, &in, &ni);
+			FUZZ_CHECK(r == 0 || r == -ENOENT);
+		}
+		auxcap_annotate_free(an);
+	}
 	for (size_t i = 0; i < info->nr_queues; i++)
 		FUZZ_CHECK(auxcap_decode_get_queue(d, i));
 	FUZZ_CHECK(!auxcap_decode_get_queue(d, info->nr_queues));
