@@ -28,7 +28,9 @@ struct annotate_args {
 	size_t nr_syms;
 	const char *dso;
 	const char *output;
-	size_t top; /* functions shown without SYMBOL; 0: all */
+	size_t top; /* functions shown without SYMBOL (--lines: source lines); 0: all */
+	bool top_set;
+	bool lines; /* --lines: the source lines of the functions, hottest first */
 	bool json;
 	bool no_source;
 	enum cli_progress_mode progress;
@@ -66,7 +68,10 @@ static void usage(FILE *f)
 		"  SYMBOL                 functions of this name (every file that has one)\n"
 		"  --dso NAME             only functions of this file (its name or path)\n"
 		"  --top N                without SYMBOL: functions shown (default 1; 0: all that\n"
-		"                         ran or have samples)\n"
+		"                         ran or have samples); with --lines: lines (default 20)\n"
+		"  --lines                the source lines of the functions (all without SYMBOL)\n"
+		"                         by instructions run there, then samples (perf report\n"
+		"                         --sort srcline), instead of their instructions\n"
 		"  --no-source            no source lines between the instructions\n"
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         only these processes', threads' or commands' trace\n"
@@ -99,6 +104,9 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
 			if (r < 0)
 				return r;
+			a->top_set = true;
+		} else if (!strcmp(arg, "--lines")) {
+			a->lines = true;
 		} else if (!strcmp(arg, "--no-source")) {
 			a->no_source = true;
 		} else if (cli_is_opt(arg, "--format")) {
@@ -133,6 +141,8 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 		cli_err("no capture given: auxcap annotate FILE [SYMBOL...] (see --help)");
 		return -EINVAL;
 	}
+	if (a->lines && !a->top_set)
+		a->top = 20;
 	return 0;
 }
 
@@ -452,6 +462,164 @@ static int write_json(struct actx *c, const size_t *which, size_t nwhich)
 	return 0;
 }
 
+/* ---- --lines ---------------------------------------------------------------------- */
+
+/* An instruction's counts on its source line (then, merged, a line's). */
+struct line_rec {
+	const char *file, *dir, *func;
+	unsigned int line;
+	uint64_t insns;
+	const uint64_t *samples; /* of the instruction (per slot), NULL */
+	uint64_t *sums;		 /* merged: per slot, owned by the array of sums */
+};
+
+static int cmp_line_place(const void *pa, const void *pb)
+{
+	const struct line_rec *x = pa, *y = pb;
+	int c = strcmp(x->file, y->file);
+
+	if (c)
+		return c;
+	c = strcmp(x->dir ? x->dir : "", y->dir ? y->dir : "");
+	if (c)
+		return c;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+static uint64_t line_samples(const struct actx *c, const struct line_rec *l)
+{
+	uint64_t n = 0;
+
+	for (size_t k = 0; k < c->s->nr_slots; k++)
+		n += l->sums[k];
+	return n;
+}
+
+static int cmp_line_heat(const void *pa, const void *pb, void *arg)
+{
+	const struct line_rec *x = pa, *y = pb;
+	uint64_t sx = line_samples(arg, x), sy = line_samples(arg, y);
+
+	if (x->insns != y->insns)
+		return x->insns < y->insns ? 1 : -1;
+	if (sx != sy)
+		return sx < sy ? 1 : -1;
+	return cmp_line_place(pa, pb);
+}
+
+/* The source lines of functions @which by instructions run, then samples: a table (or JSON). */
+static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
+{
+	const size_t ns = c->s->nr_slots;
+	struct line_rec *recs = NULL, *tmp;
+	uint64_t *sums = NULL;
+	size_t n = 0, cap = 0, nl = 0, slots[64], nslots = sample_slots(c, slots), shown;
+	bool trace = auxcap_decode_get_info(c->d)->backend != NULL;
+	int r = 0;
+
+	if (nslots > 8)
+		nslots = 8;
+	for (size_t i = 0; i < nwhich; i++) {
+		const struct auxcap_annotate_insn *in;
+		size_t ni;
+
+		if (auxcap_annotate_insns(c->an, which[i], &in, &ni) < 0)
+			continue; /* its code cannot be read: it has no lines */
+		for (size_t j = 0; j < ni; j++) {
+			if (!in[j].src_file || (!in[j].execs && !in[j].samples))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 1024;
+				tmp = realloc(recs, cap * sizeof(*recs));
+				if (!tmp) {
+					r = -ENOMEM;
+					goto out;
+				}
+				recs = tmp;
+			}
+			recs[n++] = (struct line_rec){ in[j].src_file, in[j].src_dir,
+						       auxcap_annotate_get_func(c->an, which[i])->name,
+						       in[j].src_line, in[j].execs, in[j].samples, NULL };
+		}
+	}
+	if (n)
+		qsort(recs, n, sizeof(*recs), cmp_line_place);
+	sums = calloc(n ? n * ns : 1, sizeof(*sums));
+	if (!sums) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* merge the instructions of each line into its first record */
+	for (size_t i = 0; i < n; i++) {
+		const struct line_rec x = recs[i]; /* (the merged line may be written over it) */
+		struct line_rec *l;
+
+		if (!nl || cmp_line_place(&recs[nl - 1], &x)) {
+			recs[nl] = x;
+			recs[nl].sums = sums + nl * ns;
+			recs[nl].insns = 0;
+			nl++;
+		}
+		l = &recs[nl - 1];
+		l->insns += x.insns;
+		for (size_t k = 0; x.samples && k < ns; k++)
+			l->sums[k] += x.samples[k];
+	}
+	if (nl)
+		qsort_r(recs, nl, sizeof(*recs), cmp_line_heat, c);
+	shown = c->a->top && c->a->top < nl ? c->a->top : nl;
+	if (c->a->json) {
+		fputs("{\"file\":", c->f);
+		auxcap_out_json_str(c->f, c->a->file);
+		fprintf(c->f, ",\"insns_placed\":%" PRIu64 ",\"lines_total\":%zu,\"lines\":[",
+			c->s->insns_placed, nl);
+		for (size_t i = 0; i < shown; i++) {
+			fputs(i ? ",{\"file\":" : "{\"file\":", c->f);
+			auxcap_out_json_str(c->f, recs[i].file);
+			fputs(",\"dir\":", c->f);
+			auxcap_out_json_str(c->f, recs[i].dir);
+			fprintf(c->f, ",\"line\":%u,\"function\":", recs[i].line);
+			auxcap_out_json_str(c->f, recs[i].func);
+			fprintf(c->f, ",\"insns\":%" PRIu64 ",\"samples\":", recs[i].insns);
+			json_samples(c, recs[i].sums);
+			fputc('}', c->f);
+		}
+		fputs("]}\n", c->f);
+		goto out;
+	}
+	fprintf(c->f, "# auxcap annotate --lines of %s: %zu source lines of %zu functions, by "
+		      "instructions run there (exact), then samples\n\n",
+		c->a->file, nl, nwhich);
+	if (trace)
+		fprintf(c->f, "%12s %7s", "insns", "share");
+	for (size_t k = 0; k < nslots; k++)
+		fprintf(c->f, " %10.10s", slot_name(c, slots[k]));
+	fputs("  line\n", c->f);
+	for (size_t i = 0; i < shown; i++) {
+		const struct line_rec *l = &recs[i];
+		const char *t = c->a->no_source ? NULL : src_line(c, l->file, l->dir, l->line);
+
+		if (trace)
+			fprintf(c->f, "%12" PRIu64 " %6.2f%%", l->insns,
+				c->s->insns_placed
+					? 100.0 * (double)l->insns / (double)c->s->insns_placed
+					: 0.0);
+		for (size_t k = 0; k < nslots; k++)
+			fprintf(c->f, " %10" PRIu64, l->sums[slots[k]]);
+		fprintf(c->f, "  %s:%u  ", cli_base_name(l->file), l->line);
+		if (t) {
+			while (*t == ' ' || *t == '\t')
+				t++;
+			fprintf(c->f, "%s  ", t);
+		}
+		fprintf(c->f, "[%s]\n", l->func);
+	}
+out:
+	free(recs);
+	free(sums);
+	return r;
+}
+
 /* ---- the command ------------------------------------------------------------------- */
 
 static int cmd_annotate_run(int argc, char **argv)
@@ -497,7 +665,7 @@ static int cmd_annotate_run(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nf; i++)
 		if (wanted(&a, auxcap_annotate_get_func(an, i)) &&
-		    (a.nr_syms || !a.top || nwhich < a.top))
+		    (a.nr_syms || a.lines || !a.top || nwhich < a.top))
 			which[nwhich++] = i;
 	if (!nwhich && a.nr_syms) {
 		cli_err("no function named %s%s%s%s ran or was sampled in '%s' (auxcap report "
@@ -515,7 +683,10 @@ static int cmd_annotate_run(int argc, char **argv)
 	c.an = an;
 	c.s = auxcap_annotate_get_summary(an);
 	c.f = out;
-	r = a.json ? write_json(&c, which, nwhich) : write_text(&c, which, nwhich);
+	if (a.lines)
+		r = write_lines(&c, which, nwhich);
+	else
+		r = a.json ? write_json(&c, which, nwhich) : write_text(&c, which, nwhich);
 	if (r < 0) {
 		cli_err("cannot write the annotation: %s", strerror(-r));
 		goto out;

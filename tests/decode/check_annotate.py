@@ -15,7 +15,8 @@
   with gaps) an instruction's runs are at most decode's;
 - a taken count only on a branch, unconditional branches always taken;
 - the example's `work` runs N times: its first instruction and its return N times;
-- the text of `annotate CAPTURE work` shows each source line with its text.
+- the text of `annotate CAPTURE work` shows each source line with its text;
+- --lines: every source line's runs and samples are the sums of its instructions'.
 """
 import collections
 import json
@@ -120,6 +121,25 @@ def main():
               (name, diff[:3]))
         check(lossy or an["stretches_bad"] == 0,
               "%s: no stretch of code disagrees with the trace" % name)
+
+    # --lines: each source line's runs and samples are those of its instructions
+    li = json.loads(run(auxcap, "annotate", capture, "--lines", "--top", "0", "--format", "json"))
+    err = schema.errors(li, schema.root)
+    want = collections.defaultdict(lambda: [0, 0])
+    for f in funcs:
+        for x in f["instructions"]:
+            s = x["srcline"]
+            if s and (x["execs"] or x["samples"]):
+                w = want[(s["file"], s["dir"], s["line"])]
+                w[0] += x["execs"]
+                w[1] += sum(x["samples"].values())
+    got = {(x["file"], x["dir"], x["line"]): [x["insns"], sum(x["samples"].values())]
+           for x in li["lines"]}
+    keys = [(-x["insns"], -sum(x["samples"].values())) for x in li["lines"]]
+    check(err is None and got == dict(want) and li["lines_total"] == len(got) and
+          keys == sorted(keys),
+          "%s: --lines: %d source lines, each with its instructions' runs and samples, "
+          "hottest first%s" % (name, len(got), ": " + str(err) if err else ""))
 
     work = [f for f in funcs if f["name"] == "work"]
     check(len(work) == 1, "%s: one function work" % name)
