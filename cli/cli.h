@@ -86,11 +86,27 @@ struct cli_filter {
 	char buf[1024];
 	size_t used; /* bytes of @buf taken */
 	struct auxcap_decode_filter f;
+	/* decode's --symbols, --dsos (cli_code_filter_opt()): into @buf */
+	const char *syms[CLI_FILTER_MAX], *dsos[CLI_FILTER_MAX];
+	size_t nr_syms, nr_dsos;
 };
 
 /* One of them at argv[*i] added to @f (zero-filled first): 1; 0 if argv[*i] is another
  * option; -EINVAL (printed) if its value is bad. */
 int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
+
+/* --symbols NAMES, --dsos FILES (perf script's) at argv[*i] added to @f: 1; 0 if argv[*i] is
+ * another option; -EINVAL (printed) if the list is bad. */
+int cli_code_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
+
+/*
+ * Whether @ev of session @d passes @f's --symbols and --dsos (true when neither was given): a
+ * trace event whose address (a branch's source or target) is in one of the functions or files,
+ * a sample whose IP (the one decode looks up) is; losses and gaps always pass, other records
+ * do not.  Files match by path or last component.
+ */
+bool cli_code_filter_match(const struct cli_filter *f, struct auxcap_decode *d,
+			   const struct auxcap_decode_event *ev);
 
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);

@@ -82,6 +82,10 @@ static void usage(FILE *f)
 		"                         one event: --event cpu-clock)\n"
 		"  --time START,STOP      text and JSON: only the events in this span of perf\n"
 		"                         time, seconds as printed (either may be empty)\n"
+		"  --symbols NAMES, --dsos FILES\n"
+		"                         text and JSON: only the trace events and samples at\n"
+		"                         these functions or in these files (a branch: from or\n"
+		"                         to one; losses and gaps are always shown)\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal and the output is not)\n"
@@ -399,7 +403,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
 			if (r < 0)
 				return r;
-		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
+		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0 ||
+			   (r = cli_code_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
 		} else if (cli_is_opt(arg, "--time")) {
@@ -444,6 +449,17 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			"with %s",
 			a->dump ? "--dump (it lists the trace packets as they are)"
 				: "--raw (a raw trace has no threads)");
+		return -EINVAL;
+	}
+	if ((a->filter.nr_syms || a->filter.nr_dsos) &&
+	    (a->dump || a->pmu || (a->out.format != AUXCAP_OUT_TEXT &&
+				   a->out.format != AUXCAP_OUT_JSON))) {
+		cli_err("--symbols and --dsos pick events of the text or JSON output of a capture: "
+			"%s",
+			a->dump	  ? "not with --dump"
+			: a->pmu ? "not with --raw (use --elf for its code)"
+				 : "folded and Perfetto output follow whole call stacks; cut "
+				   "the text or JSON instead");
 		return -EINVAL;
 	}
 	if (a->has_time && (a->dump || a->pmu || (a->out.format != AUXCAP_OUT_TEXT &&
@@ -676,6 +692,8 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 		}
 		if (filter && !auxcap_decode_filter_match(filter, ev))
 			continue;
+		if (!cli_code_filter_match(&a->filter, d, ev))
+			continue;
 		kept++;
 		if (ev->kind == AUXCAP_DECODE_SAMPLE && ev->evsel != sampled[0] && !sampled[1])
 			sampled[sampled[0] ? 1 : 0] = ev->evsel;
@@ -702,9 +720,10 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 			 "%s): pick one with --event NAME",
 			 sampled[0] && sampled[0]->name ? sampled[0]->name : "?",
 			 sampled[1]->name ? sampled[1]->name : "?");
-	if (filter && !kept)
-		cli_warn("no event of '%s' is of the threads or events --pid, --tid, --comm or "
-			 "--event picked (see 'auxcap report %s' for those it has)",
+	if ((filter || a->filter.nr_syms || a->filter.nr_dsos) && !kept)
+		cli_warn("no event of '%s' is of the threads, events, functions or files --pid, "
+			 "--tid, --comm, --event, --symbols or --dsos picked (see 'auxcap report %s' "
+			 "for those it has)",
 			 a->file, a->file);
 	if (info->gaps)
 		cli_warn("%" PRIu64 " decode gap%s in '%s' (see the '!! gap' lines)", info->gaps,

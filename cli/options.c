@@ -127,6 +127,67 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
 	return 0;
 }
 
+static const struct filter_kind k_syms = { "--symbols", "function names", "work,main" };
+static const struct filter_kind k_dsos = { "--dsos", "files of code", "libc.so.6,a.out" };
+
+int cli_code_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
+{
+	const char *arg = argv[*i];
+
+	if (cli_is_opt(arg, "--symbols"))
+		return filter_list(f, &k_syms, cli_opt_value(argc, argv, i, "--symbols"), NULL,
+				   f->syms, &f->nr_syms) < 0 ? -EINVAL : 1;
+	if (cli_is_opt(arg, "--dsos"))
+		return filter_list(f, &k_dsos, cli_opt_value(argc, argv, i, "--dsos"), NULL,
+				   f->dsos, &f->nr_dsos) < 0 ? -EINVAL : 1;
+	return 0;
+}
+
+/* Whether address @addr of @pid is in one of @f's functions and files. */
+static bool code_match(const struct cli_filter *f, struct auxcap_decode *d, int32_t pid,
+		       uint64_t addr)
+{
+	const char *name = NULL, *dso = NULL;
+	size_t i;
+
+	if (auxcap_decode_symbolize(d, pid, addr, &name, NULL, &dso) == 0)
+		return false;
+	for (i = 0; i < f->nr_syms && !(name && !strcmp(name, f->syms[i])); i++)
+		;
+	if (f->nr_syms && i == f->nr_syms)
+		return false;
+	for (i = 0; i < f->nr_dsos && !(dso && (!strcmp(dso, f->dsos[i]) ||
+						 !strcmp(cli_base_name(dso), f->dsos[i])));
+	     i++)
+		;
+	return !f->nr_dsos || i < f->nr_dsos;
+}
+
+bool cli_code_filter_match(const struct cli_filter *f, struct auxcap_decode *d,
+			   const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_trace_event *t = ev->trace;
+
+	if (!f->nr_syms && !f->nr_dsos)
+		return true;
+	switch (ev->kind) {
+	case AUXCAP_DECODE_LOSS:
+		return true;
+	case AUXCAP_DECODE_SAMPLE:
+		return code_match(f, d, ev->pid,
+				  ev->ctx ? ev->ctx->ip : ev->rec ? ev->rec->u.sample.ip : 0);
+	case AUXCAP_DECODE_TRACE:
+		if (t->kind == AUXCAP_TRACE_GAP)
+			return true;
+		if (t->flags & AUXCAP_TRACE_F_IP_UNKNOWN)
+			return false;
+		return code_match(f, d, ev->pid, t->ip) ||
+		       (t->kind == AUXCAP_TRACE_BRANCH && code_match(f, d, ev->pid, t->to));
+	default:
+		return false;
+	}
+}
+
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f)
 {
 	return f->f.nr_pids || f->f.nr_tids || f->f.nr_comms || f->f.nr_events ? &f->f : NULL;

@@ -275,6 +275,56 @@ else
 	bad "--srcline: $(cat "$TMP/src.err")"
 fi
 
+# decode --symbols, --dsos (perf script's): exactly the trace events and samples at those
+# functions (by decode's own symbol names) or in those files (by the addresses of their
+# mappings), counted again here in the whole stream.
+codefilter() { # WHAT OPTION LIST
+	"$AUXCAP" decode "$TMP/clock.data" --format json >"$TMP/cf-all.json" 2>/dev/null &&
+	"$AUXCAP" decode "$TMP/clock.data" --format json "$2" "$3" >"$TMP/cf.json" 2>"$TMP/cf.err" &&
+	python3 - "$TMP" "$1" "$3" <<'PY'
+import json, os, sys
+d, what, names = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+maps = []
+def code_of(e, key):
+    a = e.get(key)
+    if a is None:
+        return False
+    if what == "sym":
+        s = e.get(key + "_sym") or ""
+        return s.rsplit("+", 1)[0] in names
+    a = int(a, 16)
+    return any(lo <= a < hi for lo, hi in maps)
+def wanted(e):
+    t = e["type"]
+    if t == "mmap" and what == "dso" and os.path.basename(e["filename"]) in names:
+        maps.append((int(e["addr"], 16), int(e["addr"], 16) + e["len"]))
+    if t in ("gap", "loss", "lost", "aux_lost"):
+        return True
+    if t == "branch":
+        return code_of(e, "from") or code_of(e, "to")
+    if t == "sample":
+        return code_of(e["context"] if e.get("context") else e, "ip")
+    if t in ("trace_start", "trace_end", "insn"):
+        return code_of(e, "ip")
+    return False
+want = [l for l in open(d + "/cf-all.json") if wanted(json.loads(l))]
+got = open(d + "/cf.json").readlines()
+kinds = sorted({json.loads(l)["type"] for l in got})
+assert got == want and len(got) > 10, (len(got), len(want))
+print("# %s %s: %d events (%s)" % (what, ",".join(names), len(got), " ".join(kinds)))
+PY
+}
+if codefilter sym --symbols leaf_add,leaf_mul; then
+	ok "decode --symbols leaf_add,leaf_mul: exactly the branches from or to them and the samples in them"
+else
+	bad "decode --symbols: $(cat "$TMP/cf.err")"
+fi
+if codefilter dso --dsos auxcap-example-loop; then
+	ok "decode --dsos auxcap-example-loop: exactly the events at the program's own mappings"
+else
+	bad "decode --dsos: $(cat "$TMP/cf.err")"
+fi
+
 # auxcap diff (perf diff): each function's share in two captures, computed again here from the
 # two JSON reports; a capture against itself changes nothing; no metric in common is an error.
 diffcheck() { # BY BASE NEW
@@ -332,6 +382,10 @@ one_line "diff --event with --by time" "goes with --by samples" "$TMP/s.data" "$
 one_line "diff --event of no samples" "no samples of event 'page-faults'" "$TMP/s.data" \
 	"$TMP/clock.data" --event page-faults
 one_line "diff of a missing capture" "nosuch.data" "$TMP/s.data" "$TMP/nosuch.data"
+CMD=decode
+one_line "decode --symbols with Perfetto" "pick events of the text or JSON" "$TMP/s.data" \
+	--symbols work --format perfetto
+one_line "decode --dsos without a value" "needs a value: files of code" "$TMP/s.data" --dsos=
 CMD=annotate
 one_line "annotate without a file" "no capture given" --top 2
 one_line "annotate of a missing capture" "nosuch.data" "$TMP/nosuch.data"
