@@ -52,6 +52,14 @@ struct auxcap_elf {
 	int dwarf_fd;
 #if AUXCAP_HAVE_LIBDW
 	Dwarf *dwarf;
+	/* the units' address ranges, for files without .debug_aranges (clang's): built on first
+	 * need, sorted by @lo */
+	struct cu_range {
+		uint64_t lo, hi;
+		Dwarf_Off off; /* the unit's DIE */
+	} *cu_ranges;
+	size_t nr_cu_ranges;
+	bool cu_ranges_tried;
 #endif
 };
 
@@ -595,6 +603,7 @@ void auxcap_elf_free(struct auxcap_elf *elf)
 #if AUXCAP_HAVE_LIBDW
 	if (elf->dwarf)
 		(void)dwarf_end(elf->dwarf);
+	free(elf->cu_ranges);
 #endif
 	if (elf->dwarf_fd >= 0)
 		(void)close(elf->dwarf_fd);
@@ -734,6 +743,148 @@ int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_f
 	return auxcap_elf_srcline_dir(elf, addr, ret_file, ret_line, NULL);
 }
 
+#if AUXCAP_HAVE_LIBDW
+/* The file's DWARF, opened on first use: its own, else its debug file's (the one its symbols
+ * came from); NULL if neither has any. */
+static Dwarf *elf_dwarf(struct auxcap_elf *elf)
+{
+	if (!elf->dwarf_tried) {
+		const char *path = elf->has_lines ? elf->path : elf->debug_path;
+
+		elf->dwarf_tried = true;
+		elf->dwarf_fd = path ? auxcap_file_open_regular(path) : -1;
+		if (elf->dwarf_fd >= 0)
+			elf->dwarf = dwarf_begin(elf->dwarf_fd, DWARF_C_READ);
+	}
+	return elf->dwarf;
+}
+#endif
+
+#if AUXCAP_HAVE_LIBDW
+static int cmp_cu_range(const void *pa, const void *pb)
+{
+	const struct cu_range *x = pa, *y = pb;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* The ranges of every unit (dwarf_ranges()), once. */
+static void read_cu_ranges(struct auxcap_elf *elf)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	elf->cu_ranges_tried = true;
+	for (; dwarf_nextcu(elf->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0; off = next) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (!dwarf_offdie(elf->dwarf, off + hsize, &cu))
+			continue;
+		while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+			if (elf->nr_cu_ranges == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				struct cu_range *v = realloc(elf->cu_ranges, c * sizeof(*v));
+
+				if (!v)
+					return; /* (what was read is still sorted below) */
+				elf->cu_ranges = v;
+				cap = c;
+			}
+			elf->cu_ranges[elf->nr_cu_ranges++] = (struct cu_range){ lo, hi, off + hsize };
+		}
+	}
+	if (elf->nr_cu_ranges)
+		qsort(elf->cu_ranges, elf->nr_cu_ranges, sizeof(*elf->cu_ranges), cmp_cu_range);
+}
+
+/* The unit holding @addr: by .debug_aranges (dwarf_addrdie()), else by the units' ranges. */
+static bool unit_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_addrdie(elf->dwarf, addr, ret))
+		return true;
+	if (!elf->cu_ranges_tried)
+		read_cu_ranges(elf);
+	hi = elf->nr_cu_ranges;
+	while (lo < hi) { /* the last range starting at or before @addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->cu_ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* (ranges of different units do not overlap; look back a few for nested ones) */
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+		if (addr < elf->cu_ranges[i].hi)
+			return dwarf_offdie(elf->dwarf, elf->cu_ranges[i].off, ret) != NULL;
+	return false;
+}
+#endif
+
+int auxcap_elf_line_rows(struct auxcap_elf *elf, auxcap_elf_row_fn fn, void *arg)
+{
+#if AUXCAP_HAVE_LIBDW
+	Dwarf *dw = elf_dwarf(elf);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int n = 0;
+
+	if (!dw)
+		return 0;
+	for (; dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0; off = next) {
+		Dwarf_Die cu;
+		Dwarf_Attribute attr;
+		Dwarf_Lines *lines;
+		const char *dir;
+		size_t nl;
+
+		if (!dwarf_offdie(dw, off + hsize, &cu) || dwarf_getsrclines(&cu, &lines, &nl) != 0)
+			continue;
+		dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+		for (size_t i = 0; i < nl; i++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Addr a;
+			bool end = false;
+			const char *file;
+			int line, r;
+
+			if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &line) != 0 ||
+			    line <= 0 || dwarf_lineendsequence(l, &end) != 0 || end ||
+			    !(file = dwarf_linesrc(l, NULL, NULL)))
+				continue;
+			r = fn(arg, file, dir, (unsigned int)line, a);
+			if (r < 0)
+				return r;
+			n++;
+		}
+	}
+	return n;
+#else
+	(void)elf;
+	(void)fn;
+	(void)arg;
+	return 0;
+#endif
+}
+
+int auxcap_elf_sym(const struct auxcap_elf *elf, size_t i, const char **ret_name,
+		   uint64_t *ret_addr, uint64_t *ret_size)
+{
+	const struct elf_sym *s;
+
+	if (i >= elf->nsyms)
+		return 0;
+	s = &elf->syms[i];
+	*ret_name = elf->names + s->name;
+	*ret_addr = s->addr;
+	*ret_size = s->size;
+	return 1;
+}
+
 int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
 			   unsigned int *ret_line, const char **ret_dir)
 {
@@ -744,16 +895,7 @@ int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **r
 	const char *file;
 	int line;
 
-	if (!elf->dwarf_tried) {
-		/* the file's own DWARF, else its debug file's (the one its symbols came from) */
-		const char *path = elf->has_lines ? elf->path : elf->debug_path;
-
-		elf->dwarf_tried = true;
-		elf->dwarf_fd = path ? auxcap_file_open_regular(path) : -1;
-		if (elf->dwarf_fd >= 0)
-			elf->dwarf = dwarf_begin(elf->dwarf_fd, DWARF_C_READ);
-	}
-	if (!elf->dwarf || !dwarf_addrdie(elf->dwarf, addr, &cu))
+	if (!elf_dwarf(elf) || !unit_of(elf, addr, &cu))
 		return 0;
 	l = dwarf_getsrc_die(&cu, addr);
 	file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;

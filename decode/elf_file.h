@@ -96,6 +96,23 @@ int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_f
 int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
 			   unsigned int *ret_line, const char **ret_dir);
 
+/** A row of a line table: source @file (in @dir if relative; @dir may be NULL), @line, and
+ * the link-time address @vaddr of its first instruction.  Negative: stop with that. */
+typedef int (*auxcap_elf_row_fn)(void *arg, const char *file, const char *dir,
+				 unsigned int line, uint64_t vaddr);
+
+/**
+ * Every row of the file's DWARF line tables (as auxcap_elf_srcline() reads them: the file's
+ * own, or its debug file's) but the ends of sequences, in order, to @fn.
+ * Returns the rows given, 0 without DWARF (or libdw), or @fn's negative value.
+ */
+int auxcap_elf_line_rows(struct auxcap_elf *elf, auxcap_elf_row_fn fn, void *arg);
+
+/** Function symbol @i in address order: its name, link-time address and size as read (for one
+ * without a size of its own: to its section's end, or 0).  1, or 0 past the end. */
+int auxcap_elf_sym(const struct auxcap_elf *elf, size_t i, const char **ret_name,
+		   uint64_t *ret_addr, uint64_t *ret_size);
+
 /** Largest build-id we keep (bytes); perf's files hold at most 20. */
 #define AUXCAP_ELF_BUILD_ID_MAX 20
 

@@ -354,10 +354,72 @@ static void test_elf_stripped_uses_debug_file(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+struct marker_rows {
+	uint64_t addr;
+	size_t rows, at_marker;
+};
+
+static int marker_row(void *arg, const char *file, const char *dir, unsigned int line,
+		      uint64_t vaddr)
+{
+	struct marker_rows *m = arg;
+	const char *base = strrchr(file, '/');
+
+	(void)dir;
+	m->rows++;
+	if (vaddr == m->addr && !strcmp(base ? base + 1 : file, "test_elf_file.c") &&
+	    line > MARKER_LINE_BEFORE && line < MARKER_LINE_AFTER)
+		m->at_marker++;
+	return 0;
+}
+
+/*
+ * Source lines of a binary without .debug_aranges (clang leaves it out): the unit holding an
+ * address is found by the units' own ranges.  And the line-table rows: one at the marker.
+ */
+static void test_elf_lines_without_aranges(void **state)
+{
+	char self[1024], dir[] = "/tmp/auxcap-test-ar-XXXXXX", cmd[2400], prog[1100];
+	struct auxcap_elf *elf = NULL;
+	struct marker_rows m = { 0 };
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	Dl_info info;
+	bool lines = has_line_table();
+
+	(void)state;
+	if (system("objcopy --version >/dev/null 2>&1") != 0)
+		skip(); /* binutils absent */
+	assert_true(len > 0);
+	self[len] = '\0';
+	assert_non_null(mkdtemp(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .debug_aranges '%s' '%s'", self, prog);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	assert_true(dladdr((void *)auxcap_test_elf_marker, &info) != 0);
+	m.addr = (uint64_t)(uintptr_t)auxcap_test_elf_marker;
+	if (auxcap_elf_is_dyn(elf))
+		m.addr -= (uint64_t)(uintptr_t)info.dli_fbase;
+	check_marker_line(elf, m.addr, lines);
+	if (lines && AUXCAP_HAVE_LIBDW) {
+		int n = auxcap_elf_line_rows(elf, marker_row, &m);
+
+		assert_int_equal(n, (int)m.rows);
+		assert_true(m.rows > 100);
+		assert_true(m.at_marker >= 1);
+	} else {
+		assert_int_equal(auxcap_elf_line_rows(elf, marker_row, &m), 0);
+	}
+	auxcap_elf_free(elf);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
+		cmocka_unit_test(test_elf_lines_without_aranges),
 		cmocka_unit_test(test_elf_open_errors),
 #if defined(__x86_64__)
 		cmocka_unit_test(test_elf_code_labels),
