@@ -32,6 +32,7 @@ struct annotate_args {
 	bool top_set;
 	bool lines; /* --lines: the source lines of the functions, hottest first */
 	bool json;
+	bool lcov; /* --format lcov: line coverage of the files of code */
 	bool no_source;
 	enum cli_progress_mode progress;
 	struct cli_filter filter;
@@ -76,7 +77,11 @@ static void usage(FILE *f)
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         only these processes', threads' or commands' trace\n"
 		"  --event NAMES          only these events' samples\n"
-		"  --format FMT           text (default) or json (one object)\n"
+		"  --format FMT           text (default), json (one object), or lcov: the line\n"
+		"                         coverage of the files of code that ran (every line of\n"
+		"                         their DWARF line tables, with the runs of its first\n"
+		"                         instruction; 0: not covered), an lcov tracefile for\n"
+		"                         genhtml; --dso picks the files\n"
 		"  -o, --output OUT       write there instead of standard output\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
@@ -111,11 +116,12 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 			a->no_source = true;
 		} else if (cli_is_opt(arg, "--format")) {
 			v = cli_opt_value(argc, argv, &i, "--format");
-			if (!v || (strcmp(v, "text") && strcmp(v, "json"))) {
-				cli_err("bad --format '%s': use text or json", v ? v : "");
+			if (!v || (strcmp(v, "text") && strcmp(v, "json") && strcmp(v, "lcov"))) {
+				cli_err("bad --format '%s': use text, json or lcov", v ? v : "");
 				return -EINVAL;
 			}
 			a->json = !strcmp(v, "json");
+			a->lcov = !strcmp(v, "lcov");
 		} else if (!strcmp(arg, "--progress")) {
 			a->progress = CLI_PROGRESS_ON;
 		} else if (!strcmp(arg, "--no-progress")) {
@@ -143,6 +149,12 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 	}
 	if (a->lines && !a->top_set)
 		a->top = 20;
+	if (a->lcov && (a->lines || a->nr_syms)) {
+		cli_err("--format lcov covers whole files of code: not with %s (pick files with "
+			"--dso)",
+			a->lines ? "--lines" : "SYMBOL");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -620,6 +632,151 @@ out:
 	return r;
 }
 
+/* ---- --format lcov --------------------------------------------------------------------- */
+
+/* A line (or, @name set, a function) of a source file, with its runs. */
+struct cov_rec {
+	char *path; /* owned: the source file, in its compilation directory if relative */
+	unsigned int line;
+	const char *name; /* a function: its symbol (borrowed from the session) */
+	uint64_t execs;
+};
+
+struct cov_list {
+	struct cov_rec *v;
+	size_t n, cap;
+	int err;
+};
+
+static int cov_add(struct cov_list *l, const char *file, const char *dir, unsigned int line,
+		   const char *name, uint64_t execs)
+{
+	char path[4096], *real;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4096;
+		struct cov_rec *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (file[0] != '/' && dir)
+		snprintf(path, sizeof(path), "%s/%s", dir, file);
+	else
+		snprintf(path, sizeof(path), "%s", file);
+	real = realpath(path, NULL); /* (genhtml wants the file as it is on disk) */
+	l->v[l->n] = (struct cov_rec){ real ? real : strdup(path), line, name, execs };
+	if (!l->v[l->n].path)
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static int cov_line(void *arg, const char *file, const char *dir, unsigned int line,
+		    uint64_t execs)
+{
+	return cov_add(arg, file, dir, line, NULL, execs);
+}
+
+static int cov_func(void *arg, const char *name, const char *file, const char *dir,
+		    unsigned int line, uint64_t execs)
+{
+	return cov_add(arg, file, dir, line, name, execs);
+}
+
+/* By file, then functions before lines, then line (and name). */
+static int cmp_cov(const void *pa, const void *pb)
+{
+	const struct cov_rec *x = pa, *y = pb;
+	int c = strcmp(x->path, y->path);
+
+	if (c)
+		return c;
+	if (!x->name != !y->name)
+		return x->name ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->name ? strcmp(x->name, y->name) : 0;
+}
+
+/* The line coverage of the files of code of functions @which: an lcov tracefile. */
+static int write_lcov(struct actx *c, const size_t *which, size_t nwhich)
+{
+	const char *done[256];
+	size_t ndone = 0, ndso = 0;
+	struct cov_list l = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < nwhich && r == 0; i++) {
+		const char *dso = auxcap_annotate_get_func(c->an, which[i])->dso;
+		size_t k;
+
+		for (k = 0; k < ndone && strcmp(done[k], dso); k++)
+			;
+		if (k < ndone || ndone == sizeof(done) / sizeof(done[0]))
+			continue;
+		done[ndone++] = dso;
+		r = auxcap_annotate_coverage(c->an, dso, cov_line, cov_func, &l);
+		if (r == -ENODATA || r == -ENOENT)
+			r = 0; /* no line tables: nothing to cover there */
+		else if (r == 0)
+			ndso++;
+	}
+	if (r < 0)
+		goto out;
+	if (!ndso) {
+		cli_err("no line tables in the files of code of '%s'%s%s: lcov needs binaries "
+			"built with -g (or their debug files)",
+			c->a->file, c->a->dso ? " matching --dso " : "", c->a->dso ? c->a->dso : "");
+		r = -ECANCELED; /* (said) */
+		goto out;
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), cmp_cov);
+	fprintf(c->f, "TN:\n");
+	for (size_t i = 0; i < l.n;) {
+		size_t j = i, fnf = 0, fnh = 0, lf = 0, lh = 0;
+
+		fprintf(c->f, "SF:%s\n", l.v[i].path);
+		for (; j < l.n && !strcmp(l.v[j].path, l.v[i].path) && l.v[j].name; j++) {
+			if (j > i && !strcmp(l.v[j].name, l.v[j - 1].name))
+				continue; /* (a symbol in two files of code: once) */
+			fprintf(c->f, "FN:%u,%s\n", l.v[j].line, l.v[j].name);
+		}
+		for (size_t k = i; k < j; k++) {
+			if (k > i && !strcmp(l.v[k].name, l.v[k - 1].name))
+				continue;
+			fprintf(c->f, "FNDA:%" PRIu64 ",%s\n", l.v[k].execs, l.v[k].name);
+			fnf++;
+			fnh += l.v[k].execs != 0;
+		}
+		fprintf(c->f, "FNF:%zu\nFNH:%zu\n", fnf, fnh);
+		/* a line: the most runs of its statements' first instructions */
+		while (j < l.n && !strcmp(l.v[j].path, l.v[i].path)) {
+			uint64_t n = 0;
+			size_t k = j;
+
+			for (; k < l.n && !strcmp(l.v[k].path, l.v[j].path) &&
+			       l.v[k].line == l.v[j].line;
+			     k++)
+				n = l.v[k].execs > n ? l.v[k].execs : n;
+			fprintf(c->f, "DA:%u,%" PRIu64 "\n", l.v[j].line, n);
+			lf++;
+			lh += n != 0;
+			j = k;
+		}
+		fprintf(c->f, "LF:%zu\nLH:%zu\nend_of_record\n", lf, lh);
+		i = j;
+	}
+out:
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].path);
+	free(l.v);
+	return r;
+}
+
 /* ---- the command ------------------------------------------------------------------- */
 
 static int cmd_annotate_run(int argc, char **argv)
@@ -665,7 +822,7 @@ static int cmd_annotate_run(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nf; i++)
 		if (wanted(&a, auxcap_annotate_get_func(an, i)) &&
-		    (a.nr_syms || a.lines || !a.top || nwhich < a.top))
+		    (a.nr_syms || a.lines || a.lcov || !a.top || nwhich < a.top))
 			which[nwhich++] = i;
 	if (!nwhich && a.nr_syms) {
 		cli_err("no function named %s%s%s%s ran or was sampled in '%s' (auxcap report "
@@ -683,12 +840,15 @@ static int cmd_annotate_run(int argc, char **argv)
 	c.an = an;
 	c.s = auxcap_annotate_get_summary(an);
 	c.f = out;
-	if (a.lines)
+	if (a.lcov)
+		r = write_lcov(&c, which, nwhich);
+	else if (a.lines)
 		r = write_lines(&c, which, nwhich);
 	else
 		r = a.json ? write_json(&c, which, nwhich) : write_text(&c, which, nwhich);
 	if (r < 0) {
-		cli_err("cannot write the annotation: %s", strerror(-r));
+		if (r != -ECANCELED)
+			cli_err("cannot write the annotation: %s", strerror(-r));
 		goto out;
 	}
 	ret = CLI_OK;

@@ -77,6 +77,7 @@ struct auxcap_annotate {
 	size_t insns_cap;
 	uint8_t *code;
 	size_t code_cap;
+	struct afunc **by_place; /* auxcap_annotate_coverage(): funcs by (file, vaddr) */
 	/* the code window of a walk */
 	uint8_t win[4096];
 	uint64_t win_addr;
@@ -683,6 +684,98 @@ int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 	return 0;
 }
 
+/* ---- coverage ------------------------------------------------------------------------ */
+
+static int cmp_by_place(const void *pa, const void *pb)
+{
+	const struct afunc *x = *(const struct afunc *const *)pa, *y = *(const struct afunc *const *)pb;
+
+	if (x->sym.file != y->sym.file)
+		return x->sym.file < y->sym.file ? -1 : 1;
+	return (x->sym.vaddr > y->sym.vaddr) - (x->sym.vaddr < y->sym.vaddr);
+}
+
+/* Runs of the instruction at link-time address @vaddr of file @file (0: not counted). */
+static uint64_t execs_at(const struct auxcap_annotate *a, size_t file, uint64_t vaddr)
+{
+	size_t lo = 0, hi = a->nfuncs;
+	const struct afunc *f;
+
+	while (lo < hi) { /* the last function of @file starting at or before @vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct afunc *m = a->by_place[mid];
+
+		if (m->sym.file < file || (m->sym.file == file && m->sym.vaddr <= vaddr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	f = a->by_place[lo - 1];
+	if (f->sym.file != file || vaddr - f->sym.vaddr >= f->cap)
+		return 0;
+	return f->execs[vaddr - f->sym.vaddr];
+}
+
+struct cov_ctx {
+	const struct auxcap_annotate *a;
+	size_t file;
+	auxcap_annotate_line_fn fn;
+	void *arg;
+};
+
+static int cov_row(void *arg, const char *file, const char *dir, unsigned int line,
+		   uint64_t vaddr)
+{
+	struct cov_ctx *c = arg;
+
+	return c->fn(c->arg, file, dir, line, execs_at(c->a, c->file, vaddr));
+}
+
+int auxcap_annotate_coverage(struct auxcap_annotate *a, const char *dso,
+			     auxcap_annotate_line_fn line_fn, auxcap_annotate_cov_func_fn func_fn,
+			     void *arg)
+{
+	const struct afunc *owner = NULL;
+	struct cov_ctx c;
+	int r;
+
+	if (!a || !a->finished || !dso || !line_fn)
+		return -EINVAL;
+	for (size_t i = 0; i < a->nfuncs && !owner; i++)
+		if (a->funcs[i].pub.dso == dso || !strcmp(a->funcs[i].pub.dso, dso))
+			owner = &a->funcs[i];
+	if (!owner)
+		return -ENOENT;
+	if (!owner->sym.elf)
+		return -ENODATA;
+	if (!a->by_place) {
+		a->by_place = malloc((a->nfuncs ? a->nfuncs : 1) * sizeof(*a->by_place));
+		if (!a->by_place)
+			return -ENOMEM;
+		for (size_t i = 0; i < a->nfuncs; i++)
+			a->by_place[i] = &a->funcs[i];
+		qsort(a->by_place, a->nfuncs, sizeof(*a->by_place), cmp_by_place);
+	}
+	c = (struct cov_ctx){ a, owner->sym.file, line_fn, arg };
+	r = auxcap_symbols_cov_rows(&owner->sym, cov_row, &c);
+	if (r <= 0)
+		return r < 0 ? r : -ENODATA;
+	for (size_t i = 0; func_fn; i++) {
+		const char *name, *file, *dir;
+		unsigned int line;
+		uint64_t vaddr;
+
+		if (!auxcap_symbols_cov_func(&owner->sym, i, &name, &vaddr, &file, &line, &dir))
+			break;
+		if (file && (r = func_fn(arg, name, file, dir, line,
+					 execs_at(a, owner->sym.file, vaddr))) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* ---- the object ------------------------------------------------------------------------- */
 
 int auxcap_annotate_new(struct auxcap_decode *d, const struct auxcap_annotate_opts *opts,
@@ -768,6 +861,7 @@ void auxcap_annotate_free(struct auxcap_annotate *a)
 	}
 	free(a->ents);
 	free(a->funcs);
+	free(a->by_place);
 	free(a->findex);
 	free(a->insns);
 	free(a->code);

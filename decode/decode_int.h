@@ -61,6 +61,17 @@ int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
  * unit's compilation directory in *@ret_dir (NULL if none). */
 int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
 				const char **ret_file, unsigned int *ret_line, const char **ret_dir);
+/* Every row of the line tables of @fn's file (auxcap_elf_line_rows()): the rows
+ * given, 0 without lines, or @row's negative value. */
+int auxcap_symbols_cov_rows(const struct auxcap_sym_func *fn,
+			    int (*row)(void *arg, const char *file, const char *dir,
+				       unsigned int line, uint64_t vaddr),
+			    void *arg);
+/* Function symbol @i of @fn's file: its name and link-time address, and the source line of
+ * its first byte (*@ret_file NULL if none).  1, or 0 past the end. */
+int auxcap_symbols_cov_func(const struct auxcap_sym_func *fn, size_t i, const char **ret_name,
+			    uint64_t *ret_vaddr, const char **ret_file, unsigned int *ret_line,
+			    const char **ret_dir);
 /* As auxcap_decode_symbolize(). */
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);

@@ -565,6 +565,46 @@ int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
 	return 0;
 }
 
+int auxcap_symbols_cov_rows(const struct auxcap_sym_func *fn,
+			    int (*row)(void *arg, const char *file, const char *dir,
+				       unsigned int line, uint64_t vaddr),
+			    void *arg)
+{
+#if AUXCAP_HAVE_LIBELF
+	if (fn->elf)
+		return auxcap_elf_line_rows(fn->elf, row, arg);
+#else
+	(void)fn;
+	(void)row;
+	(void)arg;
+#endif
+	return 0;
+}
+
+int auxcap_symbols_cov_func(const struct auxcap_sym_func *fn, size_t i, const char **ret_name,
+			    uint64_t *ret_vaddr, const char **ret_file, unsigned int *ret_line,
+			    const char **ret_dir)
+{
+#if AUXCAP_HAVE_LIBELF
+	uint64_t size;
+
+	if (!fn->elf || !auxcap_elf_sym(fn->elf, i, ret_name, ret_vaddr, &size))
+		return 0;
+	if (auxcap_elf_srcline_dir(fn->elf, *ret_vaddr, ret_file, ret_line, ret_dir) != 1)
+		*ret_file = *ret_dir = NULL;
+	return 1;
+#else
+	(void)fn;
+	(void)i;
+	(void)ret_name;
+	(void)ret_vaddr;
+	(void)ret_file;
+	(void)ret_line;
+	(void)ret_dir;
+	return 0;
+#endif
+}
+
 void auxcap_symbols_text(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			 const char **ret_text, size_t *ret_len)
 {

@@ -275,6 +275,58 @@ else
 	bad "--srcline: $(cat "$TMP/src.err")"
 fi
 
+# annotate --format lcov against gcov: the example built with --coverage (gcc's own counters,
+# written by the program) and traced in the same run; every line both call code has the same
+# count, lines never run included.  gcc's line numbers of a function's entry differ (gcov: the
+# line of its name; DWARF: its brace): those lines are in one set only.
+EXAMPLE_SRC=$(dirname "$0")/../../examples/example_loop.c
+case $AUXCAP in /*) AUXCAP_ABS=$AUXCAP ;; *) AUXCAP_ABS=$PWD/$AUXCAP ;; esac
+if command -v cc >/dev/null && command -v gcov >/dev/null && [ -f "$EXAMPLE_SRC" ]; then
+	if mkdir -p "$TMP/cov" && cp "$EXAMPLE_SRC" "$TMP/cov/" &&
+	(cd "$TMP/cov" && cc -g -O0 --coverage -o loop example_loop.c &&
+		"$AUXCAP_ABS" record --emulate -e intel_pt//u -o cov.data -- ./loop 300 \
+			>/dev/null 2>cov.err &&
+		gcov -j -o . loop-example_loop.gcda >/dev/null 2>&1 &&
+		"$AUXCAP_ABS" annotate cov.data --format lcov --dso loop -o cov.info) &&
+	python3 - "$TMP/cov" <<'PY'
+import gzip, json, sys
+d = sys.argv[1]
+g = json.load(gzip.open(d + "/loop-example_loop.gcov.json.gz"))
+gcov = {l["line_number"]: l["count"] for f in g["files"] if f["file"].endswith("example_loop.c")
+        for l in f["lines"]}
+ours, fnda, sf = {}, {}, []
+for line in open(d + "/cov.info"):
+    k, _, v = line.strip().partition(":")
+    if k == "SF":
+        sf.append(v)
+    elif k == "DA" and sf[-1].endswith("/example_loop.c"):
+        n, c = v.split(",")
+        ours[int(n)] = int(c)
+    elif k == "FNDA" and sf[-1].endswith("/example_loop.c"):
+        c, name = v.split(",")
+        fnda[name] = int(c)
+common = sorted(set(gcov) & set(ours))
+diff = [(n, gcov[n], ours[n]) for n in common if gcov[n] != ours[n]]
+assert len(common) >= 0.8 * len(gcov) and not diff, (len(common), len(gcov), diff[:5])
+assert any(gcov[n] == 0 for n in common) and fnda.get("work") == 300 and fnda.get("main") == 1
+print("# lcov vs gcov: %d lines with the same counts (%d of them never run), %d functions" %
+      (len(common), sum(1 for n in common if not gcov[n]), len(fnda)))
+PY
+	then
+		ok "annotate --format lcov: every line's count is gcov's for the same run"
+	else
+		bad "annotate --format lcov against gcov: $(cat "$TMP/cov/cov.err" 2>/dev/null)"
+	fi
+else
+	echo "skip lcov against gcov: no cc or gcov here"
+fi
+CMD=annotate
+one_line "annotate --format lcov of a capture without line tables" "no line tables" \
+	"$TMP/s.data" --format lcov --dso libauxcap-nothing.so
+one_line "annotate --format lcov with a symbol" "covers whole files" "$TMP/s.data" work \
+	--format lcov
+CMD=report
+
 # decode --symbols, --dsos (perf script's): exactly the trace events and samples at those
 # functions (by decode's own symbol names) or in those files (by the addresses of their
 # mappings), counted again here in the whole stream.

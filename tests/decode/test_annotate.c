@@ -19,6 +19,7 @@
  *   it are not placed); DISABLE at the jne (3 instructions from +2).
  * Thread 10 (per-instruction events): INSN at +0, +2, +5, +8 and the jne's BRANCH.
  * Samples: one at +5 (thread 9), one in the kernel.
+ * Coverage: the API over this program's own line tables.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -213,6 +214,87 @@ static void test_counts(void **state)
 	auxcap_decode_close(d);
 }
 
+struct rows {
+	size_t n, ran;
+	size_t funcs;
+};
+
+static int count_row(void *arg, const char *file, const char *dir, unsigned int line,
+		     uint64_t execs)
+{
+	struct rows *r = arg;
+
+	(void)dir;
+	assert_non_null(file);
+	assert_true(line > 0);
+	r->n++;
+	r->ran += execs != 0;
+	return 0;
+}
+
+static int count_func(void *arg, const char *name, const char *file, const char *dir,
+		      unsigned int line, uint64_t execs)
+{
+	struct rows *r = arg;
+
+	(void)dir;
+	assert_non_null(name);
+	assert_non_null(file);
+	assert_true(line > 0);
+	assert_int_equal(execs, 0); /* only the function without lines (asm) ran */
+	r->funcs++;
+	return 0;
+}
+
+static int stop_row(void *arg, const char *file, const char *dir, unsigned int line,
+		    uint64_t execs)
+{
+	(void)arg;
+	(void)file;
+	(void)dir;
+	(void)line;
+	(void)execs;
+	return -EINTR;
+}
+
+/* Coverage of this program's file: its line tables (built with -g), nothing of them ran (the
+ * function that ran is asm without lines); a callback's error stops it; another file is not
+ * counted. */
+static void test_coverage(void **state)
+{
+	struct auxcap_annotate *a = NULL;
+	struct rows rows = { 0 };
+	const char *dso;
+	uint64_t F;
+	struct auxcap_decode *d = capture(&F);
+	int r;
+
+	(void)state;
+	r = auxcap_annotate_run(d, NULL, &a);
+	if (r == -EOPNOTSUPP) {
+		auxcap_decode_close(d);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	dso = auxcap_annotate_get_func(a, 0)->dso;
+	r = auxcap_annotate_coverage(a, dso, count_row, count_func, &rows);
+	if (r == -ENODATA) { /* built without -g or without libdw */
+		auxcap_annotate_free(a);
+		auxcap_decode_close(d);
+		skip();
+	}
+	assert_int_equal(r, 0);
+	assert_true(rows.n > 10);
+	assert_int_equal(rows.ran, 0);
+	assert_true(rows.funcs > 3);
+	assert_int_equal(auxcap_annotate_coverage(a, dso, stop_row, NULL, NULL), -EINTR);
+	assert_int_equal(auxcap_annotate_coverage(a, "/no/such.so", count_row, NULL, &rows),
+			 -ENOENT);
+	assert_int_equal(auxcap_annotate_coverage(a, NULL, count_row, NULL, &rows), -EINVAL);
+	auxcap_annotate_free(a);
+	auxcap_decode_close(d);
+}
+
 /* Only thread 10 (the filter): its INSN events alone. */
 static void test_filter(void **state)
 {
@@ -294,6 +376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

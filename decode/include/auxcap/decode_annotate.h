@@ -159,6 +159,31 @@ const struct auxcap_annotate_func *auxcap_annotate_get_func(const struct auxcap_
 int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 			  const struct auxcap_annotate_insn **ret, size_t *ret_n);
 
+/**
+ * Line coverage of a file of code: a row of its DWARF line tables (the first instruction of a
+ * stretch of code of @file, in @dir if relative, at @line) and the runs of that instruction, 0 if it
+ * never ran.  A negative return stops auxcap_annotate_coverage() with that value.
+ */
+typedef int (*auxcap_annotate_line_fn)(void *arg, const char *file, const char *dir,
+				       unsigned int line, uint64_t execs);
+/** ... and a function symbol of it with a source line: the runs of its first instruction. */
+typedef int (*auxcap_annotate_cov_func_fn)(void *arg, const char *name, const char *file,
+					   const char *dir, unsigned int line, uint64_t execs);
+
+/**
+ * The coverage of file of code @dso (as auxcap_annotate_func.dso names it; a file in which a
+ * function was counted), after finish: every row of its line tables (the file's
+ * DWARF, or its separate debug file's) to @line_fn with the runs of its instruction, then
+ * every function symbol that has a source line to @func_fn (may be NULL) with the runs of its
+ * first instruction.  What never ran is there with 0: the code the run did not cover.
+ * Returns 0, -EINVAL before finish or for a NULL argument, -ENOENT if no counted function is
+ * of @dso, -ENODATA if @dso has no line tables (no DWARF, or built without libdw), or a
+ * callback's negative value.
+ */
+int auxcap_annotate_coverage(struct auxcap_annotate *a, const char *dso,
+			     auxcap_annotate_line_fn line_fn, auxcap_annotate_cov_func_fn func_fn,
+			     void *arg);
+
 /** Free @a (NULL is a no-op); @d is not touched. */
 void auxcap_annotate_free(struct auxcap_annotate *a);
 
