@@ -478,6 +478,7 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 			 size_t *cap)
 {
 	struct afunc *f = NULL;
+	uint64_t base = 0;
 	long n;
 	int err;
 
@@ -501,8 +502,10 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 	for (long i = 0; i < n; i++) {
 		uint64_t addr = (*at)[i], off = 0;
 
-		if (!f || addr < f->pub.addr || addr - f->pub.addr >= f->cap ||
-		    (f->pub.size && addr - f->pub.addr >= f->pub.size)) {
+		/* (@base: where @f starts in this process, which need not be where it started in
+		 * the one it was first seen in: a library loaded elsewhere in another process) */
+		if (!f || addr < base || addr - base >= f->cap ||
+		    (f->pub.size && addr - base >= f->pub.size)) {
 			f = func_at(a, e->pid, addr, e->time, &off, &err);
 			if (!f) {
 				if (err)
@@ -510,8 +513,9 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 				a->sum.insns_nosym += e->count;
 				continue;
 			}
+			base = addr - off;
 		}
-		off = addr - f->pub.addr;
+		off = addr - base;
 		f->execs[off] += e->count;
 		f->pub.insns += e->count;
 		a->sum.insns_placed += e->count;

@@ -19,6 +19,7 @@
  *   it are not placed); DISABLE at the jne (3 instructions from +2).
  * Thread 10 (per-instruction events): INSN at +0, +2, +5, +8 and the jne's BRANCH.
  * Samples: one at +5 (thread 9), one in the kernel.
+ * Process 11 maps the same file elsewhere and runs the loop once more (ENABLE, one jne, DISABLE).
  * Coverage: the API over this program's own line tables.
  */
 #include <errno.h>
@@ -82,7 +83,10 @@ static void self_map(uint64_t addr, uint64_t *start, uint64_t *end, uint64_t *pg
 	fail_msg("no mapping holds 0x%" PRIx64, addr);
 }
 
-static struct auxcap_decode *capture(uint64_t *ret_fn)
+/* Where process 11 (with @second) has the same file: elsewhere, as ASLR puts a library. */
+#define SHIFT 0x10000000ull
+
+static struct auxcap_decode *capture(uint64_t *ret_fn, bool second)
 {
 	const uint64_t F = (uint64_t)(uintptr_t)&auxcap_test_an_loop;
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
@@ -127,6 +131,19 @@ static struct auxcap_decode *capture(uint64_t *ret_fn)
 	t10[3] = rec(3003, AUXCAP_TRACE_INSN, 0, F + 8, F + 8, 1);
 	t10[4] = rec(3004, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, F + 8, F + 2, 1);
 	cb_auxtrace(b, t10, sizeof(t10), 0, 1, 10, (uint32_t)-1);
+	if (second) {
+		struct toy_rec t11[3] = {
+			rec(4000, AUXCAP_TRACE_ENABLE, 0, F + SHIFT, 0, 0),
+			rec(4100, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, F + SHIFT + 8, F + SHIFT + 2,
+			    4),
+			rec(4200, AUXCAP_TRACE_DISABLE, 0, F + SHIFT + 8, 0, 3),
+		};
+
+		cb_comm(b, 11, 11, "an2", true, 3500, 0);
+		cb_mmap2(b, 11, 11, start + SHIFT, end - start, pgoff, 5, self, 3600, 0);
+		cb_itrace_start(b, 11, 11, 3700, 0);
+		cb_auxtrace(b, t11, sizeof(t11), 0, 2, 11, (uint32_t)-1);
+	}
 	assert_int_equal(cb_close(b), 0);
 
 	o.errbuf = err;
@@ -158,7 +175,7 @@ static void test_counts(void **state)
 	struct auxcap_annotate *a = NULL;
 	size_t n, i, clk = 1; /* cpu-clock: evsel 1 */
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F);
+	struct auxcap_decode *d = capture(&F, false);
 	int r;
 
 	(void)state;
@@ -266,7 +283,7 @@ static void test_coverage(void **state)
 	struct rows rows = { 0 };
 	const char *dso;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F);
+	struct auxcap_decode *d = capture(&F, false);
 	int r;
 
 	(void)state;
@@ -295,6 +312,34 @@ static void test_coverage(void **state)
 	auxcap_decode_close(d);
 }
 
+/* The same function run by a second process that has its file at another address: one
+ * function, counted at its offsets in each (the second process's addresses are not the first's). */
+static void test_two_processes(void **state)
+{
+	static const uint64_t want[] = { 2 + 1, 12 + 2, 12 + 2, 13 + 2, 1 };
+	const struct auxcap_annotate_insn *in;
+	struct auxcap_annotate *a = NULL;
+	size_t n;
+	uint64_t F;
+	struct auxcap_decode *d = capture(&F, true);
+
+	(void)state;
+	if (auxcap_annotate_run(d, NULL, &a) == -EOPNOTSUPP) {
+		auxcap_decode_close(d);
+		skip();
+	}
+	assert_int_equal(auxcap_annotate_nr_funcs(a), 1);
+	assert_int_equal(auxcap_annotate_get_func(a, 0)->addr, F); /* the first process's */
+	assert_int_equal(auxcap_annotate_get_summary(a)->insns_unplaced, 7 + 2);
+	assert_int_equal(auxcap_annotate_insns(a, 0, &in, &n), 0);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(in[i].execs, want[i]);
+	assert_int_equal(in[3].taken, 12 + 1);
+	auxcap_annotate_free(a);
+	auxcap_decode_close(d);
+}
+
 /* Only thread 10 (the filter): its INSN events alone. */
 static void test_filter(void **state)
 {
@@ -306,7 +351,7 @@ static void test_filter(void **state)
 	struct auxcap_annotate *a = NULL;
 	size_t n;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F);
+	struct auxcap_decode *d = capture(&F, false);
 
 	(void)state;
 	if (auxcap_annotate_run(d, &o, &a) == -EOPNOTSUPP) {
@@ -335,7 +380,7 @@ static void test_bad_arguments(void **state)
 	struct auxcap_decode_event ev = { .kind = AUXCAP_DECODE_SIDEBAND };
 	size_t n;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F);
+	struct auxcap_decode *d = capture(&F, false);
 
 	(void)state;
 	assert_int_equal(auxcap_annotate_new(NULL, NULL, &a), -EINVAL);
@@ -375,6 +420,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_two_processes),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_coverage),
 		cmocka_unit_test(test_bad_arguments),
