@@ -35,6 +35,8 @@ struct aent {
 	uint32_t ninsn;	   /* stretch: instructions per run the trace gave (0: not known; a
 			    * stretch run with another count is another entry) */
 	bool point;
+	bool until; /* stretch: it ends where tracing stopped (DISABLE), at @end or just before it:
+		     * an asynchronous stop (an interrupt) names the next instruction, not run */
 };
 
 /* A thread's flow. */
@@ -92,7 +94,8 @@ static size_t ent_hash(const struct aent *k, size_t cap)
 {
 	uint64_t h = k->start * 0x9e3779b97f4a7c15ull ^ k->end * 0xc2b2ae3d27d4eb4full ^
 		     ((uint64_t)(uint32_t)k->pid << 32 | k->epoch) ^
-		     ((uint64_t)k->ninsn << 1 | k->point) * 0x94d049bb133111ebull;
+		     ((uint64_t)k->ninsn << 2 | (uint64_t)k->until << 1 | k->point) *
+			     0x94d049bb133111ebull;
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
@@ -126,8 +129,8 @@ static int ents_grow(struct auxcap_annotate *a)
 	return 0;
 }
 
-/* The entry of key @k (start, end, pid, epoch, ninsn, point), made if new; NULL if out of
- * memory. */
+/* The entry of key @k (start, end, pid, epoch, ninsn, point, until), made if new; NULL if out
+ * of memory. */
 static struct aent *ent_get(struct auxcap_annotate *a, const struct aent *k)
 {
 	size_t i;
@@ -138,7 +141,8 @@ static struct aent *ent_get(struct auxcap_annotate *a, const struct aent *k)
 		struct aent *e = &a->ents[i];
 
 		if (e->start == k->start && e->end == k->end && e->pid == k->pid &&
-		    e->epoch == k->epoch && e->ninsn == k->ninsn && e->point == k->point)
+		    e->epoch == k->epoch && e->ninsn == k->ninsn && e->point == k->point &&
+		    e->until == k->until)
 			return e;
 	}
 	a->nents++;
@@ -162,10 +166,10 @@ static uint32_t epoch_of(struct auxcap_annotate *a, int32_t pid)
 }
 
 static int add_stretch(struct auxcap_annotate *a, const struct auxcap_decode_event *ev,
-		       uint64_t start, uint64_t end, uint64_t ninsn)
+		       uint64_t start, uint64_t end, uint64_t ninsn, bool until)
 {
 	struct aent k = { .start = start, .end = end, .pid = ev->pid, .epoch = epoch_of(a, ev->pid),
-			  .ninsn = ninsn > UINT32_MAX ? 0 : (uint32_t)ninsn };
+			  .ninsn = ninsn > UINT32_MAX ? 0 : (uint32_t)ninsn, .until = until };
 	struct aent *e = k.epoch ? ent_get(a, &k) : NULL;
 
 	if (!e)
@@ -211,14 +215,14 @@ static int trace_event(struct auxcap_annotate *a, const struct auxcap_decode_eve
 		th->insn_mode = true;
 		a->sum.insns++;
 		if (ip_known)
-			return add_stretch(a, ev, t->ip, t->ip, 1);
+			return add_stretch(a, ev, t->ip, t->ip, 1, false);
 		a->sum.insns_unplaced++;
 		return 0;
 	case AUXCAP_TRACE_BLOCK:
 		th->insn_mode = true;
 		a->sum.insns += t->ninsn;
 		if (ip_known)
-			return add_stretch(a, ev, t->ip, t->to, t->ninsn);
+			return add_stretch(a, ev, t->ip, t->to, t->ninsn, false);
 		a->sum.insns_unplaced += t->ninsn;
 		return 0;
 	case AUXCAP_TRACE_BRANCH:
@@ -227,15 +231,18 @@ static int trace_event(struct auxcap_annotate *a, const struct auxcap_decode_eve
 			/* the INSN events counted the instructions */
 		} else if (th->have && ip_known) {
 			a->sum.insns += th->pending + t->ninsn;
-			r = add_stretch(a, ev, th->resume, t->ip, th->pending + t->ninsn);
+			r = add_stretch(a, ev, th->resume, t->ip, th->pending + t->ninsn,
+					t->kind == AUXCAP_TRACE_DISABLE);
 		} else {
-			/* where the run began is not known: the branch itself ran */
-			uint64_t n = th->pending + t->ninsn, one = n ? 1 : 0;
+			/* where the run began is not known: a branch itself ran (where tracing
+			 * stopped, the instruction may not have) */
+			uint64_t n = th->pending + t->ninsn,
+				 one = n && t->kind == AUXCAP_TRACE_BRANCH ? 1 : 0;
 
 			a->sum.insns += n;
 			a->sum.insns_unplaced += n - one;
-			if (ip_known)
-				r = add_stretch(a, ev, t->ip, t->ip, one);
+			if (ip_known && (one || !n))
+				r = add_stretch(a, ev, t->ip, t->ip, one, false);
 			else
 				a->sum.insns_unplaced += one;
 		}
@@ -494,6 +501,9 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 		a->sum.insns_nosym += e->count * (e->ninsn ? e->ninsn : n > 0 ? (uint64_t)n : 1);
 		return 0;
 	}
+	/* stopped before @end ran (its count says so) */
+	if (e->until && e->ninsn && n >= 2 && (uint64_t)n == e->ninsn + 1)
+		n--;
 	if (n < 0 || (e->ninsn && (uint64_t)n != e->ninsn)) {
 		a->sum.stretches_bad++;
 		a->sum.insns_unplaced += e->count * (e->ninsn ? e->ninsn : 1);

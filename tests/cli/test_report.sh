@@ -78,6 +78,14 @@ annotate_check s --iterations 3000
 annotate_check clock --iterations 3000
 annotate_check trunc --lossy
 annotate_check bts --iterations 300 --no-insns
+# The example exec'ing itself once: the same code at another address after the exec (PIE),
+# one function counted from both images.
+if "$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/exec.data" -- "$EXAMPLE" 300 0 1 \
+	>/dev/null 2>"$TMP/exec.err"; then
+	annotate_check exec --iterations 600
+else
+	bad "auxcap record --emulate of an exec'ing example: $(cat "$TMP/exec.err")"
+fi
 # --dso and --tid pick functions and threads; SYMBOL every function of that name.
 if "$AUXCAP" annotate "$TMP/clock.data" --dso libc.so.6 --top 3 --format json >"$TMP/an.json" &&
 	python3 -c 'import json, os, sys

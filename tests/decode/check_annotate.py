@@ -8,7 +8,8 @@
   the summary adds up (instructions placed + without symbol + not placed) and its total is
   the report's;
 - with per-instruction decode (Intel PT; not --no-insns): every instruction's runs are the
-  INSN events `auxcap decode --itrace=i` gives at its address (libipt's instruction flow, not
+  INSN events `auxcap decode --itrace=i` gives at its place (function and offset: the same
+  code of another process or image runs at other addresses) (libipt's instruction flow, not
   the stretches annotate walks), its taken count the BRANCH events from it, its samples the
   samples whose IP (the one decode looks up) is there; what decode ran beyond annotate's
   counts is what annotate counts without a symbol or not placed; with --lossy (a capture
@@ -79,44 +80,54 @@ def main():
         check(an["insns"] == rep["trace"]["instructions"],
               "%s: the total is the report's (%d)" % (name, rep["trace"]["instructions"]))
 
-    at = {}
-    for f in funcs:
-        for x in f["instructions"]:
-            at[int(x["addr"], 16)] = x
-    bad_taken = [x for x in at.values() if x["taken"] and not x["branch"]]
+    # Instructions by (function, offset): the key that holds across processes and execs,
+    # where the same code runs at other addresses (decode names them "function+0xOFF").
+    insns_all = [(f["name"], x) for f in funcs for x in f["instructions"]]
+    at = collections.defaultdict(lambda: [0, 0, 0])  # execs, taken, samples
+    for fname, x in insns_all:
+        v = at[(fname, x["offset"])]
+        v[0] += x["execs"]
+        v[1] += x["taken"]
+        v[2] += sum(x["samples"].values())
+    bad_taken = [x for _, x in insns_all if x["taken"] and not x["branch"]]
     check(not bad_taken, "%s: taken counts only on branches%s" % (name, bad_taken[:1]))
-    always = [x for x in at.values() if x["branch"] and
+    always = [x for _, x in insns_all if x["branch"] and
               x["text"].split()[0] in ("call", "ret", "jmp") and x["taken"] != x["execs"]]
     check(not always, "%s: calls, returns and jumps taken every time they ran%s" % (name, always[:1]))
 
+    def key(sym):
+        fn, plus, off = (sym or "").rpartition("+0x")
+        return (fn, int(off, 16)) if plus and fn and not fn.startswith("[") else None
+
     if insns:
         ex, tk, sm = collections.Counter(), collections.Counter(), collections.Counter()
+        total = 0
         out = run(auxcap, "decode", capture, "--itrace=ib", "--format", "json")
         for line in out.splitlines():
             e = json.loads(line)
             if e["type"] == "insn":
-                ex[int(e["ip"], 16)] += 1
+                ex[key(e.get("ip_sym"))] += 1
+                total += 1
             elif e["type"] == "branch":
-                tk[int(e["from"], 16)] += 1
+                tk[key(e.get("from_sym"))] += 1
             elif e["type"] == "sample":
-                ip = e["context"]["ip"] if e.get("context") else e["ip"]
-                sm[int(ip, 16)] += 1
-        diff = [(hex(a), x["execs"], ex[a]) for a, x in at.items()
-                if x["execs"] > ex[a] or (x["execs"] != ex[a] and not lossy)]
+                c = e["context"] if e.get("context") else e
+                sm[key(c.get("ip_sym"))] += 1
+        diff = [(k, v[0], ex[k]) for k, v in at.items()
+                if v[0] > ex[k] or (v[0] != ex[k] and not lossy)]
         check(not diff, "%s: every instruction's runs are %s decode's INSN events there (%d "
-              "addresses)%s" % (name, "at most" if lossy else "", len(at), diff[:3]))
+              "instructions)%s" % (name, "at most" if lossy else "", len(at), diff[:3]))
         # (instructions run just before a gap are in no event's count: decode's INSN events
         # have them, the total of annotate and report does not)
-        beyond = sum(ex.values()) - sum(x["execs"] for x in at.values())
-        before_gaps = sum(ex.values()) - an["insns"]
+        beyond = total - sum(v[0] for v in at.values())
+        before_gaps = total - an["insns"]
         check(beyond == an["insns_nosym"] + an["insns_unplaced"] + before_gaps and
               (lossy or not before_gaps) and before_gaps >= 0,
               "%s: decode ran %d instructions beyond annotate's counts: those without symbol "
               "and not placed (%d before gaps)" % (name, beyond, before_gaps))
-        diff = [(hex(a), x["taken"], tk[a]) for a, x in at.items() if x["taken"] != tk[a]]
+        diff = [(k, v[1], tk[k]) for k, v in at.items() if v[1] != tk[k]]
         check(not diff, "%s: every taken count is decode's branches from there%s" % (name, diff[:3]))
-        diff = [(hex(a), x["samples"], sm[a]) for a, x in at.items()
-                if sum(x["samples"].values()) != sm[a]]
+        diff = [(k, v[2], sm[k]) for k, v in at.items() if v[2] != sm[k]]
         check(not diff, "%s: every instruction's samples are decode's samples there%s" %
               (name, diff[:3]))
         check(lossy or an["stretches_bad"] == 0,
