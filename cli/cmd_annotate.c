@@ -240,6 +240,15 @@ static const char *src_line(struct actx *c, const char *file, const char *dir, u
 
 /* ---- text ------------------------------------------------------------------------- */
 
+/* Whether the capture's trace says what ran (not a capture of samples only, nor a trace of
+ * sampled operations: Arm SPE). */
+static bool has_flow(const struct actx *c)
+{
+	const struct auxcap_decode_info *info = auxcap_decode_get_info(c->d);
+
+	return info->backend && !info->sampled;
+}
+
 /* The sample slots with samples: their indices in @slots, how many. */
 static size_t sample_slots(const struct actx *c, size_t *slots)
 {
@@ -268,7 +277,7 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 	const struct auxcap_annotate_insn *in;
 	const char *last_file = NULL;
 	unsigned int last_line = 0;
-	bool trace = auxcap_decode_get_info(c->d)->backend != NULL;
+	bool trace = has_flow(c);
 	size_t n;
 	int r;
 	FILE *f = c->f;
@@ -348,6 +357,9 @@ static int write_text(struct actx *c, const size_t *which, size_t nwhich)
 	fprintf(c->f, "# auxcap annotate of %s\n", c->a->file);
 	if (!auxcap_decode_get_info(c->d)->backend) {
 		fprintf(c->f, "# trace: none (a capture of counter samples only)\n");
+	} else if (!has_flow(c)) {
+		fprintf(c->f, "# trace: %s samples operations: no control flow, no runs\n",
+			auxcap_decode_get_info(c->d)->backend);
 	} else {
 		fprintf(c->f,
 			"# trace: %" PRIu64 " instructions, %" PRIu64 " placed in functions, %" PRIu64
@@ -526,7 +538,7 @@ static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
 	struct line_rec *recs = NULL, *tmp;
 	uint64_t *sums = NULL;
 	size_t n = 0, cap = 0, nl = 0, slots[64], nslots = sample_slots(c, slots), shown;
-	bool trace = auxcap_decode_get_info(c->d)->backend != NULL;
+	bool trace = has_flow(c);
 	int r = 0;
 
 	if (nslots > 8)

@@ -78,6 +78,7 @@ annotate_check s --iterations 3000
 annotate_check clock --iterations 3000
 annotate_check trunc --lossy
 annotate_check bts --iterations 300 --no-insns
+annotate_check spe --no-insns
 # The example exec'ing itself once: the same code at another address after the exec (PIE),
 # one function counted from both images.
 if "$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/exec.data" -- "$EXAMPLE" 300 0 1 \
