@@ -158,6 +158,24 @@ static struct auxcap_decode *capture(uint64_t *ret_fn, bool second)
 	return d;
 }
 
+/* The annotation of capture(@second) with @o, and its session in *@ret_d; skips the test in a
+ * build without capstone. */
+static struct auxcap_annotate *annotate(bool second, const struct auxcap_annotate_opts *o,
+					uint64_t *ret_fn, struct auxcap_decode **ret_d)
+{
+	struct auxcap_annotate *a = NULL;
+	struct auxcap_decode *d = capture(ret_fn, second);
+	int r = auxcap_annotate_run(d, o, &a);
+
+	if (r == -EOPNOTSUPP) {
+		auxcap_decode_close(d);
+		skip(); /* built without capstone */
+	}
+	assert_int_equal(r, 0);
+	*ret_d = d;
+	return a;
+}
+
 static void test_counts(void **state)
 {
 	static const struct {
@@ -176,19 +194,12 @@ static void test_counts(void **state)
 	const struct auxcap_annotate_summary *s;
 	const struct auxcap_annotate_func *f = NULL;
 	const struct auxcap_annotate_insn *in;
-	struct auxcap_annotate *a = NULL;
+	struct auxcap_decode *d;
 	size_t n, i, clk = 1; /* cpu-clock: evsel 1 */
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F, false);
-	int r;
+	struct auxcap_annotate *a = annotate(false, NULL, &F, &d);
 
 	(void)state;
-	r = auxcap_annotate_run(d, NULL, &a);
-	if (r == -EOPNOTSUPP) {
-		auxcap_decode_close(d);
-		skip(); /* built without capstone */
-	}
-	assert_int_equal(r, 0);
 	s = auxcap_annotate_get_summary(a);
 	/* thread 9: 4 + 8 * 3 + 4 placed, 7 (bad) not, 1 of the 3 after the gap, 3 placed at
 	 * the DISABLE; thread 10: its 4 INSN events (its branch's count is theirs) */
@@ -284,20 +295,14 @@ static int stop_row(void *arg, const char *file, const char *dir, unsigned int l
  * counted. */
 static void test_coverage(void **state)
 {
-	struct auxcap_annotate *a = NULL;
 	struct rows rows = { 0 };
+	struct auxcap_decode *d;
 	const char *dso;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F, false);
+	struct auxcap_annotate *a = annotate(false, NULL, &F, &d);
 	int r;
 
 	(void)state;
-	r = auxcap_annotate_run(d, NULL, &a);
-	if (r == -EOPNOTSUPP) {
-		auxcap_decode_close(d);
-		skip();
-	}
-	assert_int_equal(r, 0);
 	dso = auxcap_annotate_get_func(a, 0)->dso;
 	r = auxcap_annotate_coverage(a, dso, count_row, count_func, &rows);
 	if (r == -ENODATA) { /* built without -g or without libdw */
@@ -324,16 +329,12 @@ static void test_two_processes(void **state)
 	static const uint64_t want[] = { 2 + 2, 12 + 3, 12 + 2, 13 + 2, 1 };
 	const struct auxcap_annotate_func *f;
 	const struct auxcap_annotate_insn *in;
-	struct auxcap_annotate *a = NULL;
+	struct auxcap_decode *d;
 	size_t n;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F, true);
+	struct auxcap_annotate *a = annotate(true, NULL, &F, &d);
 
 	(void)state;
-	if (auxcap_annotate_run(d, NULL, &a) == -EOPNOTSUPP) {
-		auxcap_decode_close(d);
-		skip();
-	}
 	assert_int_equal(auxcap_annotate_nr_funcs(a), 1);
 	/* its address in one of the processes, and that process */
 	f = auxcap_annotate_get_func(a, 0);
@@ -356,16 +357,12 @@ static void test_filter(void **state)
 	struct auxcap_annotate_opts o = { .sz = sizeof(o), .filter = &flt };
 	const struct auxcap_annotate_summary *s;
 	const struct auxcap_annotate_insn *in;
-	struct auxcap_annotate *a = NULL;
+	struct auxcap_decode *d;
 	size_t n;
 	uint64_t F;
-	struct auxcap_decode *d = capture(&F, false);
+	struct auxcap_annotate *a = annotate(false, &o, &F, &d);
 
 	(void)state;
-	if (auxcap_annotate_run(d, &o, &a) == -EOPNOTSUPP) {
-		auxcap_decode_close(d);
-		skip();
-	}
 	s = auxcap_annotate_get_summary(a);
 	assert_int_equal(s->insns, 4);
 	assert_int_equal(s->insns_placed, 4);
