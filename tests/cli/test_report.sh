@@ -326,6 +326,20 @@ PY
 	else
 		bad "annotate --format lcov against gcov: $(cat "$TMP/cov/cov.err" 2>/dev/null)"
 	fi
+	# lcov's own tools read the tracefile: its summary is ours, genhtml renders it.
+	if command -v lcov >/dev/null && command -v genhtml >/dev/null && [ -f "$TMP/cov/cov.info" ]; then
+		lf=$(awk -F: '/^LF:/ { n += $2 } END { print n + 0 }' "$TMP/cov/cov.info")
+		lh=$(awk -F: '/^LH:/ { n += $2 } END { print n + 0 }' "$TMP/cov/cov.info")
+		if lcov --summary "$TMP/cov/cov.info" 2>&1 | grep -q "lines\.*: .*($lh of $lf lines)" &&
+			genhtml -q "$TMP/cov/cov.info" -o "$TMP/cov/html" >/dev/null 2>&1 &&
+			[ -s "$TMP/cov/html/index.html" ]; then
+			ok "lcov --summary reads the tracefile ($lh of $lf lines) and genhtml renders it"
+		else
+			bad "lcov or genhtml on the tracefile: $(lcov --summary "$TMP/cov/cov.info" 2>&1 | tail -3)"
+		fi
+	else
+		echo "skip lcov and genhtml on the tracefile: not installed (apt-get install lcov)"
+	fi
 else
 	echo "skip lcov against gcov: no cc or gcov here"
 fi
