@@ -11,6 +11,20 @@
 #include "auxcap/decode.h"
 #include "auxcap/perf_data.h"
 
+/* ---- tracepoint print formats (tp_print.c: libtraceevent) --------------------------------- */
+
+struct tp_printer;
+/* A printer of the capture's tracepoint formats @ft.  -ENOENT if none parses, -EOPNOTSUPP built
+ * without libtraceevent, -ENOMEM. */
+int tp_printer_new(const struct auxcap_perf_features *ft, struct tp_printer **ret);
+/* Name kernel function @name at @addr in the texts (%pS, %ps: a call site, a handler). */
+int tp_printer_add_function(void *p, const char *name, uint64_t addr);
+void tp_printer_free(struct tp_printer *p);
+/* The text of raw data @raw (@size bytes) of tracepoint @id by its print format into @buf (@n
+ * bytes, NUL-terminated): its length, 0 if @id has no format. */
+int tp_printer_print(struct tp_printer *p, uint64_t id, const void *raw, size_t size, int cpu,
+		     uint64_t time, char *buf, size_t n);
+
 /* ---- symbols (symbols.c) ---------------------------------------------------------------- */
 
 struct auxcap_symbols;
@@ -72,6 +86,10 @@ int auxcap_symbols_cov_rows(const struct auxcap_sym_func *fn,
 int auxcap_symbols_cov_func(const struct auxcap_sym_func *fn, size_t i, const char **ret_name,
 			    uint64_t *ret_vaddr, const char **ret_file, unsigned int *ret_line,
 			    const char **ret_dir);
+/* Each kernel function of the kallsyms file (read on first use) to @fn, by address: how many,
+ * 0 without one, or @fn's negative value. */
+int auxcap_symbols_kernel_each(struct auxcap_symbols *s,
+			       int (*fn)(void *arg, const char *name, uint64_t addr), void *arg);
 /* As auxcap_decode_symbolize(). */
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso);
@@ -310,6 +328,8 @@ struct auxcap_decode {
 	char errtext[256];
 
 	struct auxcap_perf_reader *rd; /* owned; NULL in raw mode */
+	struct tp_printer *tp_printer;	      /* owned: auxcap_decode_tp_print(), on first use */
+	bool tp_printer_tried;
 	struct auxcap_tp_format **tp_formats; /* owned: TRACING_DATA's, parsed on first use
 					       * (NULL entries: unusable) */
 	size_t nr_tp_formats;

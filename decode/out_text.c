@@ -472,7 +472,8 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 }
 
 /* A tracepoint sample's fields (its raw data by the capture's format), the kernel's own
- * common_* ones left out: "\tfields: prev_comm=bash prev_pid=12 ...". */
+ * common_* ones left out: "\tfields: prev_comm=bash prev_pid=12 ..."; then, where the format's
+ * print expression can be evaluated (libtraceevent), "\ttrace: " and the kernel's text. */
 static void fields_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_tp_format *tf = auxcap_decode_tp_format(w->d, ev->evsel);
@@ -497,6 +498,9 @@ static void fields_line(struct auxcap_out *w, const struct auxcap_decode_event *
 	}
 	if (any)
 		putc('\n', w->f);
+	/* and as the kernel prints it, by its print format (perf script's text) */
+	if (any && auxcap_decode_tp_print(w->d, ev, v, sizeof(v)) > 0)
+		fprintf(w->f, "\ttrace: %s\n", v);
 }
 
 /* The sample's callchain (PERF_SAMPLE_CALLCHAIN), innermost first: frame pointers' view. */

@@ -1471,6 +1471,7 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->path);
 	free(d->info_words);
 	free(d->backend_options);
+	tp_printer_free(d->tp_printer);
 	for (size_t i = 0; i < d->nr_tp_formats; i++)
 		auxcap_tp_format_free(d->tp_formats[i]);
 	free(d->tp_formats);
@@ -1544,6 +1545,39 @@ const struct auxcap_tp_format *auxcap_decode_tp_format(struct auxcap_decode *d,
 		if (d->tp_formats[i] && d->tp_formats[i]->id == es->attr->config)
 			return d->tp_formats[i];
 	return NULL;
+}
+
+int auxcap_decode_tp_print(struct auxcap_decode *d, const struct auxcap_decode_event *ev,
+			   char *buf, size_t n)
+{
+	const struct auxcap_sample *sa;
+	int r;
+
+	if (!d || !ev || !buf || !n)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (ev->kind != AUXCAP_DECODE_SAMPLE || !ev->evsel || !ev->evsel->attr ||
+	    ev->evsel->attr->type != PERF_TYPE_TRACEPOINT || !ev->rec)
+		return 0;
+	sa = &ev->rec->u.sample;
+	if (!sa->raw.data)
+		return 0;
+	if (!d->tp_printer_tried) {
+		d->tp_printer_tried = true;
+		r = tp_printer_new(auxcap_decode_features(d), &d->tp_printer);
+		if (r == -EOPNOTSUPP)
+			return r;
+		/* the kernel's functions, for call sites and handlers (what perf names them by) */
+		if (d->tp_printer && auxcap_symbols_kernel_each(d->syms, tp_printer_add_function,
+								 d->tp_printer) < 0) {
+			tp_printer_free(d->tp_printer);
+			d->tp_printer = NULL;
+		}
+	}
+	if (!d->tp_printer)
+		return AUXCAP_HAVE_LIBTRACEEVENT ? 0 : -EOPNOTSUPP;
+	return tp_printer_print(d->tp_printer, ev->evsel->attr->config, sa->raw.data, sa->raw.size,
+				ev->cpu, ev->time, buf, n);
 }
 
 const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d)

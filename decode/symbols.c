@@ -335,6 +335,22 @@ static void load_kallsyms(struct auxcap_symbols *s)
 		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), cmp_ksym);
 }
 
+int auxcap_symbols_kernel_each(struct auxcap_symbols *s,
+			       int (*fn)(void *arg, const char *name, uint64_t addr), void *arg)
+{
+	if (!s->kallsyms_path)
+		return 0;
+	if (!s->kallsyms_tried)
+		load_kallsyms(s);
+	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		int r = fn(arg, s->knames + s->ksyms[i].name, s->ksyms[i].addr);
+
+		if (r < 0)
+			return r;
+	}
+	return (int)(s->nr_ksyms > INT32_MAX ? INT32_MAX : s->nr_ksyms);
+}
+
 /* A kernel address by kallsyms: the function at or below it (the last one ends nowhere). */
 static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **ret_name,
 			 uint64_t *ret_off, const char **ret_dso)

@@ -554,6 +554,24 @@ perf script -i ss.data -F trace 2>/dev/null | sed 's/ prev_state=[^ ]* ==>//; s/
 $A decode ss.data 2>/dev/null | awk '/^\tfields:/ {sub(/^\tfields: /, ""); sub(/ prev_state=[^ ]*/, ""); print}' >ss.ours
 n_ss=$(wc -l <ss.ours)
 check '[ "$n_ss" -gt 0 ] && cmp -s ss.perf ss.ours' "sched_switch fields as perf script's ($n_ss samples)"
+# ... and each sample's text by its format's print fmt (libtraceevent) is perf script's whole
+# trace text, prev_state's letter included; also for tracepoints whose print formats name
+# kernel functions (%pS), flags and symbols (kmalloc's gfp_flags, hrtimer's function), a
+# string (sched_process_exec) and an array (raw_syscalls' args).
+if $A decode ss.data 2>/dev/null | grep -q '^	trace: '; then
+	perf script -i ss.data -F trace 2>/dev/null | sed 's/^ *//' >ss.perf.all
+	$A decode ss.data 2>/dev/null | awk '/^\ttrace:/ {sub(/^\ttrace: /, ""); print}' >ss.trace
+	check '[ -s ss.trace ] && cmp -s ss.perf.all ss.trace' "sched_switch as perf script prints it, by the print fmt ($(wc -l <ss.trace) samples)"
+	$A record -q -e raw_syscalls:sys_enter -e sched:sched_process_exec -e timer:hrtimer_start \
+		-e kmem:kmalloc -o tps.data -- sh -c 'ls / >/dev/null; sleep 0.01' >/dev/null 2>&1
+	perf script -i tps.data -F trace 2>/dev/null | sed 's/^ *//' >tps.perf
+	$A decode tps.data 2>/dev/null | awk '/^\ttrace:/ {sub(/^\ttrace: /, ""); print}' >tps.ours
+	$A decode tps.data --format json 2>/dev/null | python3 -c 'import json, sys
+print("\n".join(e["trace"] for e in map(json.loads, sys.stdin) if e.get("trace")))' >tps.json
+	check '[ -s tps.ours ] && cmp -s tps.perf tps.ours && cmp -s tps.ours tps.json' "four tracepoints' texts as perf script's, in text and JSON ($(wc -l <tps.ours) samples; $(grep -c 'call_site=[a-z_]' tps.ours) name a kernel function)"
+else
+	echo "skip: tracepoint print formats (auxcap built without libtraceevent)"
+fi
 ss_dir=/sys/kernel/tracing/events/sched/sched_switch
 [ -r $ss_dir/id ] || ss_dir=/sys/kernel/debug/tracing/events/sched/sched_switch
 ss_id=$(cat $ss_dir/id); ss_nf=$(grep -c 'field:' $ss_dir/format)

@@ -14,8 +14,9 @@
  *	print fmt: "...", ...
  *
  * Values are read by offset, size and signedness (the declared C type can be narrower than
- * the size: syscalls' "int dfd" takes 8 bytes); the print format is not evaluated, so a field
- * prints as its value ("prev_state=1"), not as the kernel's text for it ("S").
+ * the size: syscalls' "int dfd" takes 8 bytes); the print format is not evaluated here, so a
+ * field prints as its value ("prev_state=1"), not as the kernel's text for it ("S"): the
+ * decode stage's auxcap_decode_tp_print() gives that text (libtraceevent).
  */
 #ifndef AUXCAP_TRACEPOINT_H
 #define AUXCAP_TRACEPOINT_H

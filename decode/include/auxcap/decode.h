@@ -364,6 +364,16 @@ struct auxcap_tp_format;
 const struct auxcap_tp_format *auxcap_decode_tp_format(struct auxcap_decode *d,
 						       const struct auxcap_perf_evsel *es);
 
+/**
+ * A tracepoint sample @ev as the kernel prints it, by its format's "print fmt" (what perf
+ * script prints after the event name: "prev_comm=bash prev_pid=12 prev_prio=120 prev_state=S
+ * ==> next_comm=swapper/1 ..."), into @buf (@n bytes, NUL-terminated), with libtraceevent.
+ * Returns the length of the text (cut to fit), 0 if @ev is not a tracepoint sample or the
+ * capture has no usable format of it, -EOPNOTSUPP if built without libtraceevent, -EINVAL.
+ */
+int auxcap_decode_tp_print(struct auxcap_decode *d, const struct auxcap_decode_event *ev,
+			   char *buf, size_t n);
+
 /** The AUX event of the capture (borrowed until close), NULL if not known or in raw mode. */
 const struct auxcap_perf_evsel *auxcap_decode_aux_evsel(const struct auxcap_decode *d);
 
