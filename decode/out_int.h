@@ -59,6 +59,11 @@ void out_json_str(FILE *f, const char *s);
 void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *ev,
 			const char *key, bool null_if_none);
 
+/* ,"@key":"..." a tracepoint sample's text by its print format (auxcap_decode_tp_print()), or
+ * ,"@key":null when there is none (@null_if_none), else nothing. */
+void out_json_tp_trace(struct auxcap_out *w, const struct auxcap_decode_event *ev,
+		       const char *key, bool null_if_none);
+
 /* Name of the event of a record (EVENT_DESC), or "event<N>". */
 const char *out_evsel_name(const struct auxcap_perf_evsel *es, char *buf, size_t n);
 

@@ -228,19 +228,6 @@ static void callchain(struct auxcap_out *w, const struct auxcap_decode_event *ev
 	putc(']', w->f);
 }
 
-/* ,"trace":"..." the kernel's text of a tracepoint sample by its print format (libtraceevent),
- * null where there is none. */
-static void trace_text(struct auxcap_out *w, const struct auxcap_decode_event *ev)
-{
-	char t[1024];
-
-	fputs(",\"trace\":", w->f);
-	if (auxcap_decode_tp_print(w->d, ev, t, sizeof(t)) > 0)
-		out_json_str(w->f, t);
-	else
-		fputs("null", w->f);
-}
-
 static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_sample *sa = &ev->rec->u.sample;
@@ -261,7 +248,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	callchain(w, ev);
 	srcline(w, ev->pid, x ? x->ip : sa->ip);
 	out_json_tp_fields(w, ev, "fields", true);
-	trace_text(w, ev);
+	out_json_tp_trace(w, ev, "trace", true);
 	if (!x) {
 		fputs(",\"context\":null}\n", f);
 		return;

@@ -285,6 +285,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		putc(']', w->f);
 	}
 	out_json_tp_fields(w, ev, "fields", false);
+	out_json_tp_trace(w, ev, "trace", false);
 	n = auxcap_sample_callchain(&ev->rec->u.sample, fr, OUT_MAX_CALLCHAIN);
 	if (n) {
 		fputs(",\"callchain\":[", w->f);

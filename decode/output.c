@@ -204,6 +204,19 @@ const char *out_branch_kind(enum auxcap_branch_type t)
 	}
 }
 
+void out_json_tp_trace(struct auxcap_out *w, const struct auxcap_decode_event *ev,
+		       const char *key, bool null_if_none)
+{
+	char t[1024];
+
+	if (auxcap_decode_tp_print(w->d, ev, t, sizeof(t)) > 0) {
+		fprintf(w->f, ",\"%s\":", key);
+		out_json_str(w->f, t);
+	} else if (null_if_none) {
+		fprintf(w->f, ",\"%s\":null", key);
+	}
+}
+
 void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *ev,
 			const char *key, bool null_if_none)
 {
