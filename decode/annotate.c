@@ -484,8 +484,9 @@ static long walk(struct auxcap_annotate *a, const struct aent *e, uint64_t **at,
 static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64_t **at,
 			 size_t *cap)
 {
-	struct afunc *f = NULL;
-	uint64_t base = 0;
+	struct auxcap_sym_func fs;
+	struct afunc *f;
+	uint64_t base;
 	long n;
 	int err;
 
@@ -495,8 +496,8 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 	/* a trace without instruction counts (Intel BTS): the walk's, at least the branch */
 	if (!e->ninsn)
 		a->sum.insns += e->count * (n > 0 ? (uint64_t)n : 1);
-	if ((e->start >> 63) || auxcap_symbols_func_at(a->d->syms, e->pid, e->start, e->time,
-						       &(struct auxcap_sym_func){ 0 }) != 1) {
+	if ((e->start >> 63) ||
+	    auxcap_symbols_func_at(a->d->syms, e->pid, e->start, e->time, &fs) != 1) {
 		/* kernel code, code without a symbol: not annotated */
 		a->sum.insns_nosym += e->count * (e->ninsn ? e->ninsn : n > 0 ? (uint64_t)n : 1);
 		return 0;
@@ -509,6 +510,18 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 		a->sum.insns_unplaced += e->count * (e->ninsn ? e->ninsn : 1);
 		return 0;
 	}
+	/* the function it starts in, as looked up above */
+	f = func_get(a, &fs, e->pid, e->time);
+	if (!f)
+		return -ENOMEM;
+	err = func_room(a, f, e->start - fs.start);
+	if (err == -ERANGE) { /* (64 MiB into a function: not code) */
+		a->sum.insns_nosym += e->count * (uint64_t)n;
+		return 0;
+	}
+	if (err < 0)
+		return err;
+	base = fs.start;
 	for (long i = 0; i < n; i++) {
 		uint64_t addr = (*at)[i], off = 0;
 
