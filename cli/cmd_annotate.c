@@ -228,14 +228,18 @@ static const struct src_file *src_get(struct actx *c, const char *file, const ch
 	return s;
 }
 
-/* The text of line @line of @file (in @dir if relative), NULL if not readable. */
+/* The text of line @line of @file (in @dir if relative) without its indentation, NULL if not
+ * readable. */
 static const char *src_line(struct actx *c, const char *file, const char *dir, unsigned int line)
 {
 	const struct src_file *s = src_get(c, file, dir);
+	const char *t;
 
 	if (!s || !s->text || !line || line > s->nr_lines)
 		return NULL;
-	return s->text + s->line[line - 1];
+	for (t = s->text + s->line[line - 1]; *t == ' ' || *t == '\t'; t++)
+		;
+	return t;
 }
 
 /* ---- text ------------------------------------------------------------------------- */
@@ -312,18 +316,11 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 		const struct auxcap_annotate_insn *x = &in[j];
 
 		if (!c->a->no_source && x->src_file &&
-		    (x->src_file != last_file || x->src_line != last_line) &&
-		    (!last_file || strcmp(x->src_file, last_file) || x->src_line != last_line)) {
+		    (!last_file || x->src_line != last_line || strcmp(x->src_file, last_file))) {
 			const char *t = src_line(c, x->src_file, x->src_dir, x->src_line);
 
-			fprintf(f, "%*s%s:%u", (trace ? 33 : 2) + 11 * (int)nslots, "",
-				cli_base_name(x->src_file), x->src_line);
-			if (t) {
-				while (*t == ' ' || *t == '\t')
-					t++;
-				fprintf(f, "  %s", t);
-			}
-			fputc('\n', f);
+			fprintf(f, "%*s%s:%u%s%s\n", (trace ? 33 : 2) + 11 * (int)nslots, "",
+				cli_base_name(x->src_file), x->src_line, t ? "  " : "", t ? t : "");
 			last_file = x->src_file;
 			last_line = x->src_line;
 		}
@@ -630,13 +627,8 @@ static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
 					: 0.0);
 		for (size_t k = 0; k < nslots; k++)
 			fprintf(c->f, " %10" PRIu64, l->sums[slots[k]]);
-		fprintf(c->f, "  %s:%u  ", cli_base_name(l->file), l->line);
-		if (t) {
-			while (*t == ' ' || *t == '\t')
-				t++;
-			fprintf(c->f, "%s  ", t);
-		}
-		fprintf(c->f, "[%s]\n", l->func);
+		fprintf(c->f, "  %s:%u  %s%s[%s]\n", cli_base_name(l->file), l->line, t ? t : "",
+			t ? "  " : "", l->func);
 	}
 out:
 	free(recs);
