@@ -111,6 +111,10 @@ bool cli_code_filter_match(const struct cli_filter *f, struct auxcap_decode *d,
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
+/* Whether file @dso (a path; NULL: none) is the one a user named @name: its path or its last
+ * component (--dso, --dsos). */
+bool cli_dso_is(const char *dso, const char *name);
+
 /* The last component of @path (@path itself without a '/'; NULL for NULL). */
 const char *cli_base_name(const char *path);
 

@@ -161,8 +161,7 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 /* Whether function @fn is one the arguments ask for. */
 static bool wanted(const struct annotate_args *a, const struct auxcap_annotate_func *fn)
 {
-	if (a->dso && (!fn->dso || (strcmp(fn->dso, a->dso) &&
-				    strcmp(cli_base_name(fn->dso), a->dso))))
+	if (a->dso && !cli_dso_is(fn->dso, a->dso))
 		return false;
 	if (!a->nr_syms)
 		return fn->insns || fn->samples_sum;

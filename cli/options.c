@@ -156,9 +156,7 @@ static bool code_match(const struct cli_filter *f, struct auxcap_decode *d, int3
 		;
 	if (f->nr_syms && i == f->nr_syms)
 		return false;
-	for (i = 0; i < f->nr_dsos && !(dso && (!strcmp(dso, f->dsos[i]) ||
-						 !strcmp(cli_base_name(dso), f->dsos[i])));
-	     i++)
+	for (i = 0; i < f->nr_dsos && !cli_dso_is(dso, f->dsos[i]); i++)
 		;
 	return !f->nr_dsos || i < f->nr_dsos;
 }
@@ -238,4 +236,9 @@ int cli_output_close(FILE *out, const char *path, const char *what, int ret)
 		ret = CLI_ERR;
 	}
 	return ret;
+}
+
+bool cli_dso_is(const char *dso, const char *name)
+{
+	return dso && (!strcmp(dso, name) || !strcmp(cli_base_name(dso), name));
 }
