@@ -19,17 +19,20 @@
  * counted once per run, keyed by process image and addresses; INSN events (a backend's
  * per-instruction output) count their instruction themselves.  At the end each stretch is
  * walked instruction by instruction in the code of the binary mapped there (capstone: x86,
- * 64-bit code), and each instruction gets the stretch's count.  A stretch whose walk does not
- * end on its branch, or whose instruction count differs from the one the trace gives, is
- * not counted (the binary does not match the trace): its instructions count as unplaced, as
- * do those run before the first known resume point of a thread (after a gap, or when a
- * stream starts in the middle of a block).  The exact counts are the trace's: every run of
+ * 64-bit code), and each instruction gets the stretch's count.  A stretch that ends where
+ * tracing stopped (DISABLE) ends before the instruction the stop names when the trace's count
+ * says that one did not run (an asynchronous stop names the next instruction).  A stretch
+ * whose walk does not end on its branch, or whose instruction count differs from the one the
+ * trace gives, is not counted (the binary does not match the trace): its instructions count
+ * as unplaced, as do those run before the first known resume point of a thread (after a gap,
+ * or when a stream starts in the middle of a block; a branch there counts itself).  The exact counts are the trace's: every run of
  * the traced span, not a statistical estimate; samples (counter samples by the IP decode
  * looks up, trace samples such as Arm SPE records by theirs) are counted per instruction as
  * perf annotate does.
  *
  * Functions are symbols (name, file, link-time address: one entry for a function of a binary
- * whatever process or load address it ran at); their size is the symbol's.  Code without a
+ * whatever process or load address it ran at; its addresses are those of one process it ran
+ * in); their size is the symbol's (or, without one, up to the next symbol).  Code without a
  * symbol and kernel code are not annotated (counted in the summary).
  *
  * Ownership: the annotation borrows @d (it must outlive it); names and files it returns are
