@@ -59,6 +59,10 @@ void out_json_str(FILE *f, const char *s);
 void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *ev,
 			const char *key, bool null_if_none);
 
+/* Bytes of a tracepoint sample's text by its print format that the writers keep (text, JSON,
+ * Perfetto alike). */
+#define OUT_TP_TEXT_MAX 1024
+
 /* ,"@key":"..." a tracepoint sample's text by its print format (auxcap_decode_tp_print()), or
  * ,"@key":null when there is none (@null_if_none), else nothing. */
 void out_json_tp_trace(struct auxcap_out *w, const struct auxcap_decode_event *ev,

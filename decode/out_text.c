@@ -479,7 +479,7 @@ static void fields_line(struct auxcap_out *w, const struct auxcap_decode_event *
 	const struct auxcap_tp_format *tf = auxcap_decode_tp_format(w->d, ev->evsel);
 	const struct auxcap_sample *sa = &ev->rec->u.sample;
 	bool any = false;
-	char v[512];
+	char v[512], t[OUT_TP_TEXT_MAX];
 
 	if (!tf || !sa->raw.data)
 		return;
@@ -499,8 +499,8 @@ static void fields_line(struct auxcap_out *w, const struct auxcap_decode_event *
 	if (any)
 		putc('\n', w->f);
 	/* and as the kernel prints it, by its print format (perf script's text) */
-	if (any && auxcap_decode_tp_print(w->d, ev, v, sizeof(v)) > 0)
-		fprintf(w->f, "\ttrace: %s\n", v);
+	if (any && auxcap_decode_tp_print(w->d, ev, t, sizeof(t)) > 0)
+		fprintf(w->f, "\ttrace: %s\n", t);
 }
 
 /* The sample's callchain (PERF_SAMPLE_CALLCHAIN), innermost first: frame pointers' view. */

@@ -207,7 +207,7 @@ const char *out_branch_kind(enum auxcap_branch_type t)
 void out_json_tp_trace(struct auxcap_out *w, const struct auxcap_decode_event *ev,
 		       const char *key, bool null_if_none)
 {
-	char t[1024];
+	char t[OUT_TP_TEXT_MAX];
 
 	if (auxcap_decode_tp_print(w->d, ev, t, sizeof(t)) > 0) {
 		fprintf(w->f, ",\"%s\":", key);
