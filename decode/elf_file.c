@@ -60,6 +60,12 @@ struct auxcap_elf {
 	} *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_tried;
+	struct inline_cache *inl; /* auxcap_elf_inlines()'s answers, allocated on first use */
+	/* the functions' (DW_TAG_subprogram) address ranges, sorted by @lo, built on the first
+	 * auxcap_elf_inlines() */
+	struct cu_range *funcs;
+	size_t nr_funcs;
+	bool funcs_tried;
 #endif
 };
 
@@ -604,6 +610,8 @@ void auxcap_elf_free(struct auxcap_elf *elf)
 	if (elf->dwarf)
 		(void)dwarf_end(elf->dwarf);
 	free(elf->cu_ranges);
+	free(elf->inl);
+	free(elf->funcs);
 #endif
 	if (elf->dwarf_fd >= 0)
 		(void)close(elf->dwarf_fd);
@@ -912,6 +920,222 @@ int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **r
 	(void)ret_file;
 	(void)ret_line;
 	(void)ret_dir;
+	return 0;
+#endif
+}
+
+#if AUXCAP_HAVE_LIBDW
+/* The DWARF name of @die, following DW_AT_abstract_origin and DW_AT_specification (an inlined
+ * instance names its function through its abstract origin). */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+/* auxcap_elf_inlines()'s answers by address, direct-mapped (a decode asks for the same few
+ * addresses again and again, and each answer walks the unit's DIEs). */
+#define INLINE_CACHE 1024
+
+struct inline_entry {
+	uint64_t addr;
+	bool valid;
+	uint8_t n; /* frames, 0: nothing inlined there */
+	struct auxcap_elf_inline frames[AUXCAP_ELF_INLINE_MAX];
+};
+
+struct inline_cache {
+	struct inline_entry e[INLINE_CACHE];
+};
+
+struct inline_walk {
+	uint64_t addr;
+	Dwarf_Files *files; /* the unit's file table (NULL: none) */
+	struct auxcap_elf_inline *out;
+	size_t n, max;
+};
+
+/* Add the inlined instance @die (holding the address) to the chain: the place of the call is
+ * where its caller's frame is; the name, its own. */
+static void inline_add(struct inline_walk *iw, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0, line = 0;
+	const char *fname = NULL;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) == 0 && iw->files)
+		fname = dwarf_filesrc(iw->files, (size_t)file, NULL, NULL);
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) != 0)
+		line = 0;
+	/* iw->out[k] is outermost first while walking; reversed at the end */
+	if (iw->n < iw->max) {
+		iw->out[iw->n].name = die_name(die);
+		iw->out[iw->n].file = fname; /* the caller's place, moved to it below */
+		iw->out[iw->n].line = (unsigned int)line;
+		iw->n++;
+	}
+}
+
+static bool scope_tag(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_module;
+}
+
+/* Walk down from @parent (a function, or a scope in it) to the innermost scope holding the
+ * address, adding the inlined instances on the way. */
+static void inline_walk(struct inline_walk *iw, Dwarf_Die *parent, int level)
+{
+	Dwarf_Die child;
+
+	if (level > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+		    dwarf_haspc(&child, iw->addr) == 1) {
+			if (tag == DW_TAG_inlined_subroutine)
+				inline_add(iw, &child);
+			inline_walk(iw, &child, level + 1);
+			return;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* The frames at @addr into @out (AUXCAP_ELF_INLINE_MAX entries); see auxcap_elf_inlines(). */
+/* The ranges of the functions under @parent (a unit, or a namespace or class in it). */
+static int index_funcs(struct auxcap_elf *elf, Dwarf_Die *parent, size_t *cap, int level)
+{
+	Dwarf_Die child;
+
+	if (level > 16 || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t it = 0;
+
+			while ((it = dwarf_ranges(&child, it, &base, &lo, &hi)) > 0) {
+				if (auxcap_grow_array(&elf->funcs, cap, elf->nr_funcs + 1, 256,
+						      sizeof(*elf->funcs)) < 0)
+					return -ENOMEM;
+				elf->funcs[elf->nr_funcs++] =
+					(struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
+			}
+		} else if (scope_tag(tag) && index_funcs(elf, &child, cap, level + 1) < 0) {
+			return -ENOMEM;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+/* The function (DW_TAG_subprogram) whose code holds @addr, from the index of every unit's
+ * functions made on first use. */
+static bool func_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
+{
+	size_t lo = 0, hi;
+
+	if (!elf->funcs_tried) {
+		Dwarf_Off off = 0, next;
+		size_t hsize, cap = 0;
+
+		elf->funcs_tried = true;
+		for (; dwarf_nextcu(elf->dwarf, off, &next, &hsize, NULL, NULL, NULL) == 0;
+		     off = next) {
+			Dwarf_Die cu;
+
+			if (dwarf_offdie(elf->dwarf, off + hsize, &cu) &&
+			    index_funcs(elf, &cu, &cap, 0) < 0)
+				break; /* (what was read is still sorted below) */
+		}
+		if (elf->nr_funcs)
+			qsort(elf->funcs, elf->nr_funcs, sizeof(*elf->funcs), cmp_cu_range);
+	}
+	hi = elf->nr_funcs;
+	while (lo < hi) { /* the last range starting at or before @addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+		if (addr < elf->funcs[i].hi)
+			return dwarf_offdie(elf->dwarf, elf->funcs[i].off, ret) != NULL;
+	return false;
+}
+
+/* The frames at @addr into @out (AUXCAP_ELF_INLINE_MAX entries); see auxcap_elf_inlines(). */
+static size_t inlines_read(struct auxcap_elf *elf, uint64_t addr, struct auxcap_elf_inline *out)
+{
+	struct inline_walk iw = { .addr = addr, .out = out, .max = AUXCAP_ELF_INLINE_MAX - 1 };
+	const char *func, *file = NULL;
+	unsigned int line = 0;
+	size_t nfiles;
+	Dwarf_Die sub, cu;
+
+	if (!elf_dwarf(elf) || !func_of(elf, addr, &sub) || !dwarf_diecu(&sub, &cu, NULL, NULL))
+		return 0;
+	if (dwarf_getsrcfiles(&cu, &iw.files, &nfiles) != 0)
+		iw.files = NULL;
+	func = die_name(&sub);
+	inline_walk(&iw, &sub, 0);
+	if (!iw.n)
+		return 0;
+	/* out[0..n) holds the inlined instances outermost first, each with the place of its call
+	 * (in the frame outside it).  Made innermost first, with each frame's own place: the
+	 * function's is where instance 0 was called, instance k's where k + 1 was, the innermost
+	 * one's the line of @addr. */
+	for (size_t k = iw.n; k > 0; k--)
+		out[k].name = out[k - 1].name;
+	out[0].name = func;
+	if (auxcap_elf_srcline(elf, addr, &file, &line) != 1) {
+		file = NULL;
+		line = 0;
+	}
+	out[iw.n].file = file;
+	out[iw.n].line = line;
+	for (size_t i = 0, j = iw.n; i < j; i++, j--) {
+		struct auxcap_elf_inline t = out[i];
+
+		out[i] = out[j];
+		out[j] = t;
+	}
+	return iw.n + 1;
+}
+#endif
+
+int auxcap_elf_inlines(struct auxcap_elf *elf, uint64_t addr, struct auxcap_elf_inline *out,
+		       size_t n)
+{
+#if AUXCAP_HAVE_LIBDW
+	struct inline_entry *e;
+
+	if (!elf || !out || n < 2)
+		return 0;
+	if (!elf->inl && !(elf->inl = calloc(1, sizeof(*elf->inl))))
+		return -ENOMEM;
+	e = &elf->inl->e[(size_t)((addr * 0x9e3779b97f4a7c15ull) >> 54) & (INLINE_CACHE - 1)];
+	if (!e->valid || e->addr != addr) {
+		e->valid = true;
+		e->addr = addr;
+		e->n = (uint8_t)inlines_read(elf, addr, e->frames);
+	}
+	if (!e->n)
+		return 0;
+	n = n < e->n ? n : e->n;
+	memcpy(out, e->frames, n * sizeof(*out));
+	return (int)n;
+#else
+	(void)elf;
+	(void)addr;
+	(void)out;
+	(void)n;
 	return 0;
 #endif
 }

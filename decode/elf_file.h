@@ -96,6 +96,30 @@ int auxcap_elf_srcline(struct auxcap_elf *elf, uint64_t addr, const char **ret_f
 int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **ret_file,
 			   unsigned int *ret_line, const char **ret_dir);
 
+/** A source-level frame at an address: a function (DWARF name, NULL if it has none) and the
+ * place in it (@file NULL and @line 0 if not known).  Strings borrowed until auxcap_elf_free(). */
+struct auxcap_elf_inline {
+	const char *name;
+	const char *file;
+	unsigned int line;
+};
+
+/** The deepest chain auxcap_elf_inlines() gives. */
+#define AUXCAP_ELF_INLINE_MAX 16
+
+/**
+ * The functions inlined at the link-time address @addr (DWARF DW_TAG_inlined_subroutine), as
+ * frames into @out (@n entries, at least 2), innermost first: the inlined functions, each with
+ * the place it was at (the innermost one's is @addr's line; each other's is where the one
+ * inside it was inlined), then the function the code belongs to, with the place of the
+ * outermost inlined call.  At most @n frames, the innermost (a chain deeper than
+ * AUXCAP_ELF_INLINE_MAX keeps its outer ones).  Answers are cached per address.
+ * Returns the frames written (at least 2), 0 if no function is inlined there (or no DWARF,
+ * built without libdw), -ENOMEM.
+ */
+int auxcap_elf_inlines(struct auxcap_elf *elf, uint64_t addr, struct auxcap_elf_inline *out,
+		       size_t n);
+
 /** A row of a line table: source @file (in @dir if relative; @dir may be NULL), @line, and
  * the link-time address @vaddr of its first instruction.  Negative: stop with that. */
 typedef int (*auxcap_elf_row_fn)(void *arg, const char *file, const char *dir,

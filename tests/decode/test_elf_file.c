@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -415,11 +416,94 @@ static void test_elf_lines_without_aranges(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The inline chain of every byte of tests/decode/inline_prog.c's outer() and twice() (one
+ * function inlined into another inlined into outer(), one inlined twice into twice()) against
+ * binutils' addr2line -i -f, which reads the same DWARF with a reader of its own. */
+static void test_elf_inlines_like_addr2line(void **state)
+{
+	const char *prog = getenv("AUXCAP_INLINE_PROG");
+	const char *fn[] = { "outer", "twice" };
+	struct auxcap_elf *elf = NULL;
+	size_t chains[4] = { 0 }; /* by depth: 0 (none), 1 (unused), 2, 3 and more */
+	uint64_t outer = 0;
+
+	(void)state;
+	if (!prog)
+		skip(); /* not run by meson */
+	if (system("addr2line --version >/dev/null 2>&1") != 0)
+		skip(); /* binutils absent */
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	for (size_t f = 0; f < 2; f++) {
+		uint64_t addr = 0, size = 0, off;
+		const char *sym;
+		char cmd[2048], line[1024];
+		FILE *p;
+
+		assert_int_equal(auxcap_elf_symbol_lookup(elf, fn[f], &addr, &off), 1);
+		if (!f)
+			outer = addr;
+		assert_int_equal(auxcap_elf_symbolize_sized(elf, addr, &sym, &off, &size), 1);
+		assert_true(size > 8 && size < 256);
+		for (uint64_t a = addr; a < addr + size; a++) {
+			struct auxcap_elf_inline fr[AUXCAP_ELF_INLINE_MAX];
+			char name[8][128];
+			unsigned int lines[8];
+			int n = auxcap_elf_inlines(elf, a, fr, AUXCAP_ELF_INLINE_MAX), k = 0;
+
+			snprintf(cmd, sizeof(cmd), "addr2line -i -f -e '%s' 0x%" PRIx64, prog, a);
+			p = popen(cmd, "r");
+			assert_non_null(p);
+			/* pairs of lines: the function, then FILE:LINE [(discriminator N)] */
+			while (k < 8 && fgets(line, sizeof(line), p)) {
+				char *c;
+
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(name[k], sizeof(name[k]), "%.127s", line);
+				assert_non_null(fgets(line, sizeof(line), p));
+				c = strrchr(line, ':');
+				assert_non_null(c);
+				lines[k++] = (unsigned int)strtoul(c + 1, NULL, 10);
+			}
+			assert_int_equal(pclose(p), 0);
+			assert_true(k >= 1);
+			if (k == 1) { /* not inlined code */
+				assert_int_equal(n, 0);
+				chains[0]++;
+				continue;
+			}
+			assert_int_equal(n, k);
+			for (int i = 0; i < k; i++) {
+				assert_non_null(fr[i].name);
+				assert_string_equal(fr[i].name, name[i]);
+				assert_int_equal(fr[i].line, lines[i]);
+				assert_non_null(fr[i].file);
+				assert_non_null(strstr(fr[i].file, "inline_prog.c"));
+			}
+			chains[k < 3 ? k : 3]++;
+		}
+	}
+	/* outer(): inner in middle in outer; twice(): inner in twice */
+	assert_true(chains[3] > 0);
+	assert_true(chains[2] > 0);
+	assert_true(chains[0] > 0);
+	/* an address outside any function, and bad arguments */
+	{
+		struct auxcap_elf_inline fr[2];
+
+		assert_int_equal(auxcap_elf_inlines(elf, 0, fr, 2), 0);
+		assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 2), 2); /* cut to the innermost */
+		assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 1), 0);
+		assert_int_equal(auxcap_elf_inlines(NULL, outer, fr, 2), 0);
+	}
+	auxcap_elf_free(elf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_lines_without_aranges),
+		cmocka_unit_test(test_elf_inlines_like_addr2line),
 		cmocka_unit_test(test_elf_open_errors),
 #if defined(__x86_64__)
 		cmocka_unit_test(test_elf_code_labels),
