@@ -274,6 +274,20 @@ static const char *slot_name(const struct actx *c, size_t i)
 						      : "trace";
 }
 
+/* The functions inlined at byte @offset of function @i, innermost first, between @lead and
+ * @tail ("inner <- middle"; the function itself is left out). */
+static void inline_chain(struct actx *c, size_t i, uint32_t offset, const char *lead,
+			 const char *tail)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k = auxcap_annotate_inlines(c->an, i, offset, fr, AUXCAP_DECODE_INLINE_MAX);
+
+	for (int j = 0; j + 1 < k; j++)
+		fprintf(c->f, "%s%s", j ? " <- " : lead, fr[j].name ? fr[j].name : "[unknown]");
+	if (k > 1)
+		fputs(tail, c->f);
+}
+
 static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslots)
 {
 	const struct auxcap_annotate_func *fn = auxcap_annotate_get_func(c->an, i);
@@ -318,8 +332,11 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 		    (!last_file || x->src_line != last_line || strcmp(x->src_file, last_file))) {
 			const char *t = src_line(c, x->src_file, x->src_dir, x->src_line);
 
-			fprintf(f, "%*s%s:%u%s%s\n", (trace ? 33 : 2) + 11 * (int)nslots, "",
+			fprintf(f, "%*s%s:%u%s%s", (trace ? 33 : 2) + 11 * (int)nslots, "",
 				cli_base_name(x->src_file), x->src_line, t ? "  " : "", t ? t : "");
+			if (x->src_func)
+				inline_chain(c, i, x->offset, "  [inlined: ", "]");
+			fputc('\n', f);
 			last_file = x->src_file;
 			last_line = x->src_line;
 		}
@@ -398,6 +415,31 @@ static void json_samples(const struct actx *c, const uint64_t *v)
 	fputc('}', c->f);
 }
 
+/* ,"inline":[{"func","file","line"},...] at byte @offset of function @i (decode's "inline":
+ * innermost first, the function itself last), or null where nothing is inlined. */
+static void json_inline(struct actx *c, size_t i, uint32_t offset)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k = auxcap_annotate_inlines(c->an, i, offset, fr, AUXCAP_DECODE_INLINE_MAX);
+
+	if (k < 2) {
+		fputs(",\"inline\":null", c->f);
+		return;
+	}
+	fputs(",\"inline\":[", c->f);
+	for (int j = 0; j < k; j++) {
+		fputs(j ? ",{\"func\":" : "{\"func\":", c->f);
+		auxcap_out_json_str(c->f, fr[j].name);
+		fputs(",\"file\":", c->f);
+		auxcap_out_json_str(c->f, fr[j].file);
+		if (fr[j].line)
+			fprintf(c->f, ",\"line\":%u}", fr[j].line);
+		else
+			fputs(",\"line\":null}", c->f);
+	}
+	fputc(']', c->f);
+}
+
 static int json_func(struct actx *c, size_t i)
 {
 	const struct auxcap_annotate_func *fn = auxcap_annotate_get_func(c->an, i);
@@ -440,6 +482,7 @@ static int json_func(struct actx *c, size_t i)
 		} else {
 			fputs("null", f);
 		}
+		json_inline(c, i, x->offset);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -487,6 +530,7 @@ static int write_json(struct actx *c, const size_t *which, size_t nwhich)
 /* An instruction's counts on its source line (then, merged, a line's). */
 struct line_rec {
 	const char *file, *dir, *func;
+	bool inlined; /* @func is a function inlined there (DWARF), not the symbol */
 	unsigned int line;
 	uint64_t insns;
 	const uint64_t *samples; /* of the instruction (per slot), NULL */
@@ -557,9 +601,13 @@ static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
 				}
 				recs = tmp;
 			}
-			recs[n++] = (struct line_rec){ in[j].src_file, in[j].src_dir,
-						       auxcap_annotate_get_func(c->an, which[i])->name,
-						       in[j].src_line, in[j].execs, in[j].samples, NULL };
+			recs[n++] = (struct line_rec){
+				in[j].src_file, in[j].src_dir,
+				in[j].src_func ? in[j].src_func
+					       : auxcap_annotate_get_func(c->an, which[i])->name,
+				in[j].src_func != NULL, in[j].src_line, in[j].execs, in[j].samples,
+				NULL
+			};
 		}
 	}
 	if (n)
@@ -600,6 +648,7 @@ static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
 			auxcap_out_json_str(c->f, recs[i].dir);
 			fprintf(c->f, ",\"line\":%u,\"function\":", recs[i].line);
 			auxcap_out_json_str(c->f, recs[i].func);
+			fprintf(c->f, ",\"inlined\":%s", recs[i].inlined ? "true" : "false");
 			fprintf(c->f, ",\"insns\":%" PRIu64 ",\"samples\":", recs[i].insns);
 			json_samples(c, recs[i].sums);
 			fputc('}', c->f);
@@ -626,8 +675,8 @@ static int write_lines(struct actx *c, const size_t *which, size_t nwhich)
 					: 0.0);
 		for (size_t k = 0; k < nslots; k++)
 			fprintf(c->f, " %10" PRIu64, l->sums[slots[k]]);
-		fprintf(c->f, "  %s:%u  %s%s[%s]\n", cli_base_name(l->file), l->line, t ? t : "",
-			t ? "  " : "", l->func);
+		fprintf(c->f, "  %s:%u  %s%s[%s%s]\n", cli_base_name(l->file), l->line, t ? t : "",
+			t ? "  " : "", l->func, l->inlined ? ", inlined" : "");
 	}
 out:
 	free(recs);

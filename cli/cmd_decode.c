@@ -58,6 +58,10 @@ static void usage(FILE *f)
 		"  --srcline              text, json: the source file and line of each sample and\n"
 		"                         instruction (DWARF line tables: binaries built with -g,\n"
 		"                         or their debug files)\n"
+		"  --inline               functions inlined at the code named (DWARF, as\n"
+		"                         addr2line -i): samples' stacks with their inlined\n"
+		"                         frames (every format), text and json: each sample's\n"
+		"                         and instruction's inline chain\n"
 		"  --func-time            text: each sample's trace time per function since the\n"
 		"                         previous sample of its thread\n"
 		"  --show-sideband        text: the side-band records too (MMAP2, COMM, SWITCH, ...)\n"
@@ -103,7 +107,7 @@ struct decode_args {
 	char backend_opts[512]; /* "cpu=6/142,mtc-freq=3,..." */
 	bool dump, dump_only_opts;
 	bool want_b, want_i, want_c;
-	bool sideband, func_time, srcline;
+	bool sideband, func_time, srcline, inlines;
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
@@ -342,6 +346,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			a->sideband = true;
 		} else if (!strcmp(arg, "--srcline")) {
 			a->srcline = true;
+		} else if (!strcmp(arg, "--inline")) {
+			a->inlines = true;
 		} else if (!strcmp(arg, "--func-time")) {
 			a->func_time = true;
 		} else if (!strcmp(arg, "--progress")) {
@@ -677,6 +683,7 @@ static int run_merge(struct decode_args *a, struct auxcap_decode *d, FILE *out)
 	a->out.sideband = a->sideband;
 	a->out.func_time = a->func_time;
 	a->out.srcline = a->srcline;
+	a->out.inlines = a->inlines;
 	r = auxcap_out_new(out, d, &a->out, &w);
 	if (r < 0) {
 		cli_err("cannot start the output: %s", strerror(-r));

@@ -641,6 +641,7 @@ int auxcap_annotate_finish(struct auxcap_annotate *a)
 int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 			  const struct auxcap_annotate_insn **ret, size_t *ret_n)
 {
+	struct auxcap_decode_inline fr[2];
 	struct afunc *f;
 	size_t size, n = 0, ns;
 	uint64_t off = 0;
@@ -704,11 +705,21 @@ int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 			in->src_file = in->src_dir = NULL;
 			in->src_line = 0;
 		}
+		if (auxcap_symbols_func_inlines(&f->sym, off, fr, 2) == 2)
+			in->src_func = fr[0].name ? fr[0].name : "[unknown]";
 		off += (unsigned int)l;
 	}
 	*ret = a->insns;
 	*ret_n = n;
 	return 0;
+}
+
+int auxcap_annotate_inlines(struct auxcap_annotate *a, size_t i, uint32_t offset,
+			    struct auxcap_decode_inline *frames, size_t n)
+{
+	if (!a || i >= a->nfuncs || !frames || n < 2)
+		return 0;
+	return auxcap_symbols_func_inlines(&a->funcs[i].sym, offset, frames, n);
 }
 
 /* ---- coverage ------------------------------------------------------------------------ */

@@ -75,6 +75,9 @@ int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
  * unit's compilation directory in *@ret_dir (NULL if none). */
 int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
 				const char **ret_file, unsigned int *ret_line, const char **ret_dir);
+/* The functions inlined at the byte @off of function @fn (as auxcap_decode_inlines()). */
+int auxcap_symbols_func_inlines(const struct auxcap_sym_func *fn, uint64_t off,
+				struct auxcap_decode_inline *frames, size_t n);
 /* Every row of the line tables of @fn's file (auxcap_elf_line_rows()): the rows
  * given, 0 without lines, or @row's negative value. */
 int auxcap_symbols_cov_rows(const struct auxcap_sym_func *fn,
@@ -99,6 +102,10 @@ int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t add
 /* As auxcap_decode_srcline(). */
 int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   const char **ret_file, unsigned int *ret_line);
+
+/* As auxcap_decode_inlines(). */
+int auxcap_symbols_inlines(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			   struct auxcap_decode_inline *frames, size_t n);
 
 /*
  * "name+0xOFF" (out_sym()'s form, at most 255 characters) or "[unknown]" for @addr of @pid,

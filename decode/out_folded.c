@@ -39,7 +39,8 @@
 #define ROOT 0
 
 struct fnode {
-	uint64_t func;
+	uint64_t func;	 /* 0 for a function inlined in its parent's (@inl) */
+	const char *inl; /* that function's name (--inline; borrowed from the decode), or NULL */
 	uint32_t parent;
 	uint32_t image; /* the process image it ran in (image_of()), 0 for "[gap]" and such */
 	int32_t pid;    /* a process of that image: the one its name is looked up in */
@@ -149,15 +150,18 @@ static void image_set(struct folded *f, int32_t pid, int32_t parent_pid)
 	f->last_pid = -1;
 }
 
-static size_t hash(uint32_t parent, uint64_t func, uint32_t image, size_t cap)
+static size_t hash(uint32_t parent, uint64_t func, const char *inl, uint32_t image, size_t cap)
 {
+	func ^= (uint64_t)(uintptr_t)inl;
 	return (size_t)(((func ^ ((uint64_t)parent << 32) ^ ((uint64_t)image << 12)) *
 			 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
 }
 
-/* The node (@parent, @func) of process @pid's image, made if new; 0 (the root) if out of
- * memory.  A pid of -1 is no process ("[gap]" and such, or a thread not known). */
-static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t pid)
+/* The node (@parent, @func or, for an inlined function, @inl) of process @pid's image, made
+ * if new; 0 (the root) if out of memory.  A pid of -1 is no process ("[gap]" and such, or a
+ * thread not known). */
+static uint32_t node_get(struct folded *f, uint32_t parent, uint64_t func, const char *inl,
+			 int32_t pid)
 {
 	uint32_t image = image_of(f, pid);
 	size_t i;
@@ -171,7 +175,7 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		for (size_t k = 1; k < f->n; k++) {
 			const struct fnode *nd = &f->nodes[k];
 
-			for (i = hash(nd->parent, nd->func, nd->image, cap); ni[i];
+			for (i = hash(nd->parent, nd->func, nd->inl, nd->image, cap); ni[i];
 			     i = (i + 1) & (cap - 1))
 				;
 			ni[i] = (uint32_t)k;
@@ -180,10 +184,11 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->index = ni;
 		f->icap = cap;
 	}
-	for (i = hash(parent, func, image, f->icap); f->index[i]; i = (i + 1) & (f->icap - 1)) {
+	for (i = hash(parent, func, inl, image, f->icap); f->index[i];
+	     i = (i + 1) & (f->icap - 1)) {
 		struct fnode *nd = &f->nodes[f->index[i]];
 
-		if (nd->parent == parent && nd->func == func && nd->image == image)
+		if (nd->parent == parent && nd->func == func && nd->image == image && nd->inl == inl)
 			return f->index[i];
 	}
 	if (f->n == f->cap || f->n >= UINT32_MAX) {
@@ -195,9 +200,26 @@ static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t 
 		f->nodes = nn;
 		f->cap = cap;
 	}
-	f->nodes[f->n] = (struct fnode){ func, parent, image, pid, 0, 0, 0, f->now };
+	f->nodes[f->n] = (struct fnode){ func, inl, parent, image, pid, 0, 0, 0, f->now };
 	f->index[i] = (uint32_t)f->n;
 	return (uint32_t)f->n++;
+}
+
+static uint32_t child(struct folded *f, uint32_t parent, uint64_t func, int32_t pid)
+{
+	return node_get(f, parent, func, NULL, pid);
+}
+
+/* With --inline, the functions inlined at @addr under @node (the function the code is in),
+ * outermost first; returns the innermost's node (@node where nothing is inlined). */
+static uint32_t inline_nodes(struct auxcap_out *w, uint32_t node, int32_t pid, uint64_t addr)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k = out_inlines(w, pid, addr, fr);
+
+	for (int i = k - 1; i-- > 0;)
+		node = node_get(w->priv, node, 0, out_inline_name(&fr[i]), pid);
+	return node;
 }
 
 static int tpush(struct fthread *t, uint32_t node)
@@ -290,9 +312,12 @@ static bool callchain_stack(struct auxcap_out *w, const struct auxcap_decode_eve
 
 	if (!n)
 		return false;
-	for (size_t i = n < OUT_MAX_CALLCHAIN ? n : OUT_MAX_CALLCHAIN; i-- > 0;)
-		if (fr[i].ip)
-			node = child(f, node, frame_func(w, ev->pid, &fr[i]), ev->pid);
+	for (size_t i = n < OUT_MAX_CALLCHAIN ? n : OUT_MAX_CALLCHAIN; i-- > 0;) {
+		if (!fr[i].ip)
+			continue;
+		node = child(f, node, frame_func(w, ev->pid, &fr[i]), ev->pid);
+		node = inline_nodes(w, node, ev->pid, auxcap_callchain_frame_lookup(&fr[i]));
+	}
 	f->nodes[node].samples++; /* (child() may move f->nodes) */
 	return true;
 }
@@ -318,8 +343,13 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		f->nodes[node].samples++;
 		return;
 	}
-	for (size_t i = x->nr_stack; i-- > 0;)
+	for (size_t i = x->nr_stack; i-- > 0;) {
+		uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
+
 		node = child(f, node, x->stack[i].func, ev->pid);
+		if (at)
+			node = inline_nodes(w, node, ev->pid, at);
+	}
 	f->nodes[node].samples++;
 }
 
@@ -376,7 +406,9 @@ static void append_name(struct auxcap_out *w, const struct fnode *nd, char *buf,
 	char name[256];
 	const char *s;
 
-	if (nd->func == FUNC_GAP)
+	if (nd->inl)
+		s = nd->inl;
+	else if (nd->func == FUNC_GAP)
 		s = "[gap]";
 	else if (nd->func == FUNC_NOTRACE)
 		s = "[no trace]";

@@ -35,13 +35,20 @@ extern const struct out_ops auxcap_out_perfetto_ops;
 extern const struct out_ops auxcap_out_folded_ops;
 
 /* "sym+0xoff" (@with_off) or "sym" for @addr of @pid into @buf; "[unknown]" if no symbol. */
+const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
+		    size_t n);
 /* out_sym() of an address as mapped at perf time @time (named after the stream moved on). */
 const char *out_sym_at(struct auxcap_out *w, int32_t pid, uint64_t addr, uint64_t time, char *buf,
 		       size_t n);
 /* "file.c:12" (the file's last path component) of @addr of @pid into @buf, or NULL. */
 const char *out_srcline(struct auxcap_out *w, int32_t pid, uint64_t addr, char *buf, size_t n);
-const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
-		    size_t n);
+/* With opts.inlines, the functions inlined at @addr (auxcap_decode_inlines()) into @fr: the
+ * frames, innermost first, the last the function the code is in; 0 without inlining there or
+ * without the option. */
+int out_inlines(struct auxcap_out *w, int32_t pid, uint64_t addr,
+		struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX]);
+/* An inlined frame's name, "[unknown]" for one without a name. */
+const char *out_inline_name(const struct auxcap_decode_inline *f);
 
 /* Short name of a branch type: "call", "return", "jmp", "jcc", "syscall", ... */
 const char *out_branch_kind(enum auxcap_branch_type t);

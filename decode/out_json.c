@@ -121,6 +121,34 @@ static void srcline(struct auxcap_out *w, int32_t pid, uint64_t addr)
 	fprintf(w->f, ",\"line\":%u}", line);
 }
 
+/* With --inline: ,"inline":[{"func":..,"file":..,"line":..},..] at @addr (innermost first,
+ * the function the code is in last), or null where nothing is inlined. */
+static void inlines(struct auxcap_out *w, int32_t pid, uint64_t addr)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k;
+
+	if (!w->opts.inlines)
+		return;
+	k = out_inlines(w, pid, addr, fr);
+	if (!k) {
+		fputs(",\"inline\":null", w->f);
+		return;
+	}
+	fputs(",\"inline\":[", w->f);
+	for (int i = 0; i < k; i++) {
+		fputs(i ? ",{\"func\":" : "{\"func\":", w->f);
+		out_json_str(w->f, fr[i].name);
+		fputs(",\"file\":", w->f);
+		out_json_str(w->f, fr[i].file);
+		if (fr[i].line)
+			fprintf(w->f, ",\"line\":%u}", fr[i].line);
+		else
+			fputs(",\"line\":null}", w->f);
+	}
+	putc(']', w->f);
+}
+
 static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_trace_event *te = ev->trace;
@@ -162,6 +190,7 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 		else
 			fputs("null", f);
 		srcline(w, ev->pid, te->ip);
+		inlines(w, ev->pid, te->ip);
 		break;
 	}
 	case AUXCAP_TRACE_ENABLE:
@@ -223,6 +252,7 @@ static void callchain(struct auxcap_out *w, const struct auxcap_decode_event *ev
 			putc(',', w->f);
 		fprintf(w->f, "{\"kernel\":%s", fr[i].kernel ? "true" : "false");
 		addr_sym(w, ev->pid, "ip", fr[i].ip);
+		inlines(w, ev->pid, auxcap_callchain_frame_lookup(&fr[i]));
 		putc('}', w->f);
 	}
 	putc(']', w->f);
@@ -247,6 +277,7 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		fputs(",\"addr\":null", f);
 	callchain(w, ev);
 	srcline(w, ev->pid, x ? x->ip : sa->ip);
+	inlines(w, ev->pid, x ? x->ip : sa->ip);
 	out_json_tp_fields(w, ev, "fields", true);
 	out_json_tp_trace(w, ev, "trace", true);
 	if (!x) {
@@ -281,7 +312,9 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 		fprintf(f, "%s{\"func\":\"0x%" PRIx64 "\",\"func_sym\":", i ? "," : "",
 			x->stack[i].func);
 		out_json_str(f, out_sym(w, ev->pid, x->stack[i].func, false, sym, sizeof(sym)));
-		fprintf(f, ",\"at\":\"0x%" PRIx64 "\"}", at ? at : x->stack[i].func);
+		fprintf(f, ",\"at\":\"0x%" PRIx64 "\"", at ? at : x->stack[i].func);
+		inlines(w, ev->pid, at ? at : x->stack[i].func);
+		putc('}', f);
 	}
 	fputs("],\"branches\":[", f);
 	for (size_t i = 0; i < x->nr_branches; i++) {

@@ -7,7 +7,8 @@
  *     reconstructs (decode stage): a call opens one, a return closes the frames it ends; the
  *     frame a thread is in when its trace starts is opened then; all are closed at the
  *     thread's last event, so slices nest on each thread;
- *   - counter samples: thread-scoped instant events ("i", "s":"t") with the IP, stack and
+ *   - counter samples: thread-scoped instant events ("i", "s":"t") with the IP, stack (with
+ *     opts.inlines, the functions inlined in each frame before it: "inner (inlined)") and
  *     callchain (PERF_SAMPLE_CALLCHAIN, innermost first, return addresses as recorded);
  *   - decode gaps: complete events ("X", category "gap"), from the gap to the queue's next
  *     event, on a track of the process named "trace gaps (AUX queue N)";
@@ -277,8 +278,17 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 	if (x) {
 		fprintf(w->f, ",\"aligned\":%s,\"stack\":[", x->aligned ? "true" : "false");
 		for (size_t i = 0; i < x->nr_stack; i++) {
+			struct auxcap_decode_inline in[AUXCAP_DECODE_INLINE_MAX];
+			uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
+			int k = at ? out_inlines(w, ev->pid, at, in) : 0;
+
 			if (i)
 				putc(',', w->f);
+			for (int j = 0; j + 1 < k; j++) { /* --inline: "inner (inlined)" first */
+				snprintf(sym, sizeof(sym), "%s (inlined)", out_inline_name(&in[j]));
+				out_json_str(w->f, sym);
+				putc(',', w->f);
+			}
 			out_json_str(w->f, out_sym(w, ev->pid, x->stack[i].func, false, sym,
 						   sizeof(sym)));
 		}

@@ -16,6 +16,7 @@
  *   	stack: work+0x16 <- run+0x2c <- main+0x3b
  *   	branch: call 0000000000401200 run+0x27 => 00000000004011c0 work+0x0
  *   	srcline: example_loop.c:34	(--srcline; an instruction's at the end of its line)
+ *   	inline: inner prog.c:17 <- middle prog.c:22 <- outer prog.c:30	(--inline)
  *   !! LOST 3 records
  */
 #include "config.h"
@@ -387,6 +388,38 @@ static int callret_line(struct auxcap_out *w, const struct auxcap_decode_event *
 	return 0;
 }
 
+/* With --inline, the functions inlined at @addr, innermost first, as "@lead inner <- middle"
+ * (each followed by @each); nothing where none is.  Returns how many were written. */
+static int inlined_names(struct auxcap_out *w, int32_t pid, uint64_t addr, const char *lead,
+			 const char *each)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k = out_inlines(w, pid, addr, fr);
+
+	for (int i = 0; i + 1 < k; i++)
+		fprintf(w->f, "%s%s%s", i ? " <- " : lead, out_inline_name(&fr[i]), each);
+	return k > 1 ? k - 1 : 0;
+}
+
+/* With --inline, a sample's chain of inlined functions at @addr with their source lines. */
+static void inline_line(struct auxcap_out *w, int32_t pid, uint64_t addr)
+{
+	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
+	int k = out_inlines(w, pid, addr, fr);
+
+	if (!k)
+		return;
+	fputs("\tinline:", w->f);
+	for (int i = 0; i < k; i++) {
+		const char *base = fr[i].file ? strrchr(fr[i].file, '/') : NULL;
+
+		fprintf(w->f, "%s%s", i ? " <- " : " ", out_inline_name(&fr[i]));
+		if (fr[i].file)
+			fprintf(w->f, " %s:%u", base ? base + 1 : fr[i].file, fr[i].line);
+	}
+	putc('\n', w->f);
+}
+
 static void insn_line(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_trace_event *te = ev->trace;
@@ -402,6 +435,7 @@ static void insn_line(struct auxcap_out *w, const struct auxcap_decode_event *ev
 		te->flags & AUXCAP_TRACE_F_SPECULATIVE ? "? " : "", text);
 	if (w->opts.srcline && out_srcline(w, ev->pid, te->ip, sym, sizeof(sym)))
 		fprintf(w->f, "  %s", sym);
+	inlined_names(w, ev->pid, te->ip, "  inlined: ", "");
 	putc('\n', w->f);
 }
 
@@ -513,9 +547,13 @@ static void callchain_line(struct auxcap_out *w, const struct auxcap_decode_even
 	if (!n)
 		return;
 	fputs("\tcallchain:", w->f);
-	for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++)
-		fprintf(w->f, "%s%s", i ? " <- " : " ",
-			out_sym(w, ev->pid, fr[i].ip, true, sym, sizeof(sym)));
+	for (size_t i = 0; i < n && i < OUT_MAX_CALLCHAIN; i++) {
+		fputs(i ? " <- " : " ", w->f);
+		if (inlined_names(w, ev->pid, auxcap_callchain_frame_lookup(&fr[i]), "",
+				  " (inlined)"))
+			fputs(" <- ", w->f);
+		fputs(out_sym(w, ev->pid, fr[i].ip, true, sym, sizeof(sym)), w->f);
+	}
 	if (n > OUT_MAX_CALLCHAIN)
 		fprintf(w->f, " <- ... (%zu more)", n - OUT_MAX_CALLCHAIN);
 	putc('\n', w->f);
@@ -537,6 +575,7 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	putc('\n', w->f);
 	if (w->opts.srcline && out_srcline(w, ev->pid, x ? x->ip : sa->ip, sym, sizeof(sym)))
 		fprintf(w->f, "\tsrcline: %s\n", sym);
+	inline_line(w, ev->pid, x ? x->ip : sa->ip);
 	fields_line(w, ev);
 	callchain_line(w, ev);
 	if (!x) {
@@ -550,8 +589,10 @@ static void sample_lines(struct auxcap_out *w, const struct auxcap_decode_event 
 	for (size_t i = 0; i < x->nr_stack; i++) {
 		uint64_t at = i ? x->stack[i - 1].call_site : x->ip;
 
-		fprintf(w->f, "%s%s", i ? " <- " : " ",
-			out_sym(w, ev->pid, at ? at : x->stack[i].func, true, sym, sizeof(sym)));
+		fputs(i ? " <- " : " ", w->f);
+		if (at && inlined_names(w, ev->pid, at, "", " (inlined)"))
+			fputs(" <- ", w->f);
+		fputs(out_sym(w, ev->pid, at ? at : x->stack[i].func, true, sym, sizeof(sym)), w->f);
 	}
 	putc('\n', w->f);
 	for (size_t i = 0; i < x->nr_branches; i++) {

@@ -151,6 +151,22 @@ const char *out_srcline(struct auxcap_out *w, int32_t pid, uint64_t addr, char *
 	return buf;
 }
 
+int out_inlines(struct auxcap_out *w, int32_t pid, uint64_t addr,
+		struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX])
+{
+	int k;
+
+	if (!w->opts.inlines)
+		return 0;
+	k = auxcap_decode_inlines(w->d, pid, addr, fr, AUXCAP_DECODE_INLINE_MAX);
+	return k > 0 ? k : 0;
+}
+
+const char *out_inline_name(const struct auxcap_decode_inline *f)
+{
+	return f->name ? f->name : "[unknown]";
+}
+
 const char *out_sym(struct auxcap_out *w, int32_t pid, uint64_t addr, bool with_off, char *buf,
 		    size_t n)
 {

@@ -1610,6 +1610,14 @@ int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 	return auxcap_symbols_srcline(d->syms, pid, addr, ret_file, ret_line);
 }
 
+int auxcap_decode_inlines(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			  struct auxcap_decode_inline *frames, size_t n)
+{
+	if (!d || !frames || n < 2)
+		return 0;
+	return auxcap_symbols_inlines(d->syms, pid, addr, frames, n);
+}
+
 void auxcap_decode_sym_text(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			    const char **ret_text, size_t *ret_len)
 {

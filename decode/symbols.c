@@ -452,6 +452,42 @@ int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 	return 0;
 }
 
+#if AUXCAP_HAVE_LIBELF
+/* auxcap_elf_inlines() as the decode API gives it. */
+static int elf_inlines(struct auxcap_elf *elf, uint64_t vaddr, struct auxcap_decode_inline *frames,
+		       size_t n)
+{
+	struct auxcap_elf_inline fr[AUXCAP_ELF_INLINE_MAX];
+	int k = auxcap_elf_inlines(elf, vaddr, fr,
+				   n < AUXCAP_ELF_INLINE_MAX ? n : AUXCAP_ELF_INLINE_MAX);
+
+	for (int i = 0; i < k; i++)
+		frames[i] = (struct auxcap_decode_inline){ fr[i].name, fr[i].file, fr[i].line };
+	return k;
+}
+#endif
+
+int auxcap_symbols_inlines(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+			   struct auxcap_decode_inline *frames, size_t n)
+{
+#if AUXCAP_HAVE_LIBELF
+	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
+	struct auxcap_elf *elf;
+	uint64_t vaddr;
+
+	if (!m || !(elf = map_elf(s, m, addr, &vaddr)))
+		return 0;
+	return elf_inlines(elf, vaddr, frames, n);
+#else
+	(void)s;
+	(void)pid;
+	(void)addr;
+	(void)frames;
+	(void)n;
+	return 0;
+#endif
+}
+
 int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			  const char **ret_name, uint64_t *ret_off, const char **ret_dso)
 {
@@ -579,6 +615,20 @@ int auxcap_symbols_func_srcline(const struct auxcap_sym_func *fn, uint64_t off,
 	(void)ret_dir;
 #endif
 	return 0;
+}
+
+int auxcap_symbols_func_inlines(const struct auxcap_sym_func *fn, uint64_t off,
+				struct auxcap_decode_inline *frames, size_t n)
+{
+#if AUXCAP_HAVE_LIBELF
+	return fn->elf ? elf_inlines(fn->elf, fn->vaddr + off, frames, n) : 0;
+#else
+	(void)fn;
+	(void)off;
+	(void)frames;
+	(void)n;
+	return 0;
+#endif
 }
 
 int auxcap_symbols_cov_rows(const struct auxcap_sym_func *fn,

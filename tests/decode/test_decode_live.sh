@@ -12,6 +12,8 @@
 # truncates keeps every sample at its timestamp's time.  A program that execs itself is decoded
 # image by image.
 # Two programs at the same addresses, one exec'ing the other, are told apart in folded stacks.
+# decode --inline on a program with functions inlined into each other agrees with addr2line -i
+# (check_inline.py; the program is $AUXCAP_INLINE_PROG).
 # Usage: test_decode_live.sh AUXCAP SYNTH EXAMPLE SCHEMA CHECK_PY TWIN_A TWIN_B
 set -u
 AUXCAP=$1 SYNTH=$2 EXAMPLE=$3 SCHEMA=$4 CHECK=$5 TWIN_A=$6 TWIN_B=$7
@@ -150,6 +152,19 @@ PY
 		echo "ok   twins at the same addresses, one exec'ing the other: folded names each's frames"
 	else
 		echo "FAIL twins at the same addresses: folded and JSON disagree on whose frames they are"
+		fails=$((fails + 1))
+	fi
+fi
+
+# --inline: functions inlined into each other, against binutils' addr2line -i.
+if [ -n "${AUXCAP_INLINE_PROG:-}" ]; then
+	if "$AUXCAP" record --emulate -e intel_pt//u -e cpu-clock -o "$TMP/inl.data" -- \
+		"$AUXCAP_INLINE_PROG" 1000 >/dev/null 2>"$TMP/inl.err" &&
+		python3 "$(dirname "$0")/check_inline.py" "$AUXCAP" "$TMP/inl.data" \
+			"$AUXCAP_INLINE_PROG" "$SCHEMA"; then
+		echo "ok   --inline: inline chains as addr2line -i gives them, in JSON, text and folded"
+	else
+		echo "FAIL --inline: $(cat "$TMP/inl.err")"
 		fails=$((fails + 1))
 	fi
 fi

@@ -121,10 +121,10 @@ static void run(bool per_insn)
 {
 	static const struct auxcap_out_opts fmts[] = {
 		{ .format = AUXCAP_OUT_TEXT, .branches = true, .insns = true, .calls = true,
-		  .sideband = true, .func_time = true },
-		{ .format = AUXCAP_OUT_JSON, .branches = true, .insns = true },
+		  .sideband = true, .func_time = true, .inlines = true },
+		{ .format = AUXCAP_OUT_JSON, .branches = true, .insns = true, .inlines = true },
 		{ .format = AUXCAP_OUT_PERFETTO },
-		{ .format = AUXCAP_OUT_FOLDED },
+		{ .format = AUXCAP_OUT_FOLDED, .inlines = true },
 	};
 	struct auxcap_decode_code code = { g_code_path, true, true, LOOP_CODE_ADDR };
 	struct auxcap_out *w[sizeof(fmts) / sizeof(fmts[0])] = { 0 };

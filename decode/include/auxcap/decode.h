@@ -348,6 +348,30 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			  const char **ret_file, unsigned int *ret_line);
 
+/** A source-level frame of code inlined at an address (auxcap_decode_inlines()): a function,
+ * and the place in it; strings borrowed until close. */
+struct auxcap_decode_inline {
+	const char *name;  /* the function's DWARF name, NULL if it has none */
+	const char *file;  /* the source file as the DWARF names it, NULL if not known */
+	unsigned int line; /* 0 if not known */
+};
+
+/** The deepest chain auxcap_decode_inlines() gives. */
+#define AUXCAP_DECODE_INLINE_MAX 16
+
+/**
+ * The functions inlined at the address @addr of process @pid (DWARF inlined subroutines, as
+ * `addr2line -i` and perf's --inline give them), as the mappings stand where the decode has
+ * reached: into @frames (@n entries, at least 2), innermost first, each inlined function with
+ * the place it was at (the innermost's is @addr's source line, each other's the call of the
+ * one inside it), then the function the code belongs to, with the place of the outermost
+ * inlined call.  At most @n frames, the innermost ones.
+ * Returns the frames written (at least 2), 0 if nothing is inlined there (no DWARF, a kernel
+ * address, built without libdw), -ENOMEM.
+ */
+int auxcap_decode_inlines(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			  struct auxcap_decode_inline *frames, size_t n);
+
 /**
  * The capture's header features (host, command line, CPUs, the auxcap snapshot table, ...),
  * borrowed from its reader until close; NULL in raw mode.

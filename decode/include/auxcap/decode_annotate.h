@@ -91,6 +91,10 @@ struct auxcap_annotate_insn {
 	unsigned int src_line;
 	const char *src_dir;	 /* the compilation directory a relative @src_file is in,
 				  * NULL if not known */
+	const char *src_func;	 /* where the compiler inlined another function here, the
+				  * function its source line is of (DWARF: the innermost inlined
+				  * one; auxcap_annotate_inlines() has the chain); NULL in the
+				  * function's own code */
 };
 
 /** The annotation as a whole. */
@@ -161,6 +165,14 @@ const struct auxcap_annotate_func *auxcap_annotate_get_func(const struct auxcap_
  */
 int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 			  const struct auxcap_annotate_insn **ret, size_t *ret_n);
+
+/**
+ * The functions inlined at the byte @offset of function @i (as auxcap_decode_inlines() gives
+ * them: innermost first, the function itself last) into @frames (@n entries, at least 2).
+ * Returns the frames written, 0 where nothing is inlined (or @i is out of range), -ENOMEM.
+ */
+int auxcap_annotate_inlines(struct auxcap_annotate *a, size_t i, uint32_t offset,
+			    struct auxcap_decode_inline *frames, size_t n);
 
 /**
  * Line coverage of a file of code: a row of its DWARF line tables (the first instruction of a

@@ -64,6 +64,11 @@ struct auxcap_out_opts {
 	bool srcline;	/* text, json: the source file and line of samples and instructions
 			 * (auxcap_decode_srcline()) */
 	enum auxcap_out_weight weight; /* folded */
+	/* text, json, folded, perfetto: functions inlined at the addresses named
+	 * (auxcap_decode_inlines(), perf's --inline): samples' stacks (and, in text and json,
+	 * callchains) with their inlined frames; text and json: samples and instructions with
+	 * the chain */
+	bool inlines;
 };
 
 struct auxcap_out;
