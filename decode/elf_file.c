@@ -56,13 +56,13 @@ struct auxcap_elf {
 	 * need, sorted by @lo */
 	struct cu_range {
 		uint64_t lo, hi;
-		Dwarf_Off off; /* the unit's DIE */
+		Dwarf_Off off; /* the unit's DIE (a function's in @funcs) */
 	} *cu_ranges;
 	size_t nr_cu_ranges;
 	bool cu_ranges_tried;
 	struct inline_cache *inl; /* auxcap_elf_inlines()'s answers, allocated on first use */
-	/* the functions' (DW_TAG_subprogram) address ranges, sorted by @lo, built on the first
-	 * auxcap_elf_inlines() */
+	/* the functions' (DW_TAG_subprogram) address ranges (@off: the function's DIE), sorted by
+	 * @lo, built on the first auxcap_elf_inlines() */
 	struct cu_range *funcs;
 	size_t nr_funcs;
 	bool funcs_tried;
@@ -807,29 +807,36 @@ static void read_cu_ranges(struct auxcap_elf *elf)
 		qsort(elf->cu_ranges, elf->nr_cu_ranges, sizeof(*elf->cu_ranges), cmp_cu_range);
 }
 
-/* The unit holding @addr: by .debug_aranges (dwarf_addrdie()), else by the units' ranges. */
-static bool unit_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
+/* The DIE of the range of @v (@n, sorted by @lo) holding @addr into *@ret. */
+static bool range_die(Dwarf *dw, const struct cu_range *v, size_t n, uint64_t addr,
+		      Dwarf_Die *ret)
 {
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = n;
 
-	if (dwarf_addrdie(elf->dwarf, addr, ret))
-		return true;
-	if (!elf->cu_ranges_tried)
-		read_cu_ranges(elf);
-	hi = elf->nr_cu_ranges;
 	while (lo < hi) { /* the last range starting at or before @addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (elf->cu_ranges[mid].lo <= addr)
+		if (v[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* (ranges of different units do not overlap; look back a few for nested ones) */
+	/* (ranges of different units or functions do not overlap; look back a few for nested
+	 * ones) */
 	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
-		if (addr < elf->cu_ranges[i].hi)
-			return dwarf_offdie(elf->dwarf, elf->cu_ranges[i].off, ret) != NULL;
+		if (addr < v[i].hi)
+			return dwarf_offdie(dw, v[i].off, ret) != NULL;
 	return false;
+}
+
+/* The unit holding @addr: by .debug_aranges (dwarf_addrdie()), else by the units' ranges. */
+static bool unit_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
+{
+	if (dwarf_addrdie(elf->dwarf, addr, ret))
+		return true;
+	if (!elf->cu_ranges_tried)
+		read_cu_ranges(elf);
+	return range_die(elf->dwarf, elf->cu_ranges, elf->nr_cu_ranges, addr, ret);
 }
 #endif
 
@@ -935,7 +942,7 @@ static const char *die_name(Dwarf_Die *die)
 }
 
 /* auxcap_elf_inlines()'s answers by address, direct-mapped (a decode asks for the same few
- * addresses again and again, and each answer walks the unit's DIEs). */
+ * addresses again and again, and each answer walks the function's DIEs). */
 #define INLINE_CACHE 1024
 
 struct inline_entry {
@@ -1004,7 +1011,6 @@ static void inline_walk(struct inline_walk *iw, Dwarf_Die *parent, int level)
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
-/* The frames at @addr into @out (AUXCAP_ELF_INLINE_MAX entries); see auxcap_elf_inlines(). */
 /* The ranges of the functions under @parent (a unit, or a namespace or class in it). */
 static int index_funcs(struct auxcap_elf *elf, Dwarf_Die *parent, size_t *cap, int level)
 {
@@ -1037,8 +1043,6 @@ static int index_funcs(struct auxcap_elf *elf, Dwarf_Die *parent, size_t *cap, i
  * functions made on first use. */
 static bool func_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
 {
-	size_t lo = 0, hi;
-
 	if (!elf->funcs_tried) {
 		Dwarf_Off off = 0, next;
 		size_t hsize, cap = 0;
@@ -1055,19 +1059,7 @@ static bool func_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
 		if (elf->nr_funcs)
 			qsort(elf->funcs, elf->nr_funcs, sizeof(*elf->funcs), cmp_cu_range);
 	}
-	hi = elf->nr_funcs;
-	while (lo < hi) { /* the last range starting at or before @addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (elf->funcs[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && lo - i <= 8;)
-		if (addr < elf->funcs[i].hi)
-			return dwarf_offdie(elf->dwarf, elf->funcs[i].off, ret) != NULL;
-	return false;
+	return range_die(elf->dwarf, elf->funcs, elf->nr_funcs, addr, ret);
 }
 
 /* The frames at @addr into @out (AUXCAP_ELF_INLINE_MAX entries); see auxcap_elf_inlines(). */

@@ -313,7 +313,10 @@ static void sample_event(struct auxcap_out *w, const struct auxcap_decode_event 
 			x->stack[i].func);
 		out_json_str(f, out_sym(w, ev->pid, x->stack[i].func, false, sym, sizeof(sym)));
 		fprintf(f, ",\"at\":\"0x%" PRIx64 "\"", at ? at : x->stack[i].func);
-		inlines(w, ev->pid, at ? at : x->stack[i].func);
+		if (at)
+			inlines(w, ev->pid, at);
+		else if (w->opts.inlines) /* (no place in the function known) */
+			fputs(",\"inline\":null", f);
 		putc('}', f);
 	}
 	fputs("],\"branches\":[", f);

@@ -84,6 +84,8 @@ def main():
             sys.exit("FAIL a sample without its \"inline\" member")
         for i, fr in enumerate(stack):
             va = vaddr(int(fr["at"], 16))
+            if fr["at"] == fr["func"] and i:
+                continue  # (the call's place is not known: no chain)
             if va is not None:
                 todo.append((va, fr["inline"]))
         if stack and stack[0]["inline"] != e["inline"]:
