@@ -52,7 +52,8 @@ int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
  * reports to the progress bar (cli_progress_begin() first).  Errors are printed; returns 0 or
  * a negative errno (*@ret NULL).
  */
-int cli_capture_open(const char *cmd, const char *file, bool progress, struct auxcap_decode **ret);
+int cli_capture_open(const char *cmd, const char *file, bool progress, bool raw_names,
+		     struct auxcap_decode **ret);
 
 /*
  * Finish writing output @out (standard output, or the file @path opened by

@@ -24,6 +24,7 @@
 
 struct annotate_args {
 	const char *file;
+	bool raw_names; /* --no-demangle */
 	const char *syms[MAX_SYMS];
 	size_t nr_syms;
 	const char *dso;
@@ -83,6 +84,7 @@ static void usage(FILE *f)
 		"                         instruction; 0: not covered), an lcov tracefile for\n"
 		"                         genhtml; --dso picks the files\n"
 		"  -o, --output OUT       write there instead of standard output\n"
+		"  --no-demangle          C++ and Rust functions by their mangled names\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal)\n"
@@ -122,6 +124,8 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 			}
 			a->json = !strcmp(v, "json");
 			a->lcov = !strcmp(v, "lcov");
+		} else if (!strcmp(arg, "--no-demangle")) {
+			a->raw_names = true;
 		} else if (!strcmp(arg, "--progress")) {
 			a->progress = CLI_PROGRESS_ON;
 		} else if (!strcmp(arg, "--no-progress")) {
@@ -847,7 +851,8 @@ static int cmd_annotate_run(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
-	if (cli_capture_open("annotate", a.file, cli_progress_begin(a.progress, false), &d) < 0)
+	if (cli_capture_open("annotate", a.file, cli_progress_begin(a.progress, false),
+			     a.raw_names, &d) < 0)
 		goto out;
 	ao.filter = cli_filter_get(&a.filter);
 	r = auxcap_annotate_new(d, &ao, &an);

@@ -62,6 +62,8 @@ static void usage(FILE *f)
 		"                         addr2line -i): samples' stacks with their inlined\n"
 		"                         frames (every format), text and json: each sample's\n"
 		"                         and instruction's inline chain\n"
+		"  --no-demangle          C++ and Rust functions by their mangled names (default:\n"
+		"                         as c++filt shows them)\n"
 		"  --func-time            text: each sample's trace time per function since the\n"
 		"                         previous sample of its thread\n"
 		"  --show-sideband        text: the side-band records too (MMAP2, COMM, SWITCH, ...)\n"
@@ -108,6 +110,7 @@ struct decode_args {
 	bool dump, dump_only_opts;
 	bool want_b, want_i, want_c;
 	bool sideband, func_time, srcline, inlines;
+	bool raw_names; /* --no-demangle */
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
@@ -348,6 +351,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			a->srcline = true;
 		} else if (!strcmp(arg, "--inline")) {
 			a->inlines = true;
+		} else if (!strcmp(arg, "--no-demangle")) {
+			a->raw_names = true;
 		} else if (!strcmp(arg, "--func-time")) {
 			a->func_time = true;
 		} else if (!strcmp(arg, "--progress")) {
@@ -801,6 +806,7 @@ static int cmd_decode_run(int argc, char **argv)
 	if (cli_progress_begin(a.progress, !a.output && isatty(STDOUT_FILENO)))
 		o.progress = cli_progress_update;
 	o.name = a.file; /* "-" rather than the saved copy's /proc path */
+	o.raw_names = a.raw_names;
 	r = auxcap_decode_open(a.open_path, &o, &d);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));

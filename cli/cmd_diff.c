@@ -36,11 +36,13 @@ struct diff_args {
 	enum metric metric;
 	size_t top;
 	bool json;
+	bool raw_names; /* --no-demangle */
 };
 
 /* One capture. */
 struct side {
 	const char *file;
+	bool raw_names;
 	struct auxcap_decode *d;
 	struct auxcap_report *r;
 	const struct auxcap_report_summary *s;
@@ -81,6 +83,7 @@ static void usage(FILE *f)
 		"  --top N                functions shown (default %d; 0: all)\n"
 		"  --format FMT           text (default) or json (one object)\n"
 		"  -o, --output OUT       write there instead of standard output\n"
+		"  --no-demangle          C++ and Rust functions by their mangled names\n"
 		"  -h, --help             this text\n",
 		TOP_DEFAULT);
 }
@@ -118,6 +121,8 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
 			if (r < 0)
 				return r;
+		} else if (!strcmp(arg, "--no-demangle")) {
+			a->raw_names = true;
 		} else if (cli_is_opt(arg, "--format")) {
 			v = cli_opt_value(argc, argv, &i, "--format");
 			if (!v || (strcmp(v, "text") && strcmp(v, "json"))) {
@@ -155,7 +160,7 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 /* Decode @s->file into a report. */
 static int side_open(struct side *s)
 {
-	int r = cli_capture_open("diff", s->file, false, &s->d);
+	int r = cli_capture_open("diff", s->file, false, s->raw_names, &s->d);
 
 	if (r < 0)
 		return r;
@@ -427,6 +432,7 @@ static int cmd_diff_run(int argc, char **argv)
 		return CLI_ERR;
 	for (int i = 0; i < 2; i++) {
 		sd[i].file = a.file[i];
+		sd[i].raw_names = a.raw_names;
 		if (side_open(&sd[i]) < 0)
 			goto out;
 	}

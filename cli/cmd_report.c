@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
 		"  --event NAMES          count only these events' samples\n"
+		"  --no-demangle          C++ and Rust functions by their mangled names\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal)\n"
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 
 struct report_args {
 	const char *file;
+	bool raw_names; /* --no-demangle */
 	const char *output;
 	bool json;
 	bool per_thread;
@@ -123,6 +125,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->sort = sort_keys[k].key;
 		} else if (!strcmp(arg, "--per-thread")) {
 			a->per_thread = true;
+		} else if (!strcmp(arg, "--no-demangle")) {
+			a->raw_names = true;
 		} else if (!strcmp(arg, "--progress")) {
 			a->progress = CLI_PROGRESS_ON;
 		} else if (!strcmp(arg, "--no-progress")) {
@@ -1118,7 +1122,8 @@ static int cmd_report_run(int argc, char **argv)
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	/* The report is printed once decoding is over: the bar never cuts into it. */
-	if (cli_capture_open("report", a.file, cli_progress_begin(a.progress, false), &d) < 0)
+	if (cli_capture_open("report", a.file, cli_progress_begin(a.progress, false), a.raw_names,
+			     &d) < 0)
 		goto out;
 	ro.per_thread = a.per_thread;
 	ro.filter = cli_filter_get(&a.filter);

@@ -99,7 +99,8 @@ int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd)
 	return 0;
 }
 
-int cli_capture_open(const char *cmd, const char *file, bool progress, struct auxcap_decode **ret)
+int cli_capture_open(const char *cmd, const char *file, bool progress, bool raw_names,
+		     struct auxcap_decode **ret)
 {
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	const struct auxcap_decode_info *info;
@@ -116,6 +117,7 @@ int cli_capture_open(const char *cmd, const char *file, bool progress, struct au
 	if (progress)
 		o.progress = cli_progress_update;
 	o.name = file; /* "-" rather than the saved copy's /proc path */
+	o.raw_names = raw_names;
 	r = auxcap_decode_open(path, &o, ret);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));

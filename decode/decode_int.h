@@ -103,6 +103,8 @@ int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t add
 int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   const char **ret_file, unsigned int *ret_line);
 
+/* Names as the files have them (@raw), or C++ and Rust names demangled (the default). */
+void auxcap_symbols_set_raw_names(struct auxcap_symbols *s, bool raw);
 /* As auxcap_decode_inlines(). */
 int auxcap_symbols_inlines(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   struct auxcap_decode_inline *frames, size_t n);

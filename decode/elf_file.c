@@ -23,12 +23,14 @@
 #endif
 
 #include "auxcap/file.h"
+#include "demangle.h"
 #include "grow.h"
 
 struct elf_sym {
 	uint64_t addr; /* st_value (link-time address) */
 	uint64_t size; /* st_size (bytes; 0 = unknown) */
 	size_t name;   /* offset of the name in auxcap_elf.names */
+	size_t shown;  /* ... of the name shown: demangled (C++, Rust), else @name */
 	bool label;    /* STT_NOTYPE in code (see read_symtab()) */
 	bool sized;    /* @size is the symbol's own (else to its section's end, or 0) */
 };
@@ -41,6 +43,7 @@ struct auxcap_elf {
 	struct elf_sym *syms; /* owned, sorted by addr */
 	size_t nsyms;
 	char *names;	  /* owned pool of NUL-terminated names */
+	bool raw_names;	  /* show symbols' names as the file has them (auxcap_elf_set_raw_names()) */
 	size_t names_len; /* bytes used in @names */
 	size_t names_cap; /* bytes allocated at @names */
 	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
@@ -66,6 +69,13 @@ struct auxcap_elf {
 	struct cu_range *funcs;
 	size_t nr_funcs;
 	bool funcs_tried;
+	/* DWARF linkage names demangled (die_name()), by the name's address in libdw's string
+	 * table; open addressing, @shown NULL where it did not demangle */
+	struct dname {
+		const char *key;
+		char *shown; /* owned */
+	} *dnames;
+	size_t nr_dnames, cap_dnames;
 #endif
 };
 
@@ -105,17 +115,53 @@ static int read_segments(Elf *e, struct auxcap_elf *elf)
 	return 0;
 }
 
-static int add_name(struct auxcap_elf *elf, const char *name, size_t *ret_off)
+/* @name then @suffix into the pool, as one name at *@ret_off. */
+static int add_name(struct auxcap_elf *elf, const char *name, const char *suffix,
+		    size_t *ret_off)
 {
-	size_t len = strlen(name) + 1;
+	size_t len = strlen(name), slen = strlen(suffix);
 
 	/* a debug file has tens of thousands of names: the pool doubles (grow.h) */
-	if (auxcap_grow(&elf->names, &elf->names_cap, elf->names_len + len, 4096) < 0)
+	if (auxcap_grow(&elf->names, &elf->names_cap, elf->names_len + len + slen + 1, 4096) < 0)
 		return -ENOMEM;
 	memcpy(elf->names + elf->names_len, name, len);
+	memcpy(elf->names + elf->names_len + len, suffix, slen + 1);
 	*ret_off = elf->names_len;
-	elf->names_len += len;
+	elf->names_len += len + slen + 1;
 	return 0;
+}
+
+/* Symbol @s's name, @name with @suffix ("@plt", or ""), and the one shown: @name demangled,
+ * with @suffix, when it is a mangled name. */
+static int add_sym_name(struct auxcap_elf *elf, struct elf_sym *s, const char *name,
+			const char *suffix)
+{
+	char *dm = NULL;
+	int r = add_name(elf, name, suffix, &s->name);
+
+	s->shown = s->name;
+	if (r == 0 && (r = auxcap_demangle(name, &dm)) == 1) {
+		r = add_name(elf, dm, suffix, &s->shown);
+		free(dm);
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The name of @s shown: demangled unless raw names were asked for. */
+static const char *shown_name(const struct auxcap_elf *elf, const struct elf_sym *s)
+{
+	return elf->names + (elf->raw_names ? s->name : s->shown);
+}
+
+void auxcap_elf_set_raw_names(struct auxcap_elf *elf, bool raw)
+{
+	if (!elf)
+		return;
+	elf->raw_names = raw;
+#if AUXCAP_HAVE_LIBDW
+	free(elf->inl); /* (its names were of the other kind) */
+	elf->inl = NULL;
+#endif
 }
 
 /*
@@ -214,7 +260,7 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_
 			    sym.st_value < ssh.sh_addr + ssh.sh_size)
 				elf->syms[elf->nsyms].size = ssh.sh_addr + ssh.sh_size - sym.st_value;
 		}
-		r = add_name(elf, name, &elf->syms[elf->nsyms].name);
+		r = add_sym_name(elf, &elf->syms[elf->nsyms], name, "");
 		if (r < 0)
 			return r;
 		elf->nsyms++;
@@ -326,7 +372,7 @@ static int read_plt(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 		GElf_Rela rela;
 		GElf_Sym sym;
 		const char *name;
-		char buf[512];
+		char buf[64];
 		size_t k;
 
 		slot = plt_entry_slot(eh->e_machine, code, entsize, addr);
@@ -342,20 +388,20 @@ static int read_plt(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 		if (k == nrel)
 			continue; /* the header, or a slot no relocation names */
 		if (!GELF_R_SYM(rela.r_info)) {
-			snprintf(buf, sizeof(buf), "*ABS*+0x%" PRIx64 "@plt", (uint64_t)rela.r_addend);
+			snprintf(buf, sizeof(buf), "*ABS*+0x%" PRIx64, (uint64_t)rela.r_addend);
+			name = buf;
 		} else {
 			if (!ddata || !gelf_getsym(ddata, (int)GELF_R_SYM(rela.r_info), &sym))
 				continue;
 			name = elf_strptr(e, dsh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			snprintf(buf, sizeof(buf), "%s@plt", name);
 		}
 		elf->syms[elf->nsyms].addr = addr;
 		elf->syms[elf->nsyms].size = entsize;
 		elf->syms[elf->nsyms].label = false;
 		elf->syms[elf->nsyms].sized = true;
-		r = add_name(elf, buf, &elf->syms[elf->nsyms].name);
+		r = add_sym_name(elf, &elf->syms[elf->nsyms], name, "@plt");
 		if (r < 0)
 			return r;
 		elf->nsyms++;
@@ -612,6 +658,9 @@ void auxcap_elf_free(struct auxcap_elf *elf)
 	free(elf->cu_ranges);
 	free(elf->inl);
 	free(elf->funcs);
+	for (size_t i = 0; i < elf->cap_dnames; i++)
+		free(elf->dnames[i].shown);
+	free(elf->dnames);
 #endif
 	if (elf->dwarf_fd >= 0)
 		(void)close(elf->dwarf_fd);
@@ -683,7 +732,7 @@ int auxcap_elf_symbolize_sized(const struct auxcap_elf *elf, uint64_t addr, cons
 		s = &elf->syms[--lo - 1];
 	if (s->size && addr - s->addr >= s->size)
 		return 0;
-	*ret_name = elf->names + s->name;
+	*ret_name = shown_name(elf, s);
 	*ret_off = addr - s->addr;
 	if (ret_size) {
 		/* a symbol without a size of its own ends where the next one starts */
@@ -733,7 +782,8 @@ int auxcap_elf_symbol_lookup(const struct auxcap_elf *elf, const char *name, uin
 
 	/* Sorted by address: the first match is the lowest-addressed one. */
 	for (size_t i = 0; i < elf->nsyms; i++) {
-		if (strcmp(elf->names + elf->syms[i].name, name) != 0)
+		if (strcmp(elf->names + elf->syms[i].name, name) != 0 &&
+		    strcmp(elf->names + elf->syms[i].shown, name) != 0)
 			continue;
 		r = auxcap_elf_addr_to_offset(elf, elf->syms[i].addr, &off);
 		if (r < 0)
@@ -894,7 +944,7 @@ int auxcap_elf_sym(const struct auxcap_elf *elf, size_t i, const char **ret_name
 	if (i >= elf->nsyms)
 		return 0;
 	s = &elf->syms[i];
-	*ret_name = elf->names + s->name;
+	*ret_name = shown_name(elf, s);
 	*ret_addr = s->addr;
 	*ret_size = s->size;
 	return 1;
@@ -932,12 +982,61 @@ int auxcap_elf_srcline_dir(struct auxcap_elf *elf, uint64_t addr, const char **r
 }
 
 #if AUXCAP_HAVE_LIBDW
-/* The DWARF name of @die, following DW_AT_abstract_origin and DW_AT_specification (an inlined
- * instance names its function through its abstract origin). */
-static const char *die_name(Dwarf_Die *die)
+/* The demangled form of the linkage name @ln (kept until the file is freed), NULL if it is
+ * not a mangled name or memory ran out. */
+static const char *dname_shown(struct auxcap_elf *elf, const char *ln)
+{
+	size_t h;
+	char *dm = NULL;
+
+	if ((elf->nr_dnames + 1) * 2 > elf->cap_dnames) {
+		size_t cap = elf->cap_dnames ? elf->cap_dnames * 2 : 256;
+		struct dname *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < elf->cap_dnames; i++) {
+			if (!elf->dnames[i].key)
+				continue;
+			h = ((uintptr_t)elf->dnames[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (v[h].key)
+				h = (h + 1) & (cap - 1);
+			v[h] = elf->dnames[i];
+		}
+		free(elf->dnames);
+		elf->dnames = v;
+		elf->cap_dnames = cap;
+	}
+	h = ((uintptr_t)ln * 0x9e3779b97f4a7c15ull >> 20) & (elf->cap_dnames - 1);
+	for (; elf->dnames[h].key; h = (h + 1) & (elf->cap_dnames - 1))
+		if (elf->dnames[h].key == ln)
+			return elf->dnames[h].shown;
+	if (auxcap_demangle(ln, &dm) < 0)
+		return NULL;
+	elf->dnames[h] = (struct dname){ ln, dm };
+	elf->nr_dnames++;
+	return dm;
+}
+
+/* The name of function @die, following DW_AT_abstract_origin and DW_AT_specification (an
+ * inlined instance names its function through its abstract origin): its linkage name
+ * demangled where it has one (C++: "ns::Box<int>::get() const", as symbols are shown; the
+ * linkage name itself with raw names), else its DW_AT_name. */
+static const char *die_name(struct auxcap_elf *elf, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
+	const char *ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 
+	if (!ln)
+		ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (ln && elf->raw_names)
+		return ln;
+	if (ln) {
+		const char *s = dname_shown(elf, ln);
+
+		if (s)
+			return s;
+	}
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 }
 
@@ -957,6 +1056,7 @@ struct inline_cache {
 };
 
 struct inline_walk {
+	struct auxcap_elf *elf;
 	uint64_t addr;
 	Dwarf_Files *files; /* the unit's file table (NULL: none) */
 	struct auxcap_elf_inline *out;
@@ -977,7 +1077,7 @@ static void inline_add(struct inline_walk *iw, Dwarf_Die *die)
 		line = 0;
 	/* iw->out[k] is outermost first while walking; reversed at the end */
 	if (iw->n < iw->max) {
-		iw->out[iw->n].name = die_name(die);
+		iw->out[iw->n].name = die_name(iw->elf, die);
 		iw->out[iw->n].file = fname; /* the caller's place, moved to it below */
 		iw->out[iw->n].line = (unsigned int)line;
 		iw->n++;
@@ -1065,7 +1165,9 @@ static bool func_of(struct auxcap_elf *elf, uint64_t addr, Dwarf_Die *ret)
 /* The frames at @addr into @out (AUXCAP_ELF_INLINE_MAX entries); see auxcap_elf_inlines(). */
 static size_t inlines_read(struct auxcap_elf *elf, uint64_t addr, struct auxcap_elf_inline *out)
 {
-	struct inline_walk iw = { .addr = addr, .out = out, .max = AUXCAP_ELF_INLINE_MAX - 1 };
+	struct inline_walk iw = {
+		.elf = elf, .addr = addr, .out = out, .max = AUXCAP_ELF_INLINE_MAX - 1
+	};
 	const char *func, *file = NULL;
 	unsigned int line = 0;
 	size_t nfiles;
@@ -1075,7 +1177,7 @@ static size_t inlines_read(struct auxcap_elf *elf, uint64_t addr, struct auxcap_
 		return 0;
 	if (dwarf_getsrcfiles(&cu, &iw.files, &nfiles) != 0)
 		iw.files = NULL;
-	func = die_name(&sub);
+	func = die_name(elf, &sub);
 	inline_walk(&iw, &sub, 0);
 	if (!iw.n)
 		return 0;

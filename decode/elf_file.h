@@ -137,6 +137,14 @@ int auxcap_elf_line_rows(struct auxcap_elf *elf, auxcap_elf_row_fn fn, void *arg
 int auxcap_elf_sym(const struct auxcap_elf *elf, size_t i, const char **ret_name,
 		   uint64_t *ret_addr, uint64_t *ret_size);
 
+/**
+ * Whether the names symbols are given by (auxcap_elf_symbolize(), auxcap_elf_sym()) are the
+ * file's own (@raw) or, the default, demangled where they are C++ or Rust names ("ns::f(int)"
+ * for "_ZN2ns1fEi"; a PLT entry's "ns::f(int)@plt"; built without libiberty: the file's).
+ * auxcap_elf_symbol_lookup() finds a symbol by either name.
+ */
+void auxcap_elf_set_raw_names(struct auxcap_elf *elf, bool raw);
+
 /** Largest build-id we keep (bytes); perf's files hold at most 20. */
 #define AUXCAP_ELF_BUILD_ID_MAX 20
 

@@ -1314,6 +1314,7 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 	r = auxcap_symbols_new(&d->syms);
 	if (r < 0)
 		goto err;
+	auxcap_symbols_set_raw_names(d->syms, d->opts.raw_names);
 	for (size_t i = 0; opts && i < opts->nr_code; i++) {
 		r = add_code(d, &opts->code[i]);
 		if (r < 0)

@@ -79,6 +79,7 @@ struct auxcap_symbols {
 	size_t nr_bounds;
 	bool bounds_stale;   /* a span changed since @bounds was made */
 	char text_big[256]; /* auxcap_symbols_text() of a name too long for its cache entry */
+	bool raw_names;	    /* names as the files have them, not demangled */
 	/* The kernel's functions (auxcap_symbols_set_kallsyms()), loaded on first use. */
 	char *kallsyms_path;	/* NULL: kernel addresses stay unnamed */
 	bool kallsyms_tried;
@@ -140,6 +141,16 @@ static void cache_clear(struct auxcap_symbols *s)
 {
 	memset(s->cache, 0, CACHE_SIZE * sizeof(*s->cache));
 	s->gen++;
+}
+
+void auxcap_symbols_set_raw_names(struct auxcap_symbols *s, bool raw)
+{
+	s->raw_names = raw;
+#if AUXCAP_HAVE_LIBELF
+	for (size_t i = 0; i < s->nfiles; i++)
+		auxcap_elf_set_raw_names(s->files[i].elf, raw);
+#endif
+	cache_clear(s);
 }
 
 uint32_t auxcap_symbols_gen(const struct auxcap_symbols *s)
@@ -393,6 +404,7 @@ static struct auxcap_elf *map_elf(struct auxcap_symbols *s, const struct sym_map
 		f->tried = true;
 		if (auxcap_elf_open(f->path, &f->elf) < 0)
 			f->elf = NULL;
+		auxcap_elf_set_raw_names(f->elf, s->raw_names);
 	}
 	if (!f->elf)
 		return NULL;

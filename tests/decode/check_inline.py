@@ -14,12 +14,14 @@ outside:
   - annotate: each instruction's inline chain (JSON) likewise, the source lines named by the
     function inlined there (--lines; the program's text says which function a line is in), and
     in the listing;
+  - the program's C++ and Rust names demangled as c++filt reads them, raw with --no-demangle;
   - the JSON valid against docs/decode-json.schema.json and docs/annotate-json.schema.json
     (check_decode.py's checker).
 Usage: check_inline.py AUXCAP CAPTURE PROG SCHEMA"""
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -156,11 +158,11 @@ def main():
     body = {}  # line -> the function whose body it is in
     cur = None
     for n, text in enumerate(src.splitlines(), 1):
-        for name in ("inner", "middle", "outer", "twice"):
-            if text.startswith(("static inline", "__attribute__")) and " " + name + "(" in text:
-                cur = name
-        if text.startswith("int main"):
+        if text.startswith(("static inline", "__attribute__", "int main")):  # a definition
             cur = None
+            for name in ("inner", "middle", "outer", "twice"):
+                if " " + name + "(" in text:
+                    cur = name
         body[n] = cur
     for l in lines["lines"]:
         want = body.get(l["line"])
@@ -202,6 +204,23 @@ def main():
         sys.exit("FAIL perfetto --inline: sample stacks differ from the JSON's")
     if not any("inner (inlined)" in k for k in got):
         sys.exit("FAIL perfetto --inline: no sample stack names inner inlined")
+
+    # names: the program's C++ and Rust functions demangled as c++filt reads them (less a Rust
+    # name's hash and crate disambiguator), the raw names with --no-demangle
+    raw = ["_ZN6auxcap4demo5scaleEm", "_ZNK6auxcap3BoxIiE3getEv",
+           "_ZN6auxcap5shift17h0123456789abcdefE", "_RNvCs1234_6auxcap5shift"]
+    shown = [re.sub(r"::h[0-9a-f]{16}$", "", re.sub(r"\[[0-9a-f]+\]", "", n))
+             for n in run("c++filt", *raw).splitlines()]
+    called = lambda evs: {e["to_sym"].rsplit("+0x", 1)[0] for e in evs
+                          if e["type"] == "branch" and e["kind"] == "call" and e["to_sym"]}
+    raw_events = [json.loads(l) for l in run(auxcap, "decode", capture, "--no-demangle",
+                                             "--format", "json").splitlines()]
+    if not set(shown) <= called(events) or set(raw) & called(events):
+        sys.exit("FAIL decode: calls of %s, want %s" % (sorted(called(events)), shown))
+    if not set(raw) <= called(raw_events):
+        sys.exit("FAIL decode --no-demangle: calls of %s, want %s" %
+                 (sorted(called(raw_events)), raw))
+    print("# names demangled as c++filt: %s" % ", ".join(sorted(set(shown))))
 
     # folded: the program's stacks are the JSON's samples folded by hand
     def weights(args):

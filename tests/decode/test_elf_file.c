@@ -23,6 +23,9 @@
 #ifndef AUXCAP_TEST_LIBC
 #define AUXCAP_TEST_LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #endif
+#ifndef AUXCAP_TEST_LIBSTDCXX
+#define AUXCAP_TEST_LIBSTDCXX "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
+#endif
 
 /* A function with a known name and a size, to be found by address (and its source lines). */
 __attribute__((noinline)) int auxcap_test_elf_marker(int x);
@@ -232,25 +235,29 @@ static void test_elf_symbol_lookup_gives_file_offset(void **state)
  * same relocations): every "<NAME@plt>:" label objdump prints for .plt/.plt.sec of this test
  * binary and of libc is what auxcap_elf_symbolize() gives at that address, at offset 0.
  */
+/* objdump -C: names demangled as auxcap shows them (C++ ones of libstdc++'s PLT) */
 static void check_plt_against_objdump(const char *path, const char *what)
 {
 	struct auxcap_elf *elf = NULL;
-	char cmd[4200], line[1024];
+	char cmd[4200], line[4096];
 	size_t n = 0;
 	FILE *f;
 
 	assert_int_equal(auxcap_elf_open(path, &elf), 0);
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' 2>/dev/null", path);
+	snprintf(cmd, sizeof(cmd), "objdump -d -C -j .plt -j .plt.sec '%s' 2>/dev/null", path);
 	f = popen(cmd, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr;
-		char label[512];
+		char *label = strchr(line, '<'), *end = strstr(line, ">:\n");
 		const char *name = NULL;
 		uint64_t off = 1;
 
-		if (sscanf(line, "%llx <%511[^>]>:", &addr, label) != 2)
+		/* "0000000000012340 <LABEL>:" (a demangled LABEL may hold '<' and '>') */
+		if (sscanf(line, "%llx <", &addr) != 1 || !label || !end || end < label)
 			continue;
+		label++;
+		*end = '\0';
 		if (!strstr(label, "@plt") || strstr(label, "@plt-") || strstr(label, "@plt+"))
 			continue; /* the PLT header, labelled relative to its first entry */
 		if (auxcap_elf_symbolize(elf, addr, &name, &off) != 1 || strcmp(name, label) ||
@@ -278,6 +285,8 @@ static void test_elf_plt_entries_named_like_objdump(void **state)
 	self[len] = '\0'; /* objdump's own /proc/self/exe is objdump */
 	check_plt_against_objdump(self, "this test");
 	check_plt_against_objdump(AUXCAP_TEST_LIBC, "libc");
+	if (AUXCAP_HAVE_DEMANGLE && access(AUXCAP_TEST_LIBSTDCXX, R_OK) == 0)
+		check_plt_against_objdump(AUXCAP_TEST_LIBSTDCXX, "libstdc++ (C++ names)");
 }
 
 /*
@@ -416,16 +425,69 @@ static void test_elf_lines_without_aranges(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Every byte of function @fn of @prog (open as @elf): its inline chain as addr2line -i -f (with
+ * -C for C++) gives it, each frame's file @src; counts the chains by depth into @chains. */
+static void check_inlines(struct auxcap_elf *elf, const char *prog, const char *fn,
+			  const char *src, bool cxx, size_t chains[4])
+{
+	uint64_t addr = 0, size = 0, off;
+	const char *sym;
+	char cmd[2048], line[1024];
+	FILE *p;
+
+	assert_int_equal(auxcap_elf_symbol_lookup(elf, fn, &addr, &off), 1);
+	assert_int_equal(auxcap_elf_symbolize_sized(elf, addr, &sym, &off, &size), 1);
+	assert_true(size > 8 && size < 256);
+	for (uint64_t a = addr; a < addr + size; a++) {
+		struct auxcap_elf_inline fr[AUXCAP_ELF_INLINE_MAX];
+		char name[8][128];
+		unsigned int lines[8];
+		int n = auxcap_elf_inlines(elf, a, fr, AUXCAP_ELF_INLINE_MAX), k = 0;
+
+		snprintf(cmd, sizeof(cmd), "addr2line -i -f %s -e '%s' 0x%" PRIx64, cxx ? "-C" : "",
+			 prog, a);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		/* pairs of lines: the function, then FILE:LINE [(discriminator N)] */
+		while (k < 8 && fgets(line, sizeof(line), p)) {
+			char *c;
+
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(name[k], sizeof(name[k]), "%.127s", line);
+			assert_non_null(fgets(line, sizeof(line), p));
+			c = strrchr(line, ':');
+			assert_non_null(c);
+			lines[k++] = (unsigned int)strtoul(c + 1, NULL, 10);
+		}
+		assert_int_equal(pclose(p), 0);
+		assert_true(k >= 1);
+		if (k == 1) { /* not inlined code */
+			assert_int_equal(n, 0);
+			chains[0]++;
+			continue;
+		}
+		assert_int_equal(n, k);
+		for (int i = 0; i < k; i++) {
+			assert_non_null(fr[i].name);
+			assert_string_equal(fr[i].name, name[i]);
+			assert_int_equal(fr[i].line, lines[i]);
+			assert_non_null(fr[i].file);
+			assert_non_null(strstr(fr[i].file, src));
+		}
+		chains[k < 3 ? k : 3]++;
+	}
+}
+
 /* The inline chain of every byte of tests/decode/inline_prog.c's outer() and twice() (one
  * function inlined into another inlined into outer(), one inlined twice into twice()) against
  * binutils' addr2line -i -f, which reads the same DWARF with a reader of its own. */
 static void test_elf_inlines_like_addr2line(void **state)
 {
 	const char *prog = getenv("AUXCAP_INLINE_PROG");
-	const char *fn[] = { "outer", "twice" };
 	struct auxcap_elf *elf = NULL;
 	size_t chains[4] = { 0 }; /* by depth: 0 (none), 1 (unused), 2, 3 and more */
-	uint64_t outer = 0;
+	struct auxcap_elf_inline fr[2];
+	uint64_t outer = 0, off;
 
 	(void)state;
 	if (!prog)
@@ -433,67 +495,120 @@ static void test_elf_inlines_like_addr2line(void **state)
 	if (system("addr2line --version >/dev/null 2>&1") != 0)
 		skip(); /* binutils absent */
 	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
-	for (size_t f = 0; f < 2; f++) {
-		uint64_t addr = 0, size = 0, off;
-		const char *sym;
-		char cmd[2048], line[1024];
-		FILE *p;
-
-		assert_int_equal(auxcap_elf_symbol_lookup(elf, fn[f], &addr, &off), 1);
-		if (!f)
-			outer = addr;
-		assert_int_equal(auxcap_elf_symbolize_sized(elf, addr, &sym, &off, &size), 1);
-		assert_true(size > 8 && size < 256);
-		for (uint64_t a = addr; a < addr + size; a++) {
-			struct auxcap_elf_inline fr[AUXCAP_ELF_INLINE_MAX];
-			char name[8][128];
-			unsigned int lines[8];
-			int n = auxcap_elf_inlines(elf, a, fr, AUXCAP_ELF_INLINE_MAX), k = 0;
-
-			snprintf(cmd, sizeof(cmd), "addr2line -i -f -e '%s' 0x%" PRIx64, prog, a);
-			p = popen(cmd, "r");
-			assert_non_null(p);
-			/* pairs of lines: the function, then FILE:LINE [(discriminator N)] */
-			while (k < 8 && fgets(line, sizeof(line), p)) {
-				char *c;
-
-				line[strcspn(line, "\n")] = '\0';
-				snprintf(name[k], sizeof(name[k]), "%.127s", line);
-				assert_non_null(fgets(line, sizeof(line), p));
-				c = strrchr(line, ':');
-				assert_non_null(c);
-				lines[k++] = (unsigned int)strtoul(c + 1, NULL, 10);
-			}
-			assert_int_equal(pclose(p), 0);
-			assert_true(k >= 1);
-			if (k == 1) { /* not inlined code */
-				assert_int_equal(n, 0);
-				chains[0]++;
-				continue;
-			}
-			assert_int_equal(n, k);
-			for (int i = 0; i < k; i++) {
-				assert_non_null(fr[i].name);
-				assert_string_equal(fr[i].name, name[i]);
-				assert_int_equal(fr[i].line, lines[i]);
-				assert_non_null(fr[i].file);
-				assert_non_null(strstr(fr[i].file, "inline_prog.c"));
-			}
-			chains[k < 3 ? k : 3]++;
-		}
-	}
+	check_inlines(elf, prog, "outer", "inline_prog.c", false, chains);
+	check_inlines(elf, prog, "twice", "inline_prog.c", false, chains);
 	/* outer(): inner in middle in outer; twice(): inner in twice */
 	assert_true(chains[3] > 0);
 	assert_true(chains[2] > 0);
 	assert_true(chains[0] > 0);
 	/* an address outside any function, and bad arguments */
-	{
-		struct auxcap_elf_inline fr[2];
+	assert_int_equal(auxcap_elf_symbol_lookup(elf, "outer", &outer, &off), 1);
+	assert_int_equal(auxcap_elf_inlines(elf, 0, fr, 2), 0);
+	assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 2), 2); /* cut to the innermost */
+	assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 1), 0);
+	assert_int_equal(auxcap_elf_inlines(NULL, outer, fr, 2), 0);
+	auxcap_elf_free(elf);
+}
 
-		assert_int_equal(auxcap_elf_inlines(elf, 0, fr, 2), 0);
-		assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 2), 2); /* cut to the innermost */
-		assert_int_equal(auxcap_elf_inlines(elf, outer, fr, 1), 0);
-		assert_int_equal(auxcap_elf_inlines(NULL, outer, fr, 2), 0);
+/* The same in C++: a template's methods inlined into auxcap::run(unsigned long), named by their
+ * DWARF linkage names demangled as addr2line -C names them ("auxcap::Box<unsigned
+ * long>::get() const"); with raw names, the linkage names themselves. */
+static void test_elf_inlines_cxx(void **state)
+{
+	const char *prog = getenv("AUXCAP_INLINE_CXX");
+	struct auxcap_elf *elf = NULL;
+	struct auxcap_elf_inline fr[AUXCAP_ELF_INLINE_MAX];
+	size_t chains[4] = { 0 };
+	uint64_t addr = 0, off;
+
+	(void)state;
+	if (!prog)
+		skip(); /* no C++ compiler at build time, or not run by meson */
+	if (!AUXCAP_HAVE_DEMANGLE || system("addr2line --version >/dev/null 2>&1") != 0)
+		skip(); /* built without libiberty, or binutils absent */
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	check_inlines(elf, prog, "auxcap::run(unsigned long)", "inline_cxx.cc", true, chains);
+	assert_true(chains[3] > 0 || chains[2] > 0);
+	/* the file's own names */
+	auxcap_elf_set_raw_names(elf, true);
+	assert_int_equal(auxcap_elf_symbol_lookup(elf, "_ZN6auxcap3runEm", &addr, &off), 1);
+	for (uint64_t a = addr; a < addr + 64; a++) {
+		int n = auxcap_elf_inlines(elf, a, fr, AUXCAP_ELF_INLINE_MAX);
+
+		if (n >= 2) {
+			assert_string_equal(fr[n - 1].name, "_ZN6auxcap3runEm");
+			assert_true(strncmp(fr[0].name, "_ZN", 3) == 0 ||
+				    strncmp(fr[0].name, "_ZNK", 4) == 0);
+			break;
+		}
+		assert_true(a + 1 < addr + 64); /* some code of the first 64 bytes is inlined */
+	}
+	auxcap_elf_free(elf);
+}
+
+/* c++filt's reading of @raw, without what a Rust name's demangling leaves out (perf's and
+ * ours): a legacy name's hash ("::h0123456789abcdef") and a v0 crate's disambiguator. */
+static void cxxfilt(const char *raw, char *out, size_t n)
+{
+	char cmd[512], *h;
+	FILE *p;
+	size_t k = 0;
+
+	snprintf(cmd, sizeof(cmd), "c++filt '%s'", raw);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, (int)n, p));
+	assert_int_equal(pclose(p), 0);
+	out[strcspn(out, "\n")] = '\0';
+	if ((h = strstr(out, "::h")) && strlen(h) == 3 + 16)
+		*h = '\0';
+	for (size_t i = 0; out[i]; i++) { /* "auxcap[3c1c0]::shift" -> "auxcap::shift" */
+		if (out[i] == '[' && raw[1] == 'R') {
+			while (out[i] && out[i] != ']')
+				i++;
+			continue;
+		}
+		out[k++] = out[i];
+	}
+	out[k] = '\0';
+}
+
+/* C++ and Rust (legacy, v0) names of tests/decode/inline_prog.c's functions: shown as
+ * c++filt reads them, the file's own with auxcap_elf_set_raw_names(), found by either. */
+static void test_elf_names_demangled(void **state)
+{
+	const char *prog = getenv("AUXCAP_INLINE_PROG");
+	static const char *const raw[] = { "_ZN6auxcap4demo5scaleEm", "_ZNK6auxcap3BoxIiE3getEv",
+					   "_ZN6auxcap5shift17h0123456789abcdefE",
+					   "_RNvCs1234_6auxcap5shift" };
+	struct auxcap_elf *elf = NULL;
+
+	(void)state;
+	if (!prog)
+		skip(); /* not run by meson */
+	if (!AUXCAP_HAVE_DEMANGLE || system("c++filt --version >/dev/null 2>&1") != 0)
+		skip(); /* built without libiberty, or binutils absent */
+	assert_int_equal(auxcap_elf_open(prog, &elf), 0);
+	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+		uint64_t addr = 0, off = 1, a2 = 0;
+		const char *name = NULL;
+		char want[512];
+
+		cxxfilt(raw[i], want, sizeof(want));
+		assert_string_not_equal(want, raw[i]);
+		assert_int_equal(auxcap_elf_symbol_lookup(elf, raw[i], &addr, &off), 1);
+		assert_int_equal(auxcap_elf_symbolize(elf, addr, &name, &off), 1);
+		assert_int_equal(off, 0);
+		assert_string_equal(name, want);
+		printf("# %s -> %s\n", raw[i], name);
+		/* found by the name shown too (the two Rust names are the same function's) */
+		assert_int_equal(auxcap_elf_symbol_lookup(elf, want, &a2, &off), 1);
+		if (raw[i][1] == 'Z' && strstr(raw[i], "shift") == NULL)
+			assert_int_equal(a2, addr);
+		auxcap_elf_set_raw_names(elf, true);
+		assert_int_equal(auxcap_elf_symbolize(elf, addr, &name, &off), 1);
+		assert_string_equal(name, raw[i]);
+		auxcap_elf_set_raw_names(elf, false);
 	}
 	auxcap_elf_free(elf);
 }
@@ -504,6 +619,8 @@ int main(void)
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
 		cmocka_unit_test(test_elf_lines_without_aranges),
 		cmocka_unit_test(test_elf_inlines_like_addr2line),
+		cmocka_unit_test(test_elf_inlines_cxx),
+		cmocka_unit_test(test_elf_names_demangled),
 		cmocka_unit_test(test_elf_open_errors),
 #if defined(__x86_64__)
 		cmocka_unit_test(test_elf_code_labels),

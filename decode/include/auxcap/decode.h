@@ -115,6 +115,9 @@ struct auxcap_decode_opts {
 	void *progress_arg;		    /* passed to @progress (borrowed) */
 	/** What messages call the input ("-" for standard input saved aside); NULL: the path. */
 	const char *name;
+	/** Symbols named as the files have them: C++ and Rust names not demangled (perf's
+	 * --no-demangle; by default "ns::f(int)" for "_ZN2ns1fEi", with libiberty). */
+	bool raw_names;
 };
 
 /** What a merged event is. */
