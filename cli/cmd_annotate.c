@@ -426,22 +426,8 @@ static void json_inline(struct actx *c, size_t i, uint32_t offset)
 	struct auxcap_decode_inline fr[AUXCAP_DECODE_INLINE_MAX];
 	int k = auxcap_annotate_inlines(c->an, i, offset, fr, AUXCAP_DECODE_INLINE_MAX);
 
-	if (k < 2) {
-		fputs(",\"inline\":null", c->f);
-		return;
-	}
-	fputs(",\"inline\":[", c->f);
-	for (int j = 0; j < k; j++) {
-		fputs(j ? ",{\"func\":" : "{\"func\":", c->f);
-		auxcap_out_json_str(c->f, fr[j].name);
-		fputs(",\"file\":", c->f);
-		auxcap_out_json_str(c->f, fr[j].file);
-		if (fr[j].line)
-			fprintf(c->f, ",\"line\":%u}", fr[j].line);
-		else
-			fputs(",\"line\":null}", c->f);
-	}
-	fputc(']', c->f);
+	fputs(",\"inline\":", c->f);
+	auxcap_out_json_inlines(c->f, fr, k > 0 ? (size_t)k : 0);
 }
 
 static int json_func(struct actx *c, size_t i)

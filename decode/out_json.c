@@ -131,22 +131,8 @@ static void inlines(struct auxcap_out *w, int32_t pid, uint64_t addr)
 	if (!w->opts.inlines)
 		return;
 	k = out_inlines(w, pid, addr, fr);
-	if (!k) {
-		fputs(",\"inline\":null", w->f);
-		return;
-	}
-	fputs(",\"inline\":[", w->f);
-	for (int i = 0; i < k; i++) {
-		fputs(i ? ",{\"func\":" : "{\"func\":", w->f);
-		out_json_str(w->f, fr[i].name);
-		fputs(",\"file\":", w->f);
-		out_json_str(w->f, fr[i].file);
-		if (fr[i].line)
-			fprintf(w->f, ",\"line\":%u}", fr[i].line);
-		else
-			fputs(",\"line\":null}", w->f);
-	}
-	putc(']', w->f);
+	fputs(",\"inline\":", w->f);
+	auxcap_out_json_inlines(w->f, fr, (size_t)k);
 }
 
 static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)

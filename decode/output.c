@@ -270,6 +270,25 @@ void out_json_tp_fields(struct auxcap_out *w, const struct auxcap_decode_event *
 	putc('}', w->f);
 }
 
+void auxcap_out_json_inlines(FILE *f, const struct auxcap_decode_inline *fr, size_t n)
+{
+	if (n < 2) {
+		fputs("null", f);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"func\":" : "[{\"func\":", f);
+		auxcap_out_json_str(f, fr[i].name);
+		fputs(",\"file\":", f);
+		auxcap_out_json_str(f, fr[i].file);
+		if (fr[i].line)
+			fprintf(f, ",\"line\":%u}", fr[i].line);
+		else
+			fputs(",\"line\":null}", f);
+	}
+	putc(']', f);
+}
+
 void auxcap_out_json_str(FILE *f, const char *s)
 {
 	if (s)

@@ -93,6 +93,12 @@ int auxcap_out_finish(struct auxcap_out *w);
  */
 void auxcap_out_json_str(FILE *f, const char *s);
 
+/**
+ * Write the inline chain @fr (@n frames, auxcap_decode_inlines()) to @f as the writers' JSON
+ * "inline" value: [{"func","file","line"},...], or null when @n is below 2 (nothing inlined).
+ */
+void auxcap_out_json_inlines(FILE *f, const struct auxcap_decode_inline *fr, size_t n);
+
 /** Free @w (NULL is a no-op); does not close the FILE. */
 void auxcap_out_free(struct auxcap_out *w);
 
