@@ -112,6 +112,11 @@ bool cli_code_filter_match(const struct cli_filter *f, struct auxcap_decode *d,
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
+/* Whether function @name (as shown; NULL: none) is the one a user named @want (annotate
+ * SYMBOL, --symbols): the same name, or a C++ name without its parameter list ("ns::f" for
+ * "ns::f(int)"). */
+bool cli_sym_is(const char *name, const char *want);
+
 /* Whether file @dso (a path; NULL: none) is the one a user named @name: its path or its last
  * component (--dso, --dsos). */
 bool cli_dso_is(const char *dso, const char *name);

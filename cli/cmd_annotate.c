@@ -170,7 +170,7 @@ static bool wanted(const struct annotate_args *a, const struct auxcap_annotate_f
 	if (!a->nr_syms)
 		return fn->insns || fn->samples_sum;
 	for (size_t i = 0; i < a->nr_syms; i++)
-		if (!strcmp(fn->name, a->syms[i]))
+		if (cli_sym_is(fn->name, a->syms[i]))
 			return true;
 	return false;
 }

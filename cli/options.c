@@ -152,7 +152,7 @@ static bool code_match(const struct cli_filter *f, struct auxcap_decode *d, int3
 
 	if (auxcap_decode_symbolize(d, pid, addr, &name, NULL, &dso) == 0)
 		return false;
-	for (i = 0; i < f->nr_syms && !(name && !strcmp(name, f->syms[i])); i++)
+	for (i = 0; i < f->nr_syms && !cli_sym_is(name, f->syms[i]); i++)
 		;
 	if (f->nr_syms && i == f->nr_syms)
 		return false;
@@ -236,6 +236,20 @@ int cli_output_close(FILE *out, const char *path, const char *what, int ret)
 		ret = CLI_ERR;
 	}
 	return ret;
+}
+
+bool cli_sym_is(const char *name, const char *want)
+{
+	size_t n;
+
+	if (!name || !want)
+		return false;
+	if (!strcmp(name, want))
+		return true;
+	/* "ns::f" for "ns::f(int)" (and "ns::f(int) [clone .cold]"): a C++ name without its
+	 * parameters */
+	n = strlen(want);
+	return n && !strchr(want, '(') && !strncmp(name, want, n) && name[n] == '(';
 }
 
 bool cli_dso_is(const char *dso, const char *name)

@@ -220,7 +220,17 @@ def main():
     if not set(raw) <= called(raw_events):
         sys.exit("FAIL decode --no-demangle: calls of %s, want %s" %
                  (sorted(called(raw_events)), raw))
-    print("# names demangled as c++filt: %s" % ", ".join(sorted(set(shown))))
+    # named by users without the parameters: annotate SYMBOL and decode --symbols
+    an = json.loads(run(auxcap, "annotate", capture, "auxcap::demo::scale", "--format", "json"))
+    if [f["name"] for f in an["functions"]] != [shown[0]]:
+        sys.exit("FAIL annotate auxcap::demo::scale: %s" % [f["name"] for f in an["functions"]])
+    picked = [json.loads(l) for l in run(auxcap, "decode", capture, "--symbols",
+                                         "auxcap::demo::scale", "--format", "json").splitlines()]
+    br = [e for e in picked if e["type"] == "branch"]
+    if not br or not all(shown[0] in (e["from_sym"] or "") + (e["to_sym"] or "") for e in br):
+        sys.exit("FAIL decode --symbols auxcap::demo::scale: %d branches, not all its" % len(br))
+    print("# names demangled as c++filt: %s; annotate and --symbols take %s" %
+          (", ".join(sorted(set(shown))), "auxcap::demo::scale"))
 
     # folded: the program's stacks are the JSON's samples folded by hand
     def weights(args):
