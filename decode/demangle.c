@@ -45,6 +45,24 @@ static void dbuf_put(const char *s, size_t n, void *arg)
 }
 #endif
 
+#if AUXCAP_HAVE_DEMANGLE
+/* A Rust name: v0 ("_R..."), or legacy, a C++-like name ending in its hash ("17h", 16 hex
+ * digits, "E"); the Rust demangler is not tried on others (most are C++'s). */
+static bool rust_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (name[1] == 'R')
+		return true;
+	if (n < 4 + 20 || name[n - 1] != 'E' || strncmp(name + n - 20, "17h", 3))
+		return false;
+	for (size_t i = n - 17; i < n - 1; i++)
+		if (!strchr("0123456789abcdef", name[i]))
+			return false;
+	return true;
+}
+#endif
+
 int auxcap_demangle(const char *name, char **ret)
 {
 #if AUXCAP_HAVE_DEMANGLE
@@ -56,7 +74,7 @@ int auxcap_demangle(const char *name, char **ret)
 	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return 0;
 	/* (Rust's legacy names are C++ names too: Rust first, as libiberty's own order) */
-	ok = rust_demangle_callback(name, opts, dbuf_put, &b);
+	ok = rust_name(name) ? rust_demangle_callback(name, opts, dbuf_put, &b) : 0;
 	if (!ok || b.failed || !b.len) {
 		b.len = 0;
 		b.failed = false;
