@@ -103,22 +103,25 @@ static void stack_change(FILE *f, const struct auxcap_decode_stack_change *sc)
 		sc->pushed ? "true" : "false", sc->rebased ? "true" : "false");
 }
 
-/* With --srcline: ,"srcline":{"file":..,"line":..} of @addr (the file as the DWARF line table
- * names it), or null when there is none. */
+/* With --srcline: ,"srcline":{"file":..,"line":..,"dir":..} of @addr (the file as the DWARF
+ * line table names it, the compilation directory a relative one is in), or null when there is
+ * none. */
 static void srcline(struct auxcap_out *w, int32_t pid, uint64_t addr)
 {
-	const char *file;
+	const char *file, *dir;
 	unsigned int line;
 
 	if (!w->opts.srcline)
 		return;
-	if (auxcap_decode_srcline(w->d, pid, addr, &file, &line) != 1) {
+	if (auxcap_decode_srcline_dir(w->d, pid, addr, &file, &line, &dir) != 1) {
 		fputs(",\"srcline\":null", w->f);
 		return;
 	}
 	fputs(",\"srcline\":{\"file\":", w->f);
 	out_json_str(w->f, file);
-	fprintf(w->f, ",\"line\":%u}", line);
+	fprintf(w->f, ",\"line\":%u,\"dir\":", line);
+	auxcap_out_json_str(w->f, dir);
+	putc('}', w->f);
 }
 
 /* With --inline: ,"inline":[{"func":..,"file":..,"line":..},..] at @addr (innermost first,

@@ -1608,7 +1608,16 @@ int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 {
 	if (!d || !ret_file || !ret_line)
 		return 0;
-	return auxcap_symbols_srcline(d->syms, pid, addr, ret_file, ret_line);
+	return auxcap_symbols_srcline(d->syms, pid, addr, ret_file, ret_line, NULL);
+}
+
+int auxcap_decode_srcline_dir(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			      const char **ret_file, unsigned int *ret_line, const char **ret_dir)
+{
+	if (!d || !ret_file || !ret_line || !ret_dir)
+		return 0;
+	*ret_dir = NULL;
+	return auxcap_symbols_srcline(d->syms, pid, addr, ret_file, ret_line, ret_dir);
 }
 
 int auxcap_decode_inlines(struct auxcap_decode *d, int32_t pid, uint64_t addr,

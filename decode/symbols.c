@@ -445,7 +445,7 @@ static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const ch
 }
 
 int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
-			   const char **ret_file, unsigned int *ret_line)
+			   const char **ret_file, unsigned int *ret_line, const char **ret_dir)
 {
 #if AUXCAP_HAVE_LIBELF
 	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
@@ -453,13 +453,14 @@ int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 	uint64_t vaddr;
 
 	if (m && (elf = map_elf(s, m, addr, &vaddr)))
-		return auxcap_elf_srcline(elf, vaddr, ret_file, ret_line);
+		return auxcap_elf_srcline_dir(elf, vaddr, ret_file, ret_line, ret_dir);
 #else
 	(void)s;
 	(void)pid;
 	(void)addr;
 	(void)ret_file;
 	(void)ret_line;
+	(void)ret_dir;
 #endif
 	return 0;
 }

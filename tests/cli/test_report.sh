@@ -239,7 +239,8 @@ else
 fi
 
 # --srcline: every instruction of the program's functions gets the line addr2line (binutils, an
-# independent reader of the same DWARF) gives its link-time address; samples get their IP's.
+# independent reader of the same DWARF) gives its link-time address, the file where addr2line
+# finds it (the JSON's dir joined with its file); samples get their IP's.
 if ! readelf -S "$EXAMPLE" 2>/dev/null | grep -q '\.debug_line'; then
 	echo "# skipped the --srcline check: the example has no DWARF line table (built without -g)"
 elif command -v addr2line >/dev/null && "$AUXCAP" decode "$TMP/s.data" --itrace=i --srcline \
@@ -261,7 +262,8 @@ for e in validated_lines(sys.argv[3], d + "/src.json"):
     m = re.match(r"(\w+)\+0x([0-9a-f]+)$", e["ip_sym"])
     if e["type"] == "insn" and m and m.group(1) in ("main", "run", "work", "leaf_add", "leaf_mul"):
         v = syms[m.group(1)] + int(m.group(2), 16)
-        want.setdefault(v, set()).add((os.path.basename(e["srcline"]["file"]), e["srcline"]["line"]) if e["srcline"] else None)
+        s = e["srcline"]
+        want.setdefault(v, set()).add((os.path.normpath(os.path.join(s["dir"] or "", s["file"])), s["line"]) if s else None)
         seen += 1
     elif e["type"] == "sample":
         samples += "srcline" in e
@@ -270,7 +272,7 @@ out = subprocess.run(["addr2line", "-e", prog] + ["0x%x" % v for v in want],
 bad = []
 for v, line in zip(want, out):
     f, _, n = re.sub(r" \(discriminator \d+\)", "", line).rpartition(":")
-    ref = (os.path.basename(f), int(n)) if n.isdigit() and int(n) else None
+    ref = (os.path.normpath(f), int(n)) if n.isdigit() and int(n) else None
     if want[v] != {ref}:
         bad.append("0x%x: %s, addr2line %s" % (v, want[v], ref))
 assert len(want) > 20 and not bad and samples > 0, (len(want), bad[:3], samples)

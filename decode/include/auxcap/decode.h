@@ -351,6 +351,12 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			  const char **ret_file, unsigned int *ret_line);
 
+/** auxcap_decode_srcline() that also gives the compilation directory of the line's unit, the
+ * directory a relative *@ret_file is in, in *@ret_dir (borrowed until close; NULL if the unit
+ * names none). */
+int auxcap_decode_srcline_dir(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			      const char **ret_file, unsigned int *ret_line, const char **ret_dir);
+
 /** A source-level frame of code inlined at an address (auxcap_decode_inlines()): a function,
  * and the place in it; strings borrowed until close. */
 struct auxcap_decode_inline {
