@@ -444,15 +444,26 @@ static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const ch
 	return 2;
 }
 
+#if AUXCAP_HAVE_LIBELF
+/* The file holding user address @addr of process @pid as mapped now, and the link-time
+ * address there in *@ret_vaddr; NULL if none (a kernel address, no mapping, not an ELF). */
+static struct auxcap_elf *elf_now(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+				  uint64_t *ret_vaddr)
+{
+	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
+
+	return m ? map_elf(s, m, addr, ret_vaddr) : NULL;
+}
+#endif
+
 int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   const char **ret_file, unsigned int *ret_line, const char **ret_dir)
 {
 #if AUXCAP_HAVE_LIBELF
-	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
-	struct auxcap_elf *elf;
 	uint64_t vaddr;
+	struct auxcap_elf *elf = elf_now(s, pid, addr, &vaddr);
 
-	if (m && (elf = map_elf(s, m, addr, &vaddr)))
+	if (elf)
 		return auxcap_elf_srcline_dir(elf, vaddr, ret_file, ret_line, ret_dir);
 #else
 	(void)s;
@@ -484,13 +495,10 @@ int auxcap_symbols_inlines(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   struct auxcap_decode_inline *frames, size_t n)
 {
 #if AUXCAP_HAVE_LIBELF
-	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
-	struct auxcap_elf *elf;
 	uint64_t vaddr;
+	struct auxcap_elf *elf = elf_now(s, pid, addr, &vaddr);
 
-	if (!m || !(elf = map_elf(s, m, addr, &vaddr)))
-		return 0;
-	return elf_inlines(elf, vaddr, frames, n);
+	return elf ? elf_inlines(elf, vaddr, frames, n) : 0;
 #else
 	(void)s;
 	(void)pid;
