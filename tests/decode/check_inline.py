@@ -178,7 +178,7 @@ def main():
 
     # text: the stack line names the inlined frames before each frame's function
     text = [l for l in run(auxcap, "decode", capture, "--inline").splitlines()
-            if l.startswith("\tstack:")]
+            if l.startswith("\tstack")]  # ("stack (ip not found in the trace near it):" too)
     want = [sum(len(f["inline"]) - 1 for f in e["context"]["stack"] if f["inline"])
             for e in samples]
     got = [l.count(" (inlined)") for l in text]
