@@ -433,14 +433,18 @@ static int read_debug_symbols(struct auxcap_elf *elf, const char *link)
 {
 	const char *dirs = getenv("AUXCAP_DEBUG_DIRS");
 	char hex[2 * AUXCAP_ELF_BUILD_ID_MAX + 1], bindir[4096];
-	const char *slash = strrchr(elf->path, '/');
-	size_t bindir_len = slash ? (size_t)(slash - elf->path) : 0;
+	char *abs = realpath(elf->path, NULL); /* (the binary's directory, "prog" given: cwd) */
+	const char *path = abs ? abs : elf->path, *slash = strrchr(path, '/');
 
-	if (!elf->build_id_size)
+	if (!elf->build_id_size) {
+		free(abs);
 		return 0;
+	}
 	for (size_t i = 0; i < elf->build_id_size; i++)
 		snprintf(hex + 2 * i, 3, "%02x", elf->build_id[i]);
-	snprintf(bindir, sizeof(bindir), "%.*s", (int)bindir_len, elf->path);
+	snprintf(bindir, sizeof(bindir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	free(abs);
 	if (!dirs || !*dirs)
 		dirs = "/usr/lib/debug";
 	for (const char *d = dirs; *d;) {

@@ -349,6 +349,19 @@ static void test_elf_stripped_uses_debug_file(void **state)
 	assert_int_equal(off, 0);
 	check_marker_line(elf, link_addr, has_line_table());
 	auxcap_elf_free(elf);
+	/* ... also when the binary is named without a directory ("prog", in the current one:
+	 * the link was looked for at "/prog.debug") */
+	{
+		char cwd[4096];
+
+		assert_non_null(getcwd(cwd, sizeof(cwd)));
+		assert_int_equal(chdir(dir), 0);
+		assert_int_equal(auxcap_elf_open("prog", &elf), 0);
+		assert_int_equal(chdir(cwd), 0);
+		assert_int_equal(auxcap_elf_symbolize(elf, link_addr, &name, &off), 1);
+		assert_string_equal(name, "auxcap_test_elf_marker");
+		auxcap_elf_free(elf);
+	}
 
 	/* By build-id, in a debug directory of $AUXCAP_DEBUG_DIRS (the link finds nothing). */
 	assert_int_equal(rename(dbg, bfile), 0);
