@@ -43,9 +43,9 @@ struct auxcap_elf {
 	struct elf_sym *syms; /* owned, sorted by addr */
 	size_t nsyms;
 	char *names;	  /* owned pool of NUL-terminated names */
-	bool raw_names;	  /* show symbols' names as the file has them (auxcap_elf_set_raw_names()) */
 	size_t names_len; /* bytes used in @names */
 	size_t names_cap; /* bytes allocated at @names */
+	bool raw_names;	  /* show symbols' names as the file has them (auxcap_elf_set_raw_names()) */
 	uint8_t build_id[AUXCAP_ELF_BUILD_ID_MAX]; /* NT_GNU_BUILD_ID descriptor */
 	size_t build_id_size;			   /* bytes in @build_id, 0: none */
 	char *debug_path; /* the separate debug file whose symbols were read (owned), or NULL */
