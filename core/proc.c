@@ -5,6 +5,8 @@
  */
 #include "auxcap/proc.h"
 
+#include <elf.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+
+#include "auxcap/file.h"
 
 #define PROC_RECORD_MAX 65535 /* header.size is a u16 */
 
@@ -480,6 +484,206 @@ bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext)
 		return false;
 	snprintf(path, sizeof(path), "%s/kallsyms", root_of(NULL));
 	return auxcap_proc_kallsyms(path, ktext_start_sym, &start) == 1 && start == ktext;
+}
+
+/* --- kcore ---------------------------------------------------------------------------------- */
+
+/* A stretch of kernel code to copy: [lo, hi). */
+struct kspan {
+	uint64_t lo, hi;
+};
+
+#define KCORE_MAX_SPANS 4096 /* the text and up to this many modules, less one */
+#define KCORE_ALIGN 4096u
+
+/* The loaded ("Live") modules' ranges from @proc's modules, after the text in @v[0]. */
+static size_t module_spans(const char *proc, struct kspan *v, size_t n)
+{
+	char path[PATH_MAX], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/modules", proc);
+	f = fopen(path, "re");
+	if (!f)
+		return n; /* no modules (a kernel without them) */
+	while (n < KCORE_MAX_SPANS && fgets(line, sizeof(line), f)) {
+		unsigned long long size, addr;
+		char state[32];
+
+		if (sscanf(line, "%*s %llu %*s %*s %31s %llx", &size, state, &addr) == 3 &&
+		    !strcmp(state, "Live") && addr && size && addr + size > addr)
+			v[n++] = (struct kspan){ addr, addr + size };
+	}
+	fclose(f);
+	return n;
+}
+
+/* @lo..@hi inside one of @ph's PT_LOAD segments: the file offset of @lo there, else -1. */
+static int64_t kcore_offset(const Elf64_Phdr *ph, size_t nph, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < nph; i++)
+		if (ph[i].p_type == PT_LOAD && lo >= ph[i].p_vaddr &&
+		    hi - ph[i].p_vaddr <= ph[i].p_filesz &&
+		    ph[i].p_offset <= INT64_MAX - (lo - ph[i].p_vaddr))
+			return (int64_t)(ph[i].p_offset + (lo - ph[i].p_vaddr));
+	return -1;
+}
+
+/* @len bytes of @in at @off to @out. */
+static int copy_range(int in, int64_t off, uint64_t len, int out, uint8_t *buf, size_t bufsz)
+{
+	while (len) {
+		size_t want = len < bufsz ? (size_t)len : bufsz;
+		ssize_t n = pread(in, buf, want, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO; /* kcore shorter than its own header says */
+		int r = auxcap_file_write_all(out, buf, (size_t)n);
+
+		if (r < 0)
+			return r;
+		off += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* The header of kcore @fd and its program headers (*@ret_ph, malloc'd). */
+static int kcore_headers(int fd, Elf64_Ehdr *eh, Elf64_Phdr **ret_ph)
+{
+	Elf64_Phdr *ph;
+	size_t size;
+
+	if (pread(fd, eh, sizeof(*eh), 0) != (ssize_t)sizeof(*eh))
+		return errno == EACCES || errno == EPERM ? -EACCES : -EBADMSG;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || !eh->e_phnum || eh->e_phnum >= PN_XNUM)
+		return -EBADMSG;
+	size = (size_t)eh->e_phnum * sizeof(*ph);
+	ph = malloc(size);
+	if (!ph)
+		return -ENOMEM;
+	if (pread(fd, ph, size, (off_t)eh->e_phoff) != (ssize_t)size) {
+		free(ph);
+		return -EBADMSG;
+	}
+	*ret_ph = ph;
+	return 0;
+}
+
+int auxcap_proc_kcore_copy(const char *proc, const char *dst, uint64_t *ret_bytes)
+{
+	struct kspan *v = NULL;
+	Elf64_Phdr *kph = NULL, *out_ph = NULL;
+	int64_t *src_off = NULL;
+	uint8_t *buf = NULL;
+	char path[PATH_MAX], *tmp = NULL;
+	size_t n = 0, nout = 0;
+	uint64_t pos, bytes = 0;
+	Elf64_Ehdr eh, oh;
+	int in = -1, out = -1, r;
+
+	if (!dst)
+		return -EINVAL;
+	proc = root_of(proc);
+	snprintf(path, sizeof(path), "%s/kcore", proc);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return errno == EPERM ? -EACCES : -errno;
+	v = malloc(KCORE_MAX_SPANS * sizeof(*v));
+	buf = malloc(1u << 20);
+	if (!v || !buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = auxcap_proc_kernel_text(proc, &v[0].lo, &v[0].hi);
+	if (r < 0)
+		goto out;
+	n = module_spans(proc, v, 1);
+	r = kcore_headers(in, &eh, &kph);
+	if (r < 0)
+		goto out;
+	out_ph = calloc(n, sizeof(*out_ph));
+	src_off = calloc(n, sizeof(*src_off));
+	if (!out_ph || !src_off) {
+		r = -ENOMEM;
+		goto out;
+	}
+	pos = (sizeof(oh) + n * sizeof(*out_ph) + KCORE_ALIGN - 1) & ~(uint64_t)(KCORE_ALIGN - 1);
+	for (size_t i = 0; i < n; i++) {
+		int64_t off = kcore_offset(kph, eh.e_phnum, v[i].lo, v[i].hi);
+
+		if (off < 0) {
+			if (i == 0) {
+				r = -EBADMSG; /* the text is not in it: not this kernel's kcore */
+				goto out;
+			}
+			continue; /* a module kcore does not show (it went meanwhile) */
+		}
+		src_off[nout] = off;
+		out_ph[nout] = (Elf64_Phdr){ .p_type = PT_LOAD,
+					     .p_flags = PF_R | PF_X,
+					     .p_offset = pos,
+					     .p_vaddr = v[i].lo,
+					     .p_filesz = v[i].hi - v[i].lo,
+					     .p_memsz = v[i].hi - v[i].lo,
+					     .p_align = KCORE_ALIGN };
+		pos = (pos + out_ph[nout].p_filesz + KCORE_ALIGN - 1) & ~(uint64_t)(KCORE_ALIGN - 1);
+		nout++;
+	}
+	memset(&oh, 0, sizeof(oh));
+	memcpy(oh.e_ident, eh.e_ident, EI_NIDENT);
+	oh.e_type = ET_CORE;
+	oh.e_machine = eh.e_machine;
+	oh.e_version = EV_CURRENT;
+	oh.e_phoff = sizeof(oh);
+	oh.e_ehsize = sizeof(oh);
+	oh.e_phentsize = sizeof(Elf64_Phdr);
+	oh.e_phnum = (Elf64_Half)nout;
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", dst) < 0) {
+		tmp = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	out = mkostemp(tmp, O_CLOEXEC);
+	if (out < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = auxcap_file_write_all(out, &oh, sizeof(oh));
+	if (r == 0)
+		r = auxcap_file_write_all(out, out_ph, nout * sizeof(*out_ph));
+	for (size_t i = 0; r == 0 && i < nout; i++) {
+		if (lseek(out, (off_t)out_ph[i].p_offset, SEEK_SET) < 0)
+			r = -errno;
+		else
+			r = copy_range(in, src_off[i], out_ph[i].p_filesz, out, buf, 1u << 20);
+		bytes += out_ph[i].p_filesz;
+	}
+	if (close(out) < 0 && r == 0)
+		r = -errno;
+	out = -1;
+	if (r == 0 && rename(tmp, dst) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlink(tmp);
+	else if (ret_bytes)
+		*ret_bytes += bytes;
+	if (r == 0)
+		r = (int)nout - 1;
+out:
+	close(in);
+	free(tmp);
+	free(src_off);
+	free(out_ph);
+	free(kph);
+	free(buf);
+	free(v);
+	return r;
 }
 
 int auxcap_proc_synthesize_kernel(const char *proc, const struct auxcap_sample_layout *layout,

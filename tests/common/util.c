@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <elf.h>
 #include <errno.h>
 #include <ftw.h>
 #include <linux/perf_event.h>
@@ -198,4 +199,41 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 int test_rmtree(const char *dir)
 {
 	return nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int test_write_kcore(const char *path, const struct test_kseg *segs, size_t n)
+{
+	Elf64_Ehdr eh = { 0 };
+	uint64_t off = sizeof(eh) + n * sizeof(Elf64_Phdr);
+	FILE *f = fopen(path, "wb");
+	int ok;
+
+	if (!f)
+		return -1;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = (Elf64_Half)n;
+	ok = fwrite(&eh, sizeof(eh), 1, f) == 1;
+	for (size_t i = 0; ok && i < n; i++) {
+		Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X,
+				  .p_offset = off, .p_vaddr = segs[i].vaddr,
+				  .p_filesz = segs[i].size, .p_memsz = segs[i].size,
+				  .p_align = 4096 };
+
+		ok = fwrite(&ph, sizeof(ph), 1, f) == 1;
+		off += segs[i].size;
+	}
+	for (size_t i = 0; ok && i < n; i++)
+		ok = fwrite(segs[i].bytes, 1, segs[i].size, f) == segs[i].size;
+	if (fclose(f) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
 }

@@ -61,4 +61,15 @@ void test_spawn_go(int go_fd);
 /* Wait for @pid; returns its exit status (or 128 + signal). */
 int test_wait(pid_t pid);
 
+/* A segment of a fake /proc/kcore (test_write_kcore()): @size bytes of @bytes at @vaddr. */
+struct test_kseg {
+	uint64_t vaddr;
+	const void *bytes;
+	size_t size;
+};
+
+/* Write @path as a kcore is laid out: an ELF64 core file (x86-64) with a PT_LOAD segment for
+ * each of @segs.  Returns 0 or -1 (errno set). */
+int test_write_kcore(const char *path, const struct test_kseg *segs, size_t n);
+
 #endif

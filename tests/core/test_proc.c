@@ -20,9 +20,11 @@
 #include <sys/utsname.h>
 
 #include <cmocka.h>
+#include <elf.h>
 
 #include "auxcap/proc.h"
 #include "auxcap/record.h"
+#include "util.h"
 
 static char root[64];
 
@@ -370,6 +372,96 @@ static void test_kernel_text(void **state)
 	}
 }
 
+/* The bytes of @path at [@off, @off + @n). */
+static void read_at(const char *path, uint64_t off, void *buf, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)off, SEEK_SET), 0);
+	assert_int_equal(fread(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/*
+ * record --kcore's copy: the text [_text, _etext) and each live module whose range kcore
+ * holds, at their addresses, with kcore's bytes; nothing else.
+ */
+static void test_kcore_copy(void **state)
+{
+	static uint8_t text[0x4000], mods[0x8000], other[0x100], got[0x4000];
+	const struct test_kseg segs[] = {
+		{ 0xffffc90000000000ULL, other, sizeof(other) },
+		{ 0xffffffff81000000ULL, text, sizeof(text) },
+		{ 0xffffffffc0000000ULL, mods, sizeof(mods) },
+	};
+	char dir[128], path[192], dst[192];
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[2];
+	struct stat st;
+	uint64_t bytes = 7;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (uint8_t)(i * 7 + 1);
+	for (size_t i = 0; i < sizeof(mods); i++)
+		mods[i] = (uint8_t)(i * 13 + 5);
+	memset(other, 0xee, sizeof(other));
+	snprintf(dir, sizeof(dir), "%s/kc", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(dst, sizeof(dst), "%s/copy", dir);
+	/* no kcore (CONFIG_PROC_KCORE off) */
+	put_file("kc/kallsyms", "ffffffff81000000 T _text\n"
+				"ffffffff81000010 t f\n"
+				"ffffffff81002100 T _etext\n"
+				"ffffffffc0001000 t m_fn\t[modA]\n");
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, &bytes), -ENOENT);
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	assert_int_equal(test_write_kcore(path, segs, 3), 0);
+	put_file("kc/modules", "modA 8192 0 - Live 0xffffffffc0001000\n"
+			       "modB 4096 0 - Loading 0xffffffffc0004000\n"
+			       "modC 4096 1 modA, Live 0xffffffffd0000000 (OE)\n"
+			       "modD 4096 0 - Live 0x0000000000000000\n");
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, &bytes), 1); /* one module */
+	assert_int_equal(bytes, 7 + 0x2100 + 8192);
+	assert_int_equal(stat(dst, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	read_at(dst, 0, &eh, sizeof(eh));
+	assert_memory_equal(eh.e_ident, ELFMAG, SELFMAG);
+	assert_int_equal(eh.e_ident[EI_CLASS], ELFCLASS64);
+	assert_int_equal(eh.e_type, ET_CORE);
+	assert_int_equal(eh.e_machine, EM_X86_64);
+	assert_int_equal(eh.e_phnum, 2);
+	read_at(dst, eh.e_phoff, ph, sizeof(ph));
+	assert_int_equal(ph[0].p_type, PT_LOAD);
+	assert_true(ph[0].p_flags & PF_X);
+	assert_int_equal(ph[0].p_vaddr, 0xffffffff81000000ULL);
+	assert_int_equal(ph[0].p_filesz, 0x2100);
+	read_at(dst, ph[0].p_offset, got, 0x2100);
+	assert_memory_equal(got, text, 0x2100);
+	assert_int_equal(ph[1].p_vaddr, 0xffffffffc0001000ULL);
+	assert_int_equal(ph[1].p_filesz, 8192);
+	read_at(dst, ph[1].p_offset, got, 8192);
+	assert_memory_equal(got, mods + 0x1000, 8192);
+	/* a kcore without the text (another kernel's): refused, the copy left as it was */
+	put_file("kc/kallsyms", "ffffffff9a000000 T _text\nffffffff9a002100 T _etext\n");
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, NULL), -EBADMSG);
+	read_at(dst, ph[0].p_offset, got, 0x2100);
+	assert_memory_equal(got, text, 0x2100);
+	/* kptr_restrict: kallsyms shows zeros */
+	put_file("kc/kallsyms", "0000000000000000 T _text\n0000000000000000 T _etext\n");
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, NULL), -EACCES);
+	/* not ELF */
+	put_file("kc/kallsyms", "ffffffff81000000 T _text\nffffffff81002100 T _etext\n");
+	put_file("kc/kcore", "not an ELF file, but long enough to hold a header of one...\n");
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, NULL), -EBADMSG);
+	/* a destination that cannot be made: nothing left behind */
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	assert_int_equal(test_write_kcore(path, segs, 3), 0);
+	snprintf(dst, sizeof(dst), "%s/missing/copy", dir);
+	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, NULL), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_synthesize),
 		cmocka_unit_test(test_synthesize_all),
 		cmocka_unit_test(test_kernel_text),
+		cmocka_unit_test(test_kcore_copy),
 	};
 
 	return cmocka_run_group_tests_name("core/proc", tests, setup_proc, teardown_proc);

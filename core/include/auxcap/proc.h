@@ -124,6 +124,18 @@ int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret
 bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext);
 
 /**
+ * Copy the kernel's code out of @proc's kcore ("/proc" if NULL) into @dst, as perf record
+ * --kcore does: the text [_text, _etext) and each loaded module's range from @proc's
+ * modules, as they are now (with the boot's and the run's code patching applied), each a
+ * PT_LOAD segment of an ELF64 core file at its kernel address.  Written (mode 0600) to a
+ * temporary file beside @dst and renamed.  Adds the bytes written to *@ret_bytes when not NULL.
+ * Returns the number of modules copied, -ENOENT if @proc has no kcore (a kernel built
+ * without CONFIG_PROC_KCORE), -EACCES if kallsyms hides the addresses or kcore is not
+ * readable (it needs root), -EBADMSG if kcore lacks the kernel text, or another errno.
+ */
+int auxcap_proc_kcore_copy(const char *proc, const char *dst, uint64_t *ret_bytes);
+
+/**
  * Synthesize the kernel's mapping as perf record writes it: a PERF_RECORD_MMAP (misc
  * PERF_RECORD_MISC_KERNEL) of pid -1, tid 0, [_text, _etext) at pgoff _text, named
  * "[kernel.kallsyms]_text", so that perf and auxcap name kernel addresses.  Returns 1 (the
