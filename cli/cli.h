@@ -49,11 +49,12 @@ int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd);
  * Open capture @file ("-": standard input, as cli_input_open()) into a decode session *@ret
  * for command @cmd ("report", "annotate", "diff"), which reads its decoded events: a capture
  * whose backend only prints its trace is an error naming @cmd.  With @progress the session
- * reports to the progress bar (cli_progress_begin() first).  Errors are printed; returns 0 or
+ * reports to the progress bar (cli_progress_begin() first); @raw_names and @vmlinux (NULL:
+ * none) are auxcap_decode_opts'.  Errors are printed; returns 0 or
  * a negative errno (*@ret NULL).
  */
 int cli_capture_open(const char *cmd, const char *file, bool progress, bool raw_names,
-		     struct auxcap_decode **ret);
+		     const char *vmlinux, struct auxcap_decode **ret);
 
 /*
  * Finish writing output @out (standard output, or the file @path opened by
@@ -76,6 +77,21 @@ bool cli_is_opt(const char *arg, const char *name);
 /* "-o FILE", "--output FILE" or "--output=FILE" at argv[*i]: the file in *@ret (borrowed from
  * argv) and 1; 0 if argv[*i] is another option; -EINVAL (printed) if the name is missing. */
 int cli_output_opt(int argc, char **argv, int *i, const char **ret);
+
+/* "-k FILE", "--vmlinux FILE" or "--vmlinux=FILE" (perf's): the kernel's ELF image, as
+ * cli_output_opt() (auxcap_decode_opts.vmlinux). */
+int cli_vmlinux_opt(int argc, char **argv, int *i, const char **ret);
+
+/*
+ * This machine's kernel into @dir (made if missing), for decode to name and decode kernel
+ * code: its kallsyms, and with @code a copy of its code from /proc/kcore
+ * (auxcap_proc_kcore_copy()), each unless already there (with @replace: copied again, over
+ * what is there).  Adds the bytes copied to *@bytes.
+ * Returns 0, or a negative errno and in *@what the file that could not be copied.  (With
+ * libelf only: cmd_archive.c.)
+ */
+int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes,
+		       const char **what);
 
 /* --pid LIST, --tid LIST, --comm LIST (decode, report): the threads whose events are kept;
  * --event LIST: the events whose samples are.  @f points into the struct: do not copy it. */

@@ -25,6 +25,7 @@
 struct annotate_args {
 	const char *file;
 	bool raw_names; /* --no-demangle */
+	const char *vmlinux; /* -k, --vmlinux */
 	const char *syms[MAX_SYMS];
 	size_t nr_syms;
 	const char *dso;
@@ -84,6 +85,9 @@ static void usage(FILE *f)
 		"                         instruction; 0: not covered), an lcov tracefile for\n"
 		"                         genhtml; --dso picks the files\n"
 		"  -o, --output OUT       write there instead of standard output\n"
+		"  -k, --vmlinux FILE     the kernel's image (a build's vmlinux): code and names of\n"
+		"                         a trace of kernel code (default: the copy of the code\n"
+		"                         made by record --kcore or archive)\n"
 		"  --no-demangle          C++ and Rust functions by their mangled names\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
@@ -131,6 +135,7 @@ static int parse_args(int argc, char **argv, struct annotate_args *a)
 		} else if (!strcmp(arg, "--no-progress")) {
 			a->progress = CLI_PROGRESS_OFF;
 		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0 ||
+			   (r = cli_vmlinux_opt(argc, argv, &i, &a->vmlinux)) != 0 ||
 			   (r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
@@ -838,7 +843,7 @@ static int cmd_annotate_run(int argc, char **argv)
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	if (cli_capture_open("annotate", a.file, cli_progress_begin(a.progress, false),
-			     a.raw_names, &d) < 0)
+			     a.raw_names, a.vmlinux, &d) < 0)
 		goto out;
 	ao.filter = cli_filter_get(&a.filter);
 	r = auxcap_annotate_new(d, &ao, &an);

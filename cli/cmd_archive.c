@@ -143,35 +143,81 @@ static uint64_t capture_ktext(const char *file)
 	return ktext;
 }
 
-/*
- * FILE.archive/kallsyms: this machine's /proc/kallsyms when the capture was made by the
- * running kernel in this boot (its release and _text), for decode to name kernel addresses
- * elsewhere.  Returns 1 if copied, 0 if not the capture's kernel or copied before, or a
- * negative errno.
- */
-static int archive_kallsyms(const char *file, const char *dir, const char *osrelease,
-			    uint64_t *bytes)
+int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes,
+		       const char **what)
 {
 	uint64_t n = 0;
-	char *dst;
+	char *dst = NULL;
 	int r;
 
-	if (!auxcap_proc_kernel_is(osrelease, capture_ktext(file)))
-		return 0;
-	if (asprintf(&dst, "%s/kallsyms", dir) < 0)
-		return -ENOMEM;
-	if (access(dst, F_OK) == 0) {
-		free(dst);
-		return 0; /* archived before (the same boot's) */
-	}
+	*what = "/proc/kallsyms";
 	r = mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : check_dir(dir);
-	if (r == 0)
+	if (r == 0 && asprintf(&dst, "%s/kallsyms", dir) < 0) {
+		dst = NULL;
+		r = -ENOMEM;
+	}
+	if (r == 0 && replace)
+		(void)unlink(dst);
+	if (r == 0 && access(dst, F_OK) < 0)
 		r = copy_file("/proc/kallsyms", dst, &n);
 	free(dst);
-	if (r < 0)
-		return r;
+	dst = NULL;
+	if (r == 0 && code) {
+		*what = "/proc/kcore";
+		if (asprintf(&dst, "%s/kcore", dir) < 0) {
+			dst = NULL;
+			r = -ENOMEM;
+		} else if (replace || access(dst, F_OK) < 0) {
+			r = auxcap_proc_kcore_copy(NULL, dst, &n);
+			r = r < 0 ? r : 0;
+		}
+		free(dst);
+	}
 	*bytes += n;
-	return 1;
+	return r;
+}
+
+/* Whether @rd's AUX event is Intel PT's tracing kernel code (its decode needs the code). */
+static bool traces_kernel_code(const struct auxcap_perf_reader *rd)
+{
+	for (size_t i = 0; i < auxcap_perf_reader_nr_evsels(rd); i++) {
+		const struct auxcap_perf_evsel *es = auxcap_perf_reader_evsel(rd, i);
+
+		if (es->name && !strncmp(es->name, "intel_pt/", 9) && es->attr &&
+		    !es->attr->exclude_kernel)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * FILE.archive/kallsyms, and for a trace of kernel code FILE.archive/kcore: this machine's
+ * when the capture was made by the running kernel in this boot (its release and _text), for
+ * decode to name and decode kernel code elsewhere.  Returns 1 if copied (2: the code too), 0
+ * if not the capture's kernel or copied before, or a negative errno (*@what: of which).
+ */
+static int archive_kernel(const char *file, const char *dir, const struct auxcap_perf_reader *rd,
+			  uint64_t *bytes, const char **what)
+{
+	const struct auxcap_perf_features *f = auxcap_perf_reader_features(rd);
+	bool code = traces_kernel_code(rd) && access("/proc/kcore", F_OK) == 0;
+	char *ks = NULL, *kc = NULL;
+	int r = 0, had;
+
+	*what = "/proc/kallsyms";
+	if (!auxcap_proc_kernel_is(f->osrelease, capture_ktext(file)))
+		return 0;
+	if (asprintf(&ks, "%s/kallsyms", dir) < 0 || asprintf(&kc, "%s/kcore", dir) < 0) {
+		free(ks);
+		return -ENOMEM;
+	}
+	had = (access(ks, F_OK) == 0) + (code && access(kc, F_OK) == 0);
+	free(ks);
+	free(kc);
+	if (had == 1 + code)
+		return 0; /* archived before (the same boot's) */
+	r = cli_archive_kernel(dir, code, false, bytes, what);
+	return r < 0 ? r : 1 + code;
 }
 
 static int run_archive(int argc, char **argv)
@@ -303,13 +349,22 @@ static int run_archive(int argc, char **argv)
 		free(src);
 		free(dst);
 	}
-	r = archive_kallsyms(file, dir, f->osrelease, &bytes);
-	if (r < 0)
-		cli_warn("cannot copy /proc/kallsyms to %s/: %s; kernel addresses will be unnamed "
-			 "elsewhere",
-			 dir, strerror(-r));
+	{
+		const char *what;
+
+		r = archive_kernel(file, dir, rd, &bytes, &what);
+		if (r < 0)
+			cli_warn("cannot copy %s to %s/: %s%s", what, dir, strerror(-r),
+				 !strcmp(what, "/proc/kallsyms")
+					 ? "; kernel addresses will be unnamed elsewhere"
+				 : r == -EACCES ? "; kernel code will not be decoded elsewhere (run "
+						  "as root, or decode with --vmlinux)"
+						: "; kernel code will not be decoded elsewhere");
+	}
 	printf("archived %zu binaries%s (%" PRIu64 " bytes) into %s/", copied,
-	       r > 0 ? " and the kernel's symbols" : "", bytes, dir);
+	       r == 2 ? " and the kernel's symbols and code" : r == 1 ? " and the kernel's symbols"
+							      : "",
+	       bytes, dir);
 	if (present)
 		printf(", %zu already there", present);
 	if (missing)

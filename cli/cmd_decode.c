@@ -62,6 +62,9 @@ static void usage(FILE *f)
 		"                         addr2line -i): samples' stacks with their inlined\n"
 		"                         frames (every format), text and json: each sample's\n"
 		"                         and instruction's inline chain\n"
+		"  -k, --vmlinux FILE     the kernel's image (a build's vmlinux): code and names of\n"
+		"                         a trace of kernel code (default: the copy of the code\n"
+		"                         made by record --kcore or archive)\n"
 		"  --no-demangle          C++ and Rust functions by their mangled names (default:\n"
 		"                         as c++filt shows them)\n"
 		"  --func-time            text: each sample's trace time per function since the\n"
@@ -111,6 +114,7 @@ struct decode_args {
 	bool want_b, want_i, want_c;
 	bool sideband, func_time, srcline, inlines;
 	bool raw_names; /* --no-demangle */
+	const char *vmlinux; /* -k, --vmlinux */
 	enum cli_progress_mode progress;
 	unsigned int last_branches;
 	struct auxcap_out_opts out;
@@ -411,7 +415,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 					v ? v : "");
 				return -EINVAL;
 			}
-		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
+		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0 ||
+			   (r = cli_vmlinux_opt(argc, argv, &i, &a->vmlinux)) != 0) {
 			if (r < 0)
 				return r;
 		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0 ||
@@ -807,6 +812,7 @@ static int cmd_decode_run(int argc, char **argv)
 		o.progress = cli_progress_update;
 	o.name = a.file; /* "-" rather than the saved copy's /proc path */
 	o.raw_names = a.raw_names;
+	o.vmlinux = a.vmlinux;
 	r = auxcap_decode_open(a.open_path, &o, &d);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));

@@ -160,7 +160,7 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 /* Decode @s->file into a report. */
 static int side_open(struct side *s)
 {
-	int r = cli_capture_open("diff", s->file, false, s->raw_names, &s->d);
+	int r = cli_capture_open("diff", s->file, false, s->raw_names, NULL, &s->d);
 
 	if (r < 0)
 		return r;

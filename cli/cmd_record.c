@@ -82,6 +82,7 @@ struct record_opts {
 	bool force;
 	bool no_buildid;       /* -B: no BUILD_ID entries */
 	bool no_buildid_cache; /* -N: nothing written under $HOME/.debug */
+	bool kcore;	       /* --kcore: the kernel's code into FILE.archive/ */
 	bool emulate;
 	uint64_t max_insns;
 	uint64_t freq;	 /* -F: samples per second of the counters (0: 4000, perf's default) */
@@ -133,7 +134,7 @@ static void usage(FILE *f)
 		"                     [-a | -C CPUS | -p PID | -t TID] [-i] [-m DATA[,AUX]] [-o FILE]\n"
 		"                     [--snapshot[=SIZE|e]] [--control fifo:CTL[,ACK]]\n"
 		"                     [--trigger-on SYMBOL[@BINARY]] [--strict]\n"
-		"                     [-B | -N] [-f] [-v | -q] [-- COMMAND [ARGS...]]\n"
+		"                     [--kcore] [-B | -N] [-f] [-v | -q] [-- COMMAND [ARGS...]]\n"
 		"\n"
 		"  -e, --event EVENT    event to record, perf syntax (default: cpu-clock at 4000 Hz);\n"
 		"                       intel_pt//u, cpu-clock, raw_syscalls:sys_enter, mem:ADDR:x, ...;\n"
@@ -185,6 +186,9 @@ static void usage(FILE *f)
 		"                       let go when recording stops\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
+		"      --kcore          save the running kernel's code (from /proc/kcore, as\n"
+		"                       patched now) and symbols in FILE.archive/, for decode\n"
+		"                       to follow a trace of kernel code (intel_pt//k); root\n"
 		"  -B, --no-buildid     list no build-ids of the mapped binaries (decode then finds\n"
 		"                       them by path only; archive has nothing to copy)\n"
 		"  -N, --no-buildid-cache  write nothing under $HOME/.debug: the vdso's image is not\n"
@@ -357,6 +361,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
+		{ "kcore", no_argument, NULL, 9 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -454,6 +459,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			o->callchain = true;
 			break;
+		case 9: o->kcore = true; break;
 		case 'f': o->force = true; break;
 		case 'B': o->no_buildid = true; break;
 		case 'N': o->no_buildid_cache = true; break;
@@ -502,6 +508,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
+	if (o->kcore && !strcmp(o->output, "-")) {
+		cli_err("--kcore saves the kernel's code beside the capture file (FILE.archive/): "
+			"give -o FILE, not a pipe");
+		return -EINVAL;
+	}
 	if (o->emulate && (o->all_cpus || o->cpu_list)) {
 		cli_err("--emulate traces one task, not CPUs: give a command after '--', or -p PID "
 			"or -t TID");
@@ -1413,6 +1424,44 @@ static int open_output(const struct record_opts *o, struct auxcap_perf_writer **
 }
 
 /*
+ * --kcore: the running kernel's symbols and code (as they are now: the boot's and the run's
+ * code patching applied, which a vmlinux lacks) into FILE.archive/, as perf record --kcore
+ * keeps them in its directory, for decode to follow a trace of kernel code.
+ */
+static int save_kernel(const struct record_opts *o)
+{
+#if AUXCAP_HAVE_LIBELF
+	const char *what = "";
+	uint64_t bytes = 0;
+	char *dir;
+	int r;
+
+	if (asprintf(&dir, "%s.archive", o->output) < 0) {
+		cli_err("out of memory");
+		return -ENOMEM;
+	}
+	r = cli_archive_kernel(dir, true, true, &bytes, &what);
+	if (r < 0)
+		cli_err("--kcore: cannot copy %s to %s/: %s%s", what, dir, strerror(-r),
+			r == -ENOENT && !strcmp(what, "/proc/kcore")
+				? " (this kernel was built without CONFIG_PROC_KCORE; decode kernel "
+				  "code with --vmlinux instead)"
+			: r == -EACCES ? " (it takes root: run as root, or decode kernel code with "
+					 "--vmlinux instead)"
+				       : "");
+	else
+		note("kernel's symbols and code (%.1f MB) saved in %s/\n", (double)bytes / 1e6,
+		     dir);
+	free(dir);
+	return r;
+#else
+	(void)o;
+	cli_err("--kcore: this build has no libelf, so decode could not use the copy");
+	return -EOPNOTSUPP;
+#endif
+}
+
+/*
  * The events could not be opened: nothing was captured, so the file made for it goes, and an
  * existing FILE that open_output() kept as FILE.old comes back (a typo in an event name does
  * not leave an empty capture in place of the last one).
@@ -1715,6 +1764,8 @@ static int run_record(int argc, char **argv)
 			goto out;
 	}
 
+	if (o.kcore && save_kernel(&o) < 0)
+		goto out;
 	if (strcmp(o.output, "-")) {
 		struct stat ost;
 		bool exists = lstat(o.output, &ost) == 0;

@@ -45,6 +45,9 @@ static void usage(FILE *f)
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
 		"  --event NAMES          count only these events' samples\n"
+		"  -k, --vmlinux FILE     the kernel's image (a build's vmlinux): code and names of\n"
+		"                         a trace of kernel code (default: the copy of the code\n"
+		"                         made by record --kcore or archive)\n"
 		"  --no-demangle          C++ and Rust functions by their mangled names\n"
 		"  --progress, --no-progress\n"
 		"                         a progress bar on standard error: always, never (default:\n"
@@ -56,6 +59,7 @@ static void usage(FILE *f)
 struct report_args {
 	const char *file;
 	bool raw_names; /* --no-demangle */
+	const char *vmlinux; /* -k, --vmlinux */
 	const char *output;
 	bool json;
 	bool per_thread;
@@ -102,7 +106,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 				cli_err("bad --format '%s': use text or json", v ? v : "");
 				return -EINVAL;
 			}
-		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0) {
+		} else if ((r = cli_output_opt(argc, argv, &i, &a->output)) != 0 ||
+			   (r = cli_vmlinux_opt(argc, argv, &i, &a->vmlinux)) != 0) {
 			if (r < 0)
 				return r;
 		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
@@ -1122,7 +1127,7 @@ static int cmd_report_run(int argc, char **argv)
 	if (parse_args(argc, argv, &a) < 0)
 		return CLI_ERR;
 	/* The report is printed once decoding is over: the bar never cuts into it. */
-	if (cli_capture_open("report", a.file, cli_progress_begin(a.progress, false), a.raw_names,
+	if (cli_capture_open("report", a.file, cli_progress_begin(a.progress, false), a.raw_names, a.vmlinux,
 			     &d) < 0)
 		goto out;
 	ro.per_thread = a.per_thread;

@@ -100,7 +100,7 @@ int cli_input_open(const char *file, char *path, size_t path_size, int *ret_fd)
 }
 
 int cli_capture_open(const char *cmd, const char *file, bool progress, bool raw_names,
-		     struct auxcap_decode **ret)
+		     const char *vmlinux, struct auxcap_decode **ret)
 {
 	struct auxcap_decode_opts o = { .sz = sizeof(o) };
 	const struct auxcap_decode_info *info;
@@ -118,6 +118,7 @@ int cli_capture_open(const char *cmd, const char *file, bool progress, bool raw_
 		o.progress = cli_progress_update;
 	o.name = file; /* "-" rather than the saved copy's /proc path */
 	o.raw_names = raw_names;
+	o.vmlinux = vmlinux;
 	r = auxcap_decode_open(path, &o, ret);
 	if (r < 0) {
 		cli_err("%s", errbuf[0] ? errbuf : strerror(-r));

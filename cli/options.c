@@ -28,14 +28,16 @@ bool cli_is_opt(const char *arg, const char *name)
 	return !strncmp(arg, name, n) && (arg[n] == '\0' || arg[n] == '=');
 }
 
-int cli_output_opt(int argc, char **argv, int *i, const char **ret)
+/* A file option: short @s ("-o"), long @l ("--output"). */
+static int file_opt(int argc, char **argv, int *i, const char *s, const char *l,
+		    const char **ret)
 {
 	const char *arg = argv[*i], *v;
 
-	if (!strcmp(arg, "-o"))
+	if (!strcmp(arg, s))
 		v = *i + 1 < argc ? argv[++*i] : NULL;
-	else if (cli_is_opt(arg, "--output"))
-		v = cli_opt_value(argc, argv, i, "--output");
+	else if (cli_is_opt(arg, l))
+		v = cli_opt_value(argc, argv, i, l);
 	else
 		return 0;
 	if (!v || !*v) {
@@ -44,6 +46,16 @@ int cli_output_opt(int argc, char **argv, int *i, const char **ret)
 	}
 	*ret = v;
 	return 1;
+}
+
+int cli_output_opt(int argc, char **argv, int *i, const char **ret)
+{
+	return file_opt(argc, argv, i, "-o", "--output", ret);
+}
+
+int cli_vmlinux_opt(int argc, char **argv, int *i, const char **ret)
+{
+	return file_opt(argc, argv, i, "-k", "--vmlinux", ret);
 }
 
 /* What a filter option takes, for its messages: "event names", "cpu-clock,sched:sched_switch" */

@@ -858,6 +858,88 @@ static int kernel_symbols(struct auxcap_decode *d)
 	return r;
 }
 
+/*
+ * The kernel's code, for a trace of it (intel_pt//k, intel_pt//): @vmlinux (opts.vmlinux),
+ * its executable segments moved to where the capture's kernel had its text (KASLR), else the
+ * copy of the capturing kernel's code that record --kcore or archive made ($AUXCAP_KCORE, else
+ * FILE.archive/kcore), when its text is where the capture's kernel had it.  Added for every
+ * process, to the symbols too: a vmlinux names kernel addresses (and has their lines), a
+ * copy has no symbols and kallsyms names them.  Returns 1 if the kernel's code is in the
+ * image, 0 if not, or a negative errno (an unreadable file given explicitly; error set).
+ */
+static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
+{
+#if AUXCAP_HAVE_LIBELF
+	const char *env = getenv("AUXCAP_KCORE"), *path = vmlinux;
+	const struct auxcap_elf_segment *segs;
+	struct auxcap_elf *elf = NULL;
+	char *dir = NULL, *copy = NULL;
+	bool given = true;
+	uint64_t bias = 0;
+	size_t n, added = 0, first;
+	int r = 0;
+
+	if (!path && env && *env)
+		path = env;
+	if (!path && d->ktext && d->path && auxcap_archive_dir(d->path, &dir) == 0 &&
+	    asprintf(&copy, "%s/kcore", dir) >= 0 && access(copy, R_OK) == 0) {
+		path = copy;
+		given = false;
+	}
+	if (!path)
+		goto out;
+	r = auxcap_elf_open(path, &elf);
+	if (r < 0) {
+		if (r == -ENOMEM || given)
+			set_err(d, "cannot read the kernel's code '%s': %s%s", path,
+				r == -ENOEXEC ? "not an ELF file" : strerror(-r),
+				vmlinux ? " (--vmlinux takes the kernel build's vmlinux)"
+					: " ($AUXCAP_KCORE takes a copy made by record --kcore)");
+		else
+			auxcap_log(AUXCAP_LOG_WARN, "cannot read '%s': %s; kernel code is not decoded",
+				   path, strerror(-r));
+		r = r == -ENOMEM || given ? r : 0;
+		goto out;
+	}
+	n = auxcap_elf_segments(elf, &segs);
+	for (first = 0; first < n && !(segs[first].exec && segs[first].filesz); first++)
+		;
+	if (first == n) {
+		auxcap_log(AUXCAP_LOG_WARN, "'%s' has no kernel code (no executable segment)", path);
+		goto out;
+	}
+	if (vmlinux && d->ktext) {
+		bias = d->ktext - segs[first].vaddr;
+	} else if (!vmlinux && d->ktext && segs[first].vaddr != d->ktext) {
+		auxcap_log(AUXCAP_LOG_WARN,
+			   "'%s' holds another boot's kernel code (its text at 0x%" PRIx64
+			   ", the capture's at 0x%" PRIx64 "); kernel code is not decoded",
+			   path, segs[first].vaddr, d->ktext);
+		goto out;
+	}
+	for (size_t i = first; i < n && r >= 0; i++) {
+		if (!segs[i].exec || !segs[i].filesz)
+			continue;
+		r = add_map(d, path, segs[i].offset, segs[i].filesz, segs[i].vaddr + bias, -1, 0);
+		added++;
+	}
+	if (r == 0)
+		r = added > 0;
+out:
+	auxcap_elf_free(elf);
+	free(copy);
+	free(dir);
+	return r;
+#else
+	if (vmlinux) {
+		set_err(d, "cannot read the kernel's code '%s': this build has no libelf", vmlinux);
+		return -EOPNOTSUPP;
+	}
+	(void)d;
+	return 0;
+#endif
+}
+
 static void pick_aux_evsel(struct auxcap_decode *d)
 {
 	for (size_t i = 0; i < auxcap_perf_reader_nr_evsels(d->rd); i++) {
@@ -1282,6 +1364,7 @@ static int copy_opts(struct auxcap_decode *d, const struct auxcap_decode_opts *o
 	d->opts.nr_code = 0;
 	d->opts.backend_options = NULL;
 	d->opts.name = NULL; /* borrowed only during open() */
+	d->opts.vmlinux = NULL;
 	if (opts->backend_options) {
 		d->backend_options = strdup(opts->backend_options);
 		if (!d->backend_options)
@@ -1367,6 +1450,16 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 		if (r < 0)
 			goto err;
 		pick_aux_evsel(d);
+		r = kernel_code(d, opts ? opts->vmlinux : NULL);
+		if (r < 0)
+			goto err;
+		if (!r && d->ktext && d->aux_attr && !d->aux_attr->exclude_kernel && d->backend &&
+		    !strcmp(d->backend->name, "intel_pt"))
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "the trace covers kernel code, which is not decoded without a copy "
+				   "of it: record with --kcore, run 'auxcap archive %s' as root where "
+				   "it was recorded, or give --vmlinux",
+				   shown);
 		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
 			d->want_context = false; /* only the AUX event's own samples */
 		if (d->backend && (d->backend->flags & AUXCAP_BACKEND_F_SAMPLED)) {

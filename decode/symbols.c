@@ -425,13 +425,16 @@ static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const ch
 	const struct sym_map *m;
 	struct sym_file *f;
 
-	if ((addr >> 63) && s->kallsyms_path)
-		return kernel_lookup(s, addr, ret_name, ret_off, ret_dso);
-	m = find_map(s, pid, addr, s->now);
+	bool kernel = addr >> 63;
+
+	/* A kernel address: by the vmlinux mapped there (decode --vmlinux), else by kallsyms (a
+	 * copy of the kernel's code mapped there has no symbols) */
+	m = kernel && !s->n ? NULL : find_map(s, pid, addr, s->now);
 	if (!m)
-		return 0;
+		return kernel && s->kallsyms_path ? kernel_lookup(s, addr, ret_name, ret_off, ret_dso)
+						  : 0;
 	f = &s->files[m->file];
-	*ret_dso = f->path;
+	*ret_dso = kernel ? kernel_dso : f->path;
 #if AUXCAP_HAVE_LIBELF
 	{
 		uint64_t vaddr;
@@ -441,16 +444,19 @@ static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const ch
 			return 1;
 	}
 #endif
+	if (kernel && s->kallsyms_path && kernel_lookup(s, addr, ret_name, ret_off, ret_dso) == 1)
+		return 1;
 	return 2;
 }
 
 #if AUXCAP_HAVE_LIBELF
-/* The file holding user address @addr of process @pid as mapped now, and the link-time
- * address there in *@ret_vaddr; NULL if none (a kernel address, no mapping, not an ELF). */
+/* The file holding address @addr of process @pid as mapped now (a kernel address: the
+ * vmlinux or the kernel code's copy mapped there), and the link-time address there in
+ * *@ret_vaddr; NULL if none (no mapping, not an ELF). */
 static struct auxcap_elf *elf_now(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 				  uint64_t *ret_vaddr)
 {
-	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, s->now);
+	const struct sym_map *m = find_map(s, pid, addr, s->now);
 
 	return m ? map_elf(s, m, addr, ret_vaddr) : NULL;
 }

@@ -140,6 +140,22 @@ void cb_mmap2(struct cb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t 
 	write_rec(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, n, pid, tid, time, cpu);
 }
 
+void cb_mmap_kernel(struct cb *b, uint64_t start, uint64_t len, uint64_t time)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	unsigned char body[64] = { 0 };
+	uint32_t pid = (uint32_t)-1, tid = 0;
+
+	memcpy(body, &pid, 4);
+	memcpy(body + 4, &tid, 4);
+	memcpy(body + 8, &start, 8);
+	memcpy(body + 16, &len, 8);
+	memcpy(body + 24, &start, 8);
+	memcpy(body + 32, name, sizeof(name));
+	write_rec(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, body,
+		  32 + ((sizeof(name) + 7) & ~(size_t)7), pid, tid, time, 0);
+}
+
 void cb_itrace_start(struct cb *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
 {
 	uint32_t body[2] = { pid, tid };

@@ -30,6 +30,9 @@ void cb_comm(struct cb *b, uint32_t pid, uint32_t tid, const char *comm, bool ex
 	     uint64_t time, uint32_t cpu);
 void cb_mmap2(struct cb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
 	      uint64_t pgoff, uint32_t prot, const char *path, uint64_t time, uint32_t cpu);
+/* The kernel's mapping as perf record writes it: PERF_RECORD_MMAP, misc KERNEL, pid -1,
+ * "[kernel.kallsyms]_text" at @start with pgoff @start (_text). */
+void cb_mmap_kernel(struct cb *b, uint64_t start, uint64_t len, uint64_t time);
 void cb_itrace_start(struct cb *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu);
 /* PERF_RECORD_SWITCH_CPU_WIDE on @cpu: @out, the task @pid/@tid, the other @np_pid/@np_tid. */
 void cb_switch(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,

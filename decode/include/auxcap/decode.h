@@ -118,6 +118,14 @@ struct auxcap_decode_opts {
 	/** Symbols named as the files have them: C++ and Rust names not demangled (perf's
 	 * --no-demangle; by default "ns::f(int)" for "_ZN2ns1fEi", with libiberty). */
 	bool raw_names;
+	/**
+	 * The kernel's ELF image (perf's --vmlinux; borrowed for auxcap_decode_open()): the code
+	 * and the symbols of kernel addresses, its executable segments moved to where the
+	 * capture's kernel had its text (KASLR: the [kernel.kallsyms]_text mapping's _text is
+	 * where the first one starts).  NULL: the capture's copy of the kernel's code, when
+	 * record --kcore or archive made one (FILE.archive/kcore, or $AUXCAP_KCORE), else none.
+	 */
+	const char *vmlinux;
 };
 
 /** What a merged event is. */
@@ -346,7 +354,8 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
  * its binary (or of the binary's separate debug file), as the mappings stand where the decode
  * has reached.  *@ret_file is the name the table gives (often relative to the compilation
  * directory), borrowed until close.
- * Returns 1 if found, 0 if not (no DWARF, a kernel address, built without libdw).
+ * Returns 1 if found, 0 if not (no DWARF, a kernel address without opts.vmlinux, built
+ * without libdw).
  */
 int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			  const char **ret_file, unsigned int *ret_line);
