@@ -385,7 +385,8 @@ static int write_text(struct actx *c, const size_t *which, size_t nwhich)
 	} else {
 		fprintf(c->f,
 			"# trace: %" PRIu64 " instructions, %" PRIu64 " placed in functions, %" PRIu64
-			" in code without a symbol or kernel code, %" PRIu64 " not placed",
+			" in code without a symbol (or kernel code without the kernel's), %" PRIu64
+			" not placed",
 			s->insns, s->insns_placed, s->insns_nosym, s->insns_unplaced);
 		if (s->stretches_bad)
 			fprintf(c->f,

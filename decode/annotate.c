@@ -407,7 +407,7 @@ static int func_room(struct auxcap_annotate *a, struct afunc *f, uint64_t off)
 }
 
 /* The function holding @addr of @pid as mapped at @time, and the offset of @addr in it;
- * NULL with *@ret_err 0 for code without a symbol (or kernel code), else an error. */
+ * NULL with *@ret_err 0 for code without a symbol, else an error. */
 static struct afunc *func_at(struct auxcap_annotate *a, int32_t pid, uint64_t addr,
 			     uint64_t time, uint64_t *ret_off, int *ret_err)
 {
@@ -490,15 +490,14 @@ static int place_stretch(struct auxcap_annotate *a, const struct aent *e, uint64
 	long n;
 	int err;
 
-	n = (e->start >> 63) ? -EBADMSG : walk(a, e, at, cap);
+	n = walk(a, e, at, cap);
 	if (n == -ENOMEM)
 		return -ENOMEM;
 	/* a trace without instruction counts (Intel BTS): the walk's, at least the branch */
 	if (!e->ninsn)
 		a->sum.insns += e->count * (n > 0 ? (uint64_t)n : 1);
-	if ((e->start >> 63) ||
-	    auxcap_symbols_func_at(a->d->syms, e->pid, e->start, e->time, &fs) != 1) {
-		/* kernel code, code without a symbol: not annotated */
+	if (auxcap_symbols_func_at(a->d->syms, e->pid, e->start, e->time, &fs) != 1) {
+		/* code without a symbol (kernel code without the kernel's): not annotated */
 		a->sum.insns_nosym += e->count * (e->ninsn ? e->ninsn : n > 0 ? (uint64_t)n : 1);
 		return 0;
 	}
@@ -550,11 +549,11 @@ static int place_point(struct auxcap_annotate *a, const struct aent *e)
 {
 	uint64_t off = 0;
 	int err;
-	struct afunc *f = (e->start >> 63) ? NULL : func_at(a, e->pid, e->start, e->time, &off, &err);
+	struct afunc *f = func_at(a, e->pid, e->start, e->time, &off, &err);
 	size_t ns = a->sum.nr_slots;
 
 	if (!f)
-		return (e->start >> 63) ? 0 : err;
+		return err;
 	f->taken[off] += e->count;
 	f->pub.taken += e->count;
 	if (!e->samples)

@@ -67,8 +67,9 @@ struct auxcap_sym_func {
 	struct auxcap_elf *elf; /* the file's symbols and lines (borrowed), NULL */
 };
 /* The function at @addr of @pid with the mappings in place at perf time @t into *@ret.
- * Returns 1 with a symbol, 2 with only the file, 0 if no mapping holds @addr (a kernel
- * address). */
+ * Returns 1 with a symbol, 2 with only the file, 0 if no mapping holds @addr (kernel code
+ * without the kernel's code: decode --vmlinux, record --kcore).  Kernel code in a copy of
+ * the kernel's is named by kallsyms (@elf NULL), its @dso is "[kernel.kallsyms]". */
 int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
 			   struct auxcap_sym_func *ret);
 /* The source line of the byte @off of function @fn (as auxcap_decode_srcline()), and its

@@ -362,9 +362,9 @@ int auxcap_symbols_kernel_each(struct auxcap_symbols *s,
 	return (int)(s->nr_ksyms > INT32_MAX ? INT32_MAX : s->nr_ksyms);
 }
 
-/* A kernel address by kallsyms: the function at or below it (the last one ends nowhere). */
-static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **ret_name,
-			 uint64_t *ret_off, const char **ret_dso)
+/* The kallsyms function holding kernel address @addr: its index + 1 (it ends where the next
+ * one starts), 0 if none (before the first; the last one ends nowhere). */
+static size_t ksym_find(struct auxcap_symbols *s, uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -379,7 +379,16 @@ static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **r
 		else
 			hi = mid;
 	}
-	if (!lo || lo == s->nr_ksyms)
+	return lo == s->nr_ksyms ? 0 : lo;
+}
+
+/* A kernel address by kallsyms: the function at or below it. */
+static int kernel_lookup(struct auxcap_symbols *s, uint64_t addr, const char **ret_name,
+			 uint64_t *ret_off, const char **ret_dso)
+{
+	size_t lo = ksym_find(s, addr);
+
+	if (!lo)
 		return 0;
 	*ret_name = s->knames + s->ksyms[lo - 1].name;
 	*ret_off = addr - s->ksyms[lo - 1].addr;
@@ -599,12 +608,13 @@ int auxcap_symbols_read_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
 			   struct auxcap_sym_func *ret)
 {
-	const struct sym_map *m = (addr >> 63) ? NULL : find_map(s, pid, addr, t);
+	const struct sym_map *m = find_map(s, pid, addr, t);
+	size_t k;
 
 	memset(ret, 0, sizeof(*ret));
 	if (!m)
 		return 0;
-	ret->dso = s->files[m->file].path;
+	ret->dso = (addr >> 63) ? kernel_dso : s->files[m->file].path;
 	ret->file = m->file;
 	ret->start = addr;
 #if AUXCAP_HAVE_LIBELF
@@ -624,6 +634,16 @@ int auxcap_symbols_func_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 		}
 	}
 #endif
+	/* kernel code without symbols of its own (a copy of the kernel's): by kallsyms, up to
+	 * the next symbol, within the copy */
+	if ((addr >> 63) && s->kallsyms_path && (k = ksym_find(s, addr)) &&
+	    s->ksyms[k - 1].addr >= m->start) {
+		ret->name = s->knames + s->ksyms[k - 1].name;
+		ret->start = s->ksyms[k - 1].addr;
+		ret->vaddr = ret->start;
+		ret->size = (s->ksyms[k].addr < m->end ? s->ksyms[k].addr : m->end) - ret->start;
+		return 1;
+	}
 	return 2;
 }
 

@@ -302,6 +302,32 @@ static void check_name(struct auxcap_decode *d, uint64_t link_addr, const char *
 	assert_string_equal(dso, "[kernel.kallsyms]");
 }
 
+/* Run the shell command @cmd, its output (both streams) in @out; its exit status. */
+static int run(const char *cmd, char *out, size_t size)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	assert_non_null(p);
+	while (n + 1 < size && !feof(p))
+		n += fread(out + n, 1, size - 1 - n, p);
+	out[n] = '\0';
+	while (fgetc(p) != EOF)
+		;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
 static void test_vmlinux(void **state)
 {
 	char path[300];
@@ -397,6 +423,18 @@ static void test_kcore_copy(void **state)
 	check_name(d, k.khelper_ret, "khelper", k.khelper_ret - k.khelper);
 	assert_int_equal(auxcap_decode_srcline(d, PID, k.kentry_call + SHIFT, &file, &line), 0);
 	auxcap_decode_close(d);
+	/* annotate: the function as kallsyms bounds it (to the next symbol), no lines */
+	if (getenv("AUXCAP")) {
+		static char out[65536];
+		char cmd[1000];
+
+		snprintf(cmd, sizeof(cmd), "'%s' annotate '%s' khelper 2>&1", getenv("AUXCAP"),
+			 path);
+		assert_int_equal(run(cmd, out, sizeof(out)), 0);
+		assert_non_null(strstr(out, "## khelper  [kernel.kallsyms]"));
+		assert_non_null(strstr(out, "4 instructions run here (30.77% of 13)"));
+		assert_null(strstr(out, "kernel_image.S"));
+	}
 	/* $AUXCAP_KCORE names the copy; one that is not there is an error */
 	snprintf(proc, sizeof(proc), "%s.archive/kcore", path);
 	assert_int_equal(setenv("AUXCAP_KCORE", proc, 1), 0);
@@ -430,32 +468,6 @@ static void test_no_code(void **state)
 	assert_int_equal(s.nr_insns, 0);
 }
 
-/* Run the shell command @cmd, its output (both streams) in @out; its exit status. */
-static int run(const char *cmd, char *out, size_t size)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	assert_non_null(p);
-	while (n + 1 < size && !feof(p))
-		n += fread(out + n, 1, size - 1 - n, p);
-	out[n] = '\0';
-	while (fgetc(p) != EOF)
-		;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static size_t count(const char *s, const char *what)
-{
-	size_t n = 0;
-
-	for (; (s = strstr(s, what)); s++)
-		n++;
-	return n;
-}
-
 /* The commands: decode --vmlinux, the warning without the code, record --kcore. */
 static void test_cli(void **state)
 {
@@ -483,6 +495,14 @@ static void test_cli(void **state)
 	snprintf(cmd, sizeof(cmd), "'%s' report -k '%s' '%s' 2>&1", auxcap, k.path, path);
 	assert_int_equal(run(cmd, out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "kentry  [kernel.kallsyms]"));
+	/* annotate: the kernel function instruction by instruction, with its source */
+	snprintf(cmd, sizeof(cmd), "'%s' annotate -k '%s' '%s' khelper 2>&1", auxcap, k.path,
+		 path);
+	assert_int_equal(run(cmd, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "## khelper  [kernel.kallsyms]"));
+	assert_non_null(strstr(out, "4 instructions run here (30.77% of 13)"));
+	assert_non_null(strstr(out, "1 samples here of 1"));
+	assert_non_null(strstr(out, "kernel_image.S:"));
 	/* without the kernel's code: said, with what to do */
 	snprintf(cmd, sizeof(cmd), "'%s' decode '%s' 2>&1", auxcap, path);
 	assert_int_equal(run(cmd, out, sizeof(out)), 0);

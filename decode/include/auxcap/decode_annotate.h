@@ -102,7 +102,8 @@ struct auxcap_annotate_summary {
 	uint64_t insns;	      /* instructions the trace ran, as its events count them (a
 			       * trace without counts, Intel BTS: as the walks found them) */
 	uint64_t insns_placed; /* of those, counted in a function's instructions */
-	uint64_t insns_nosym;  /* ... run in code without a symbol or kernel code */
+	uint64_t insns_nosym;  /* ... run in code without a symbol (or kernel code
+				* without the kernel's code) */
 	uint64_t insns_unplaced; /* ... not placed: before a thread's first resume point, in a
 				  * stretch whose code did not match the trace, or whose
 				  * binary could not be read */
