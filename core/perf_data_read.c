@@ -17,6 +17,7 @@
  * Divisions: errors, evsels and ids, the file header, features, records, the two sources,
  * open/close and accessors.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -943,9 +944,55 @@ int auxcap_perf_reader_open_fd(int fd, const struct auxcap_perf_reader_opts *opt
 	return reader_open(fd, false, opts, ret);
 }
 
+/*
+ * perf's directory format (perf record --kcore, --threads): directory @dfd holds the capture
+ * as its file "data", with "kcore_dir/" beside it; --threads adds a stream per thread,
+ * "data.N", which this reader does not merge.  The fd of "data", or a negative errno with
+ * the reason in @opts->errbuf.
+ */
+static int open_dir_format(int dfd, const char *path, const struct auxcap_perf_reader_opts *opts)
+{
+	bool msg = opts && opts->errbuf && opts->errbuf_size;
+	size_t threads = 0;
+	struct dirent *e;
+	int fd, r;
+	DIR *dir;
+
+	fd = openat(dfd, "data", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		if (msg)
+			snprintf(opts->errbuf, opts->errbuf_size,
+				 "'%s' is a directory%s; give a perf.data file (or a directory of "
+				 "perf's format, as perf record --kcore writes, holding one named "
+				 "'data')",
+				 path, r == -ENOENT ? " without a 'data' file" : "");
+		return r == -ENOENT ? -EISDIR : r;
+	}
+	r = dup(dfd);
+	dir = r >= 0 ? fdopendir(r) : NULL;
+	if (!dir && r >= 0)
+		close(r);
+	while (dir && (e = readdir(dir)))
+		threads += !strncmp(e->d_name, "data.", 5);
+	if (dir)
+		closedir(dir);
+	if (threads) {
+		if (msg)
+			snprintf(opts->errbuf, opts->errbuf_size,
+				 "'%s' holds %zu more streams beside its 'data' (data.N: perf record "
+				 "--threads), which auxcap does not merge; record without --threads",
+				 path, threads);
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	return fd;
+}
+
 int auxcap_perf_reader_open(const char *path, const struct auxcap_perf_reader_opts *opts,
 			    struct auxcap_perf_reader **ret)
 {
+	struct stat st;
 	int fd;
 
 	if (!path || !ret || (opts && opts->sz < sizeof(*opts)))
@@ -957,6 +1004,14 @@ int auxcap_perf_reader_open(const char *path, const struct auxcap_perf_reader_op
 		if (opts && opts->errbuf && opts->errbuf_size)
 			snprintf(opts->errbuf, opts->errbuf_size, "%s: %s", path, strerror(-err));
 		return err;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		int dfd = fd;
+
+		fd = open_dir_format(dfd, path, opts);
+		close(dfd);
+		if (fd < 0)
+			return fd;
 	}
 	return reader_open(fd, true, opts, ret);
 }

@@ -834,6 +834,22 @@ static const struct auxcap_backend_ops *backend_of_name(const char *name)
  * the same release and the same _text (KASLR moves it at each boot) as the capture's
  * [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
  */
+/* perf record --kcore's copy of the kernel's @name ("kcore", "kallsyms") in the capture's
+ * directory of perf's format (the capture path is that directory): malloc'd, or NULL. */
+static char *perf_kcore_dir(const struct auxcap_decode *d, const char *name)
+{
+	struct stat st;
+	char *p;
+
+	if (!d->path || stat(d->path, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    asprintf(&p, "%s/kcore_dir/%s", d->path, name) < 0)
+		return NULL;
+	if (access(p, R_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
 static int kernel_symbols(struct auxcap_decode *d)
 {
 	const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
@@ -845,6 +861,13 @@ static int kernel_symbols(struct auxcap_decode *d)
 		return auxcap_symbols_set_kallsyms(d->syms, env);
 	if (!d->ktext)
 		return 0;
+	/* perf record --kcore's, in its directory: the capture's own kernel */
+	saved = perf_kcore_dir(d, "kallsyms");
+	if (saved) {
+		r = auxcap_symbols_set_kallsyms(d->syms, saved);
+		free(saved);
+		return r;
+	}
 	/* the copy auxcap archive kept beside the capture: the capture's own kernel */
 	if (d->path && auxcap_archive_dir(d->path, &dir) == 0 &&
 	    asprintf(&saved, "%s/kallsyms", dir) < 0)
@@ -862,7 +885,9 @@ static int kernel_symbols(struct auxcap_decode *d)
  * The kernel's code, for a trace of it (intel_pt//k, intel_pt//): @vmlinux (opts.vmlinux),
  * its executable segments moved to where the capture's kernel had its text (KASLR), else the
  * copy of the capturing kernel's code that record --kcore or archive made ($AUXCAP_KCORE, else
- * FILE.archive/kcore), when its text is where the capture's kernel had it.  Added for every
+ * perf record --kcore's in the capture's directory, else FILE.archive/kcore), when its text
+ * is where the capture's kernel had it (perf's: when its kallsyms says so: perf's copy
+ * starts a little before the text, at a page or a symbol).  Added for every
  * process, to the symbols too: a vmlinux names kernel addresses (and has their lines), a
  * copy has no symbols and kallsyms names them.  Returns 1 if the kernel's code is in the
  * image, 0 if not, or a negative errno (an unreadable file given explicitly; error set).
@@ -874,13 +899,30 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 	const struct auxcap_elf_segment *segs;
 	struct auxcap_elf *elf = NULL;
 	char *dir = NULL, *copy = NULL;
-	bool given = true;
+	bool given = true, perf = false;
 	uint64_t bias = 0;
 	size_t n, added = 0, first;
 	int r = 0;
 
 	if (!path && env && *env)
 		path = env;
+	if (!path && d->ktext && (copy = perf_kcore_dir(d, "kcore"))) {
+		uint64_t lo, hi;
+
+		dir = perf_kcore_dir(d, "kallsyms"); /* (its directory) */
+		if (dir)
+			dir[strlen(dir) - strlen("/kallsyms")] = '\0';
+		if (!dir || auxcap_proc_kernel_text(dir, &lo, &hi) < 0 || lo != d->ktext) {
+			auxcap_log(AUXCAP_LOG_WARN,
+				   "'%s' is not the capture's kernel (its kallsyms is missing or puts "
+				   "_text elsewhere); kernel code is not decoded",
+				   copy);
+			goto out;
+		}
+		path = copy;
+		given = false;
+		perf = true;
+	}
 	if (!path && d->ktext && d->path && auxcap_archive_dir(d->path, &dir) == 0 &&
 	    asprintf(&copy, "%s/kcore", dir) >= 0 && access(copy, R_OK) == 0) {
 		path = copy;
@@ -910,7 +952,7 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 	}
 	if (vmlinux && d->ktext) {
 		bias = d->ktext - segs[first].vaddr;
-	} else if (!vmlinux && d->ktext && segs[first].vaddr != d->ktext) {
+	} else if (!vmlinux && !perf && d->ktext && segs[first].vaddr != d->ktext) {
 		auxcap_log(AUXCAP_LOG_WARN,
 			   "'%s' holds another boot's kernel code (its text at 0x%" PRIx64
 			   ", the capture's at 0x%" PRIx64 "); kernel code is not decoded",

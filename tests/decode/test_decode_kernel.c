@@ -360,9 +360,11 @@ static void test_vmlinux(void **state)
 /*
  * A fake /proc of a kernel whose text starts @pad bytes before the code at @shift, with a
  * kcore of it: @pad 0 is the capture's kernel; else another boot's, whose copy still holds
- * the same bytes at the capture's addresses (only its text's start tells them apart).
+ * the same bytes at the capture's addresses (only its text's start tells them apart).  With
+ * @text_at_code, kallsyms puts _text at the code whatever @pad (perf's kcore_dir: its copy
+ * starts before the text).
  */
-static void fake_proc(const char *proc, uint64_t shift, size_t pad)
+static void fake_proc(const char *proc, uint64_t shift, size_t pad, bool text_at_code)
 {
 	uint8_t *bytes = calloc(1, pad + k.size);
 	const struct test_kseg seg = { k.vaddr + shift - pad, bytes, pad + k.size };
@@ -381,7 +383,8 @@ static void fake_proc(const char *proc, uint64_t shift, size_t pad)
 	fprintf(f,
 		"%016" PRIx64 " T _text\n%016" PRIx64 " T kentry\n%016" PRIx64 " T khelper\n"
 		"%016" PRIx64 " T ktail\n%016" PRIx64 " T _etext\n",
-		k.vaddr + shift - pad, k.kentry + shift, k.khelper + shift, k.ktail + shift,
+		k.vaddr + shift - (text_at_code ? 0 : pad), k.kentry + shift, k.khelper + shift,
+		k.ktail + shift,
 		k.vaddr + k.size + shift);
 	assert_int_equal(fclose(f), 0);
 }
@@ -413,7 +416,7 @@ static void test_kcore_copy(void **state)
 	snprintf(path, sizeof(path), "%s/kcore.data", g_dir);
 	snprintf(proc, sizeof(proc), "%s/proc", g_dir);
 	write_capture(path);
-	fake_proc(proc, SHIFT, 0);
+	fake_proc(proc, SHIFT, 0, false);
 	archive_kernel(path, proc);
 	decode(path, NULL, &s);
 	check_flow(&s);
@@ -462,7 +465,7 @@ static void test_no_code(void **state)
 	snprintf(path, sizeof(path), "%s/other.data", g_dir);
 	snprintf(proc, sizeof(proc), "%s/proc-other", g_dir);
 	write_capture(path);
-	fake_proc(proc, SHIFT, 0x1000);
+	fake_proc(proc, SHIFT, 0x1000, false);
 	archive_kernel(path, proc);
 	decode(path, NULL, &s);
 	assert_int_equal(s.nr_insns, 0);
@@ -541,6 +544,43 @@ static void test_cli(void **state)
 	assert_int_equal(strtoull(out, NULL, 16), strtoull(ktext, NULL, 16));
 }
 
+/*
+ * perf record --kcore's directory: the capture as its file "data", the copy in kcore_dir/
+ * (starting a page before the text) with that boot's kallsyms.  Another boot's kallsyms:
+ * nothing decoded; perf record --threads' streams beside "data": refused.
+ */
+static void test_perf_dir(void **state)
+{
+	char dir[300], path[400], kdir[400];
+	struct auxcap_decode *d;
+	struct seen s;
+	FILE *f;
+
+	(void)state;
+	load_vmlinux();
+	snprintf(dir, sizeof(dir), "%s/perf.data", g_dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/data", dir);
+	write_capture(path);
+	snprintf(kdir, sizeof(kdir), "%s/kcore_dir", dir);
+	fake_proc(kdir, SHIFT, 0x1000, true);
+	decode(dir, NULL, &s);
+	check_flow(&s);
+	assert_int_equal(open_capture(dir, NULL, &d), 0);
+	check_name(d, k.khelper_ret, "khelper", k.khelper_ret - k.khelper);
+	auxcap_decode_close(d);
+	fake_proc(kdir, SHIFT, 0x1000, false); /* kallsyms: _text a page lower */
+	decode(dir, NULL, &s);
+	assert_int_equal(s.nr_insns, 0);
+	snprintf(path, sizeof(path), "%s/data.0", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(open_capture(dir, NULL, &d), -EOPNOTSUPP);
+	/* a directory that is not perf's */
+	assert_int_equal(open_capture(kdir, NULL, &d), -EISDIR);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -561,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_kcore_copy),
 		cmocka_unit_test(test_no_code),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_perf_dir),
 	};
 
 	return cmocka_run_group_tests_name("decode/kernel", tests, setup, teardown);

@@ -559,7 +559,9 @@ struct auxcap_perf_file_info {
 
 /**
  * Open @path and read its header, attrs and features; "-" is not special (use
- * auxcap_perf_reader_open_fd(0, ...)).  @opts may be NULL.
+ * auxcap_perf_reader_open_fd(0, ...)).  @opts may be NULL.  A directory of perf's format
+ * (perf record --kcore's: the capture is its file "data") is read as that file; one without
+ * "data" is -EISDIR, one with perf record --threads' streams (data.N) -EOPNOTSUPP.
  * On success *@ret owns the fd and the mapping: release with auxcap_perf_reader_close().
  * Returns -EINVAL if @path or @ret is NULL.
  * Returns the errno of open/fstat/mmap (-ENOENT, -EACCES, ...).
