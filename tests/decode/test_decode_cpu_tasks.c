@@ -37,6 +37,7 @@
 #include "auxcap/backend.h"
 #include "auxcap/decode.h"
 #include "capture_builder.h"
+#include "pt_synth.h"
 #include "util.h"
 
 #define CODE_ADDR 0x401000ull
@@ -76,32 +77,6 @@ static void write_program(const char *path, unsigned int func)
 	write_file(path, code, sizeof(code));
 }
 
-struct enc {
-	struct pt_encoder *e;
-	struct pt_packet p;
-};
-
-static void put(struct enc *x, enum pt_packet_type type)
-{
-	x->p.type = type;
-	assert_true(pt_enc_next(x->e, &x->p) >= 0);
-	memset(&x->p, 0, sizeof(x->p));
-}
-
-static void put_ip(struct enc *x, enum pt_packet_type type, enum pt_ip_compression ipc,
-		   uint64_t ip)
-{
-	x->p.payload.ip.ipc = ipc;
-	x->p.payload.ip.ip = ip;
-	put(x, type);
-}
-
-static void put_tsc(struct enc *x, uint64_t tsc)
-{
-	x->p.payload.tsc.tsc = tsc;
-	put(x, ppt_tsc);
-}
-
 /*
  * One process's iterations from +0x00, the i-th at TSC @tsc + 10 i: the return (TIP to
  * +0x05), and the syscall: in user mode tracing stops there (TIP.PGD), and resumes at +0x07
@@ -110,32 +85,32 @@ static void put_tsc(struct enc *x, uint64_t tsc)
  * With @leaves, the last syscall (at TSC @tsc + 300 with @exact, else with no timestamp of
  * its own) comes back at TSC @tsc_back in the other process.
  */
-static void iterations(struct enc *x, enum mode m, uint64_t tsc, uint64_t cr3, bool leaves,
+static void iterations(struct pts *x, enum mode m, uint64_t tsc, uint64_t cr3, bool leaves,
 		       uint64_t tsc_back, bool exact)
 {
 	for (int i = 0; i < ITERS; i++) {
 		bool last = i == ITERS - 1;
 
-		put_tsc(x, tsc + 10 * (uint64_t)i);
-		put_ip(x, ppt_tip, pt_ipc_update_16, CODE_ADDR + 0x05);
+		pts_put_tsc(x, tsc + 10 * (uint64_t)i);
+		pts_put_ip(x, ppt_tip, pt_ipc_update_16, CODE_ADDR + 0x05);
 		if (last && leaves && exact)
-			put_tsc(x, tsc + 300);
+			pts_put_tsc(x, tsc + 300);
 		if (m == KERNEL_PIP) {
-			put_ip(x, ppt_tip, pt_ipc_sext_48, KERNEL_ADDR);
+			pts_put_ip(x, ppt_tip, pt_ipc_sext_48, KERNEL_ADDR);
 			if (last && leaves) {
-				put_tsc(x, tsc_back);
+				pts_put_tsc(x, tsc_back);
 				cr3 = 0x2000; /* the other process's page tables */
 			}
 			x->p.payload.pip.cr3 = cr3;
-			put(x, ppt_pip);
+			pts_put(x, ppt_pip);
 			if (!last || leaves)
-				put_ip(x, ppt_tip, pt_ipc_sext_48, CODE_ADDR + 0x07);
+				pts_put_ip(x, ppt_tip, pt_ipc_sext_48, CODE_ADDR + 0x07);
 		} else {
-			put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+			pts_put_ip(x, ppt_tip_pgd, pt_ipc_suppressed, 0);
 			if (last && leaves)
-				put_tsc(x, tsc_back);
+				pts_put_tsc(x, tsc_back);
 			if (!last || leaves)
-				put_ip(x, ppt_tip_pge, pt_ipc_sext_48, CODE_ADDR + 0x07);
+				pts_put_ip(x, ppt_tip_pge, pt_ipc_sext_48, CODE_ADDR + 0x07);
 		}
 	}
 }
@@ -143,32 +118,15 @@ static void iterations(struct enc *x, enum mode m, uint64_t tsc, uint64_t cr3, b
 /* A's loop, the switch (the CPU's records: T0 + 500 .. 600), B's loop from T0 + 1000. */
 static size_t gen_trace(uint8_t *buf, size_t size, enum mode m, bool exact)
 {
-	struct pt_config config;
-	struct enc x = { 0 };
-	uint64_t off;
+	struct pts x;
 
-	pt_config_init(&config);
-	config.begin = buf;
-	config.end = buf + size;
-	x.e = pt_alloc_encoder(&config);
-	assert_non_null(x.e);
-	put(&x, ppt_psb);
-	put_tsc(&x, T0);
-	x.p.payload.mode.leaf = pt_mol_exec;
-	x.p.payload.mode.bits.exec.csl = 1;
-	put(&x, ppt_mode);
-	if (m == KERNEL_PIP) {
-		x.p.payload.pip.cr3 = 0x1000;
-		put(&x, ppt_pip);
-	}
-	put(&x, ppt_psbend);
-	put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, CODE_ADDR);
+	pts_begin(&x, buf, size);
+	pts_psb(&x, T0, m == KERNEL_PIP ? 0x1000 : 0);
+	pts_put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, CODE_ADDR);
 	iterations(&x, m, T0, 0x1000, true, T0 + 1000, exact);
 	/* B from +0x07: jmp, call +0x40; the last sysret is not traced */
 	iterations(&x, m, T0 + 1010, 0x2000, false, 0, exact);
-	assert_true(pt_enc_get_offset(x.e, &off) >= 0);
-	pt_free_encoder(x.e);
-	return (size_t)off;
+	return pts_end(&x);
 }
 
 /*

@@ -40,6 +40,7 @@
 #include "auxcap/decode.h"
 #include "auxcap/proc.h"
 #include "capture_builder.h"
+#include "pt_synth.h"
 #include "util.h"
 
 #define SHIFT 0x1a000000ull /* KASLR: where the capture's kernel ran, from the link address */
@@ -126,55 +127,21 @@ static void load_vmlinux(void)
 	close(fd);
 }
 
-struct enc {
-	struct pt_encoder *e;
-	struct pt_packet p;
-};
-
-static void put(struct enc *x, enum pt_packet_type type)
-{
-	x->p.type = type;
-	assert_true(pt_enc_next(x->e, &x->p) >= 0);
-	memset(&x->p, 0, sizeof(x->p));
-}
-
-static void put_tsc(struct enc *x, uint64_t tsc)
-{
-	x->p.payload.tsc.tsc = tsc;
-	put(x, ppt_tsc);
-}
-
 /* The flow of the file's comment, at the moved addresses. */
 static size_t gen_trace(uint8_t *buf, size_t size)
 {
-	struct pt_config config;
-	struct enc x = { 0 };
-	uint64_t off;
+	struct pts x;
 
-	pt_config_init(&config);
-	config.begin = buf;
-	config.end = buf + size;
-	x.e = pt_alloc_encoder(&config);
-	assert_non_null(x.e);
-	put(&x, ppt_psb);
-	put_tsc(&x, T0);
-	x.p.payload.mode.leaf = pt_mol_exec;
-	x.p.payload.mode.bits.exec.csl = 1;
-	put(&x, ppt_mode);
-	put(&x, ppt_psbend);
-	x.p.payload.ip.ipc = pt_ipc_sext_48;
-	x.p.payload.ip.ip = k.kentry + SHIFT;
-	put(&x, ppt_tip_pge);
+	pts_begin(&x, buf, size);
+	pts_psb(&x, T0, 0);
+	pts_put_ip(&x, ppt_tip_pge, pt_ipc_sext_48, k.kentry + SHIFT);
 	/* jne taken, khelper's ret (a compressed return), jz taken */
 	x.p.payload.tnt.bit_size = 3;
 	x.p.payload.tnt.payload = 0x7;
-	put(&x, ppt_tnt_8);
-	put_tsc(&x, T0 + 1000);
-	x.p.payload.ip.ipc = pt_ipc_suppressed;
-	put(&x, ppt_tip_pgd);
-	assert_true(pt_enc_get_offset(x.e, &off) >= 0);
-	pt_free_encoder(x.e);
-	return (size_t)off;
+	pts_put(&x, ppt_tnt_8);
+	pts_put_tsc(&x, T0 + 1000);
+	pts_put_ip(&x, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	return pts_end(&x);
 }
 
 /* A capture of the trace at @path, its kernel's text at the moved address. */
