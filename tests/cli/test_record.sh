@@ -182,19 +182,25 @@ exec 5<>back
 $A record --emulate -e intel_pt//u -S -o blk.data --control fifo:bctl,back -- cat rel \
 	>blk.out 2>blk.err &
 rec=$!
-# in_call PATTERN NR: wait (2 minutes at most) until the process whose command line matches
-# PATTERN is in system call NR (/proc/PID/syscall shows the call a task is blocked in)
+# in_call PATTERN NR [WCHAN]: wait (2 minutes at most) until the process whose command line
+# matches PATTERN is in system call NR (/proc/PID/syscall shows the call a task is blocked
+# in) and, where the kernel shows it, sleeps in kernel function WCHAN (/proc/PID/wchan: cat
+# also opens files at start-up, and one of those opens, slow on a loaded machine, is not
+# the FIFO's)
 in_call() {
-	local p
+	local p w
 	for _ in $(seq 1200); do
 		p=$(pgrep -f "$1")
-		[ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = "$2" ] && return 0
+		if [ -n "$p" ] && [ "$(cut -d' ' -f1 "/proc/$p/syscall" 2>/dev/null)" = "$2" ]; then
+			w=$(cat "/proc/$p/wchan" 2>/dev/null)
+			[ -z "${3:-}" ] || [ -z "$w" ] || [ "$w" = 0 ] || [ "$w" = "$3" ] && return 0
+		fi
 		sleep 0.1
 	done
 	return 1
 }
 blocked=
-in_call "^cat rel$" 257 && blocked=1 # openat
+in_call "^cat rel$" 257 wait_for_partner && blocked=1 # openat of a FIFO
 echo snapshot >bctl
 a=; read -r -t 60 a <&5
 echo released >rel
