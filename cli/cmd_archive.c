@@ -306,6 +306,9 @@ static int run_archive(int argc, char **argv)
 		char hex[AUXCAP_BUILD_ID_HEX_MAX], *src = NULL, *dst = NULL;
 		uint64_t n = 0;
 
+		/* the kernel has no file of its own here: its symbols and code are copied below */
+		if (!strncmp(b->filename, "[kernel.kallsyms]", 17))
+			continue;
 		auxcap_build_id_hex(b->id, b->size, hex);
 		if (auxcap_archive_path(file, b->id, b->size, &dst) < 0)
 			goto oom;

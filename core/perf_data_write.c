@@ -754,8 +754,10 @@ static void note_mapping(struct auxcap_perf_writer *w, const unsigned char *rec,
 		return;
 	name = (const char *)rec + off;
 	len = strnlen(name, size - off);
-	/* files, and the vdso (its image is saved by build-id: decode/binaries.c) */
-	if (len == size - off || len == 0 || (name[0] == '[' && strcmp(name, "[vdso]")) ||
+	/* files, the vdso (its image is saved by build-id: decode/binaries.c) and the kernel
+	 * (its build-id, from its notes) */
+	if (len == size - off || len == 0 ||
+	    (name[0] == '[' && strcmp(name, "[vdso]") && strncmp(name, "[kernel.kallsyms]", 17)) ||
 	    !strncmp(name, "//anon", 6))
 		return;
 	for (size_t i = 0; i < w->nr_files; i++)

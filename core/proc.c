@@ -486,6 +486,45 @@ bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext)
 	return auxcap_proc_kallsyms(path, ktext_start_sym, &start) == 1 && start == ktext;
 }
 
+int auxcap_proc_kernel_build_id(const char *sys, uint8_t *id, size_t cap)
+{
+	uint8_t buf[4096];
+	char path[PATH_MAX];
+	size_t off = 0, n;
+	FILE *f;
+
+	if (!id)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/kernel/notes", sys ? sys : "/sys");
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	/* notes: namesz, descsz, type (4 bytes each), the name and the desc, each padded to 4 */
+	while (off + 12 <= n) {
+		uint32_t namesz, descsz, type;
+		size_t name_end, desc_end;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		name_end = off + 12 + (((size_t)namesz + 3) & ~(size_t)3);
+		desc_end = name_end + (((size_t)descsz + 3) & ~(size_t)3);
+		if (namesz > n || descsz > n || desc_end > n)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4) &&
+		    descsz) {
+			if (descsz > cap)
+				return -ENOSPC;
+			memcpy(id, buf + name_end, descsz);
+			return (int)descsz;
+		}
+		off = desc_end;
+	}
+	return -ENOENT;
+}
+
 /* --- kcore ---------------------------------------------------------------------------------- */
 
 /* A stretch of kernel code to copy: [lo, hi). */

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <elf.h>
+#include <linux/perf_event.h>
 #include <sys/stat.h>
 
 #include "auxcap/file.h"
+#include "auxcap/proc.h"
 #include "auxcap/perf_data.h"
 #include "elf_file.h"
 
@@ -176,6 +178,7 @@ static int save_vdso(struct auxcap_elf **ret_elf)
 
 int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w, bool save)
 {
+	bool kernel_done = false;
 	const char *path;
 	uint16_t cpumode;
 	int added = 0;
@@ -186,6 +189,21 @@ int auxcap_binaries_add_build_ids(struct auxcap_perf_writer *w, bool save)
 		size_t size;
 		int r;
 
+		if (!strncmp(path, "[kernel.kallsyms]", 17)) {
+			/* the kernel's own, as perf lists it: decode finds its vmlinux by it */
+			uint8_t kid[AUXCAP_ELF_BUILD_ID_MAX];
+
+			r = auxcap_proc_kernel_build_id(NULL, kid, sizeof(kid));
+			if (r > 0 && !kernel_done) {
+				kernel_done = true;
+				r = auxcap_perf_writer_add_build_id(w, PERF_RECORD_MISC_KERNEL, -1, kid,
+								    (size_t)r, "[kernel.kallsyms]");
+				if (r < 0)
+					return r;
+				added++;
+			}
+			continue;
+		}
 		if (!strcmp(path, "[vdso]"))
 			r = save ? save_vdso(&elf) : -ENOENT;
 		else
@@ -280,6 +298,59 @@ int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id,
 			return 0;
 		}
 		free(p);
+	}
+	return -ENOENT;
+}
+
+int auxcap_vmlinux_find(const char *capture, const char *release, const uint8_t *id,
+			size_t size, char **ret)
+{
+	const char *dirs = getenv("AUXCAP_DEBUG_DIRS");
+	char hex[AUXCAP_BUILD_ID_HEX_MAX], *p = NULL;
+	int r;
+
+	if (!ret || !id || size < 2)
+		return -EINVAL;
+	r = auxcap_binary_find(capture, "[kernel.kallsyms]", id, size, ret);
+	if (r != -ENOENT)
+		return r;
+	auxcap_build_id_hex(id, size, hex);
+	if (!dirs || !*dirs)
+		dirs = "/usr/lib/debug";
+	for (const char *d = dirs; *d;) {
+		int dlen = (int)strcspn(d, ":");
+
+		for (int k = 0; k < 3; k++) {
+			r = k == 0 ? asprintf(&p, "%.*s/.build-id/%.2s/%s.debug", dlen, d, hex, hex + 2)
+			    : !release ? 0
+			    : k == 1 ? asprintf(&p, "%.*s/boot/vmlinux-%s", dlen, d, release)
+				     : asprintf(&p, "%.*s/lib/modules/%s/vmlinux", dlen, d, release);
+			if (r < 0)
+				return -ENOMEM;
+			if (r > 0 && matches(p, id, size)) {
+				*ret = p;
+				return 0;
+			}
+			if (r > 0)
+				free(p);
+		}
+		d += dlen;
+		if (*d == ':')
+			d++;
+	}
+	for (int k = 0; k < 3; k++) {
+		r = k == 2 ? asprintf(&p, "vmlinux")
+		    : !release ? 0
+		    : k == 0 ? asprintf(&p, "/boot/vmlinux-%s", release)
+			     : asprintf(&p, "/lib/modules/%s/build/vmlinux", release);
+		if (r < 0)
+			return -ENOMEM;
+		if (r > 0 && matches(p, id, size)) {
+			*ret = p;
+			return 0;
+		}
+		if (r > 0)
+			free(p);
 	}
 	return -ENOENT;
 }

@@ -61,4 +61,17 @@ int auxcap_archive_path(const char *capture, const uint8_t *id, size_t size, cha
 int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id, size_t size,
 		       char **ret);
 
+/**
+ * Find the kernel image (vmlinux) whose build-id is @id/@size (the capture's
+ * "[kernel.kallsyms]" entry), where perf looks and kernel debug packages put it: the archive
+ * of @capture (may be NULL) and perf's build-id cache; for each DIR of $AUXCAP_DEBUG_DIRS
+ * (default /usr/lib/debug) DIR/.build-id/xx/rest.debug, DIR/boot/vmlinux-@release and
+ * DIR/lib/modules/@release/vmlinux; then /boot/vmlinux-@release,
+ * /lib/modules/@release/build/vmlinux and ./vmlinux (@release: the capture's kernel release,
+ * NULL to skip those named by it).  Only a file with that build-id is taken.  On success
+ * *@ret (owned, free()) is its path.  Returns 0, -ENOENT, -EINVAL (@size < 2), -ENOMEM.
+ */
+int auxcap_vmlinux_find(const char *capture, const char *release, const uint8_t *id,
+			size_t size, char **ret);
+
 #endif /* AUXCAP_DECODE_BINARIES_H */

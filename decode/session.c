@@ -887,7 +887,8 @@ static int kernel_symbols(struct auxcap_decode *d)
  * copy of the capturing kernel's code that record --kcore or archive made ($AUXCAP_KCORE, else
  * perf record --kcore's in the capture's directory, else FILE.archive/kcore), when its text
  * is where the capture's kernel had it (perf's: when its kallsyms says so: perf's copy
- * starts a little before the text, at a page or a symbol).  Added for every
+ * starts a little before the text, at a page or a symbol), else the vmlinux with the build-id
+ * of the capture's kernel (auxcap_vmlinux_find(): debug packages).  Added for every
  * process, to the symbols too: a vmlinux names kernel addresses (and has their lines), a
  * copy has no symbols and kallsyms names them.  Returns 1 if the kernel's code is in the
  * image, 0 if not, or a negative errno (an unreadable file given explicitly; error set).
@@ -898,8 +899,8 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 	const char *env = getenv("AUXCAP_KCORE"), *path = vmlinux;
 	const struct auxcap_elf_segment *segs;
 	struct auxcap_elf *elf = NULL;
-	char *dir = NULL, *copy = NULL;
-	bool given = true, perf = false;
+	char *dir = NULL, *copy = NULL, *found = NULL;
+	bool given = true, perf = false, image = vmlinux != NULL;
 	uint64_t bias = 0;
 	size_t n, added = 0, first;
 	int r = 0;
@@ -928,6 +929,24 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 		path = copy;
 		given = false;
 	}
+	/* the vmlinux of the capture's kernel, by its build-id, where debug packages put it */
+	for (size_t i = 0; !path && i < auxcap_perf_reader_features(d->rd)->nr_build_ids; i++) {
+		const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
+		const struct auxcap_perf_build_id *b = &ft->build_ids[i];
+
+		if (strcmp(b->filename, "[kernel.kallsyms]"))
+			continue;
+		r = auxcap_vmlinux_find(d->path, ft->osrelease, b->id, b->size, &found);
+		if (r == -ENOMEM)
+			goto out;
+		r = 0;
+		if (found) {
+			path = found;
+			given = false;
+			image = true;
+		}
+		break;
+	}
 	if (!path)
 		goto out;
 	r = auxcap_elf_open(path, &elf);
@@ -950,9 +969,9 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 		auxcap_log(AUXCAP_LOG_WARN, "'%s' has no kernel code (no executable segment)", path);
 		goto out;
 	}
-	if (vmlinux && d->ktext) {
+	if (image && d->ktext) {
 		bias = d->ktext - segs[first].vaddr;
-	} else if (!vmlinux && !perf && d->ktext && segs[first].vaddr != d->ktext) {
+	} else if (!image && !perf && d->ktext && segs[first].vaddr != d->ktext) {
 		auxcap_log(AUXCAP_LOG_WARN,
 			   "'%s' holds another boot's kernel code (its text at 0x%" PRIx64
 			   ", the capture's at 0x%" PRIx64 "); kernel code is not decoded",
@@ -969,6 +988,7 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 		r = added > 0;
 out:
 	auxcap_elf_free(elf);
+	free(found);
 	free(copy);
 	free(dir);
 	return r;
@@ -1500,7 +1520,8 @@ int auxcap_decode_open(const char *path, const struct auxcap_decode_opts *opts,
 			auxcap_log(AUXCAP_LOG_WARN,
 				   "the trace covers kernel code, which is not decoded without a copy "
 				   "of it: record with --kcore, run 'auxcap archive %s' as root where "
-				   "it was recorded, or give --vmlinux",
+				   "it was recorded, give --vmlinux, or install the kernel's debug "
+				   "package (its vmlinux is found by build-id)",
 				   shown);
 		if (d->sample_evsel && d->sample_evsel == d->aux_evsel)
 			d->want_context = false; /* only the AUX event's own samples */

@@ -136,6 +136,14 @@ if [ "$(awk '$3=="_text"{print $1; exit}' /proc/kallsyms)" != 0000000000000000 ]
 	$A record -o kk.data -- dd if=/dev/zero of=/dev/null bs=64k count=50000 2>/dev/null
 	$A archive kk.data >kk.out 2>kk.err; st=$?
 	check '[ $st -eq 0 ] && grep -q "and the kernel.s symbols" kk.out && cat /proc/kallsyms | cmp -s kk.data.archive/kallsyms -' "archive keeps this kernel's kallsyms: $(cat kk.out)"
+	# the kernel's build-id is listed as perf lists it (decode finds a vmlinux by it), and
+	# archive does not count the kernel as a missing binary
+	kid=$(perf buildid-list -k 2>/dev/null)
+	if [ -n "$kid" ]; then
+		check 'perf buildid-list -i kk.data 2>/dev/null | grep -qx "$kid \[kernel.kallsyms\]" && ! grep -q missing kk.out && ! grep -q kernel.kallsyms kk.err' "the capture lists the kernel's build-id $kid, as perf buildid-list -k reads it"
+	else
+		echo "skip kernel build-id: perf buildid-list -k reads none here"
+	fi
 	chmod u+w kk.data.archive/kallsyms
 	awk '$3=="_text"{print $1, "T", "archived_text"} $3=="_etext"{print $1, "T", "archived_etext"}' /proc/kallsyms >kk.data.archive/kallsyms
 	$A report kk.data >kk.rep 2>&1

@@ -462,6 +462,45 @@ static void test_kcore_copy(void **state)
 	assert_int_equal(auxcap_proc_kcore_copy(dir, dst, NULL), -ENOENT);
 }
 
+/* The kernel's build-id from its notes (/sys/kernel/notes): the GNU note among others. */
+static void test_kernel_build_id(void **state)
+{
+	static const uint8_t notes[] = {
+		/* a Xen note: name "Xen", 8 bytes of desc */
+		4, 0, 0, 0, 8, 0, 0, 0, 6, 0, 0, 0, 'X', 'e', 'n', 0, 1, 2, 3, 4, 5, 6, 7, 8,
+		/* the build-id: name "GNU", type 3, 20 bytes */
+		4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+		0x85, 0xc7, 0xe4, 0xe2, 0xed, 0x76, 0xf4, 0x41, 0x7e, 0x8a,
+		0xaa, 0xd7, 0xc6, 0xb0, 0x40, 0xd2, 0xbb, 0x89, 0x7a, 0x26,
+		/* Linux's own, with a 6-byte name */
+		6, 0, 0, 0, 4, 0, 0, 0, 1, 1, 0, 0, 'L', 'i', 'n', 'u', 'x', 0, 0, 0, 0, 1, 2, 3,
+	};
+	uint8_t id[20], small[8];
+	char dir[128], path[192];
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/sys", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/kernel", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(auxcap_proc_kernel_build_id(dir, id, sizeof(id)), -ENOENT);
+	snprintf(path, sizeof(path), "%s/kernel/notes", dir);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(notes, 1, sizeof(notes), f), sizeof(notes));
+	fclose(f);
+	assert_int_equal(auxcap_proc_kernel_build_id(dir, id, sizeof(id)), 20);
+	assert_memory_equal(id, notes + 40, 20);
+	assert_int_equal(auxcap_proc_kernel_build_id(dir, small, sizeof(small)), -ENOSPC);
+	/* notes cut inside the build-id's: none */
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(notes, 1, 50, f), 50);
+	fclose(f);
+	assert_int_equal(auxcap_proc_kernel_build_id(dir, id, sizeof(id)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_synthesize_all),
 		cmocka_unit_test(test_kernel_text),
 		cmocka_unit_test(test_kcore_copy),
+		cmocka_unit_test(test_kernel_build_id),
 	};
 
 	return cmocka_run_group_tests_name("core/proc", tests, setup_proc, teardown_proc);

@@ -156,6 +156,12 @@ void cb_mmap_kernel(struct cb *b, uint64_t start, uint64_t len, uint64_t time)
 		  32 + ((sizeof(name) + 7) & ~(size_t)7), pid, tid, time, 0);
 }
 
+void cb_build_id(struct cb *b, uint16_t cpumode, const uint8_t *id, size_t size,
+		 const char *filename)
+{
+	put(b, auxcap_perf_writer_add_build_id(b->w, cpumode, -1, id, size, filename));
+}
+
 void cb_itrace_start(struct cb *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
 {
 	uint32_t body[2] = { pid, tid };

@@ -33,6 +33,9 @@ void cb_mmap2(struct cb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t 
 /* The kernel's mapping as perf record writes it: PERF_RECORD_MMAP, misc KERNEL, pid -1,
  * "[kernel.kallsyms]_text" at @start with pgoff @start (_text). */
 void cb_mmap_kernel(struct cb *b, uint64_t start, uint64_t len, uint64_t time);
+/* A HEADER_BUILD_ID entry (cpumode @cpumode, pid -1) for @filename. */
+void cb_build_id(struct cb *b, uint16_t cpumode, const uint8_t *id, size_t size,
+		 const char *filename);
 void cb_itrace_start(struct cb *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu);
 /* PERF_RECORD_SWITCH_CPU_WIDE on @cpu: @out, the task @pid/@tid, the other @np_pid/@np_tid. */
 void cb_switch(struct cb *b, bool out, uint32_t pid, uint32_t tid, uint32_t np_pid,

@@ -56,7 +56,33 @@ static struct {
 	uint8_t *code;
 	uint64_t kentry, kentry_call, kentry_back, kentry_jz, kentry_skip, kentry_jmp;
 	uint64_t khelper, khelper_jne, khelper_ret, ktail, ktail_ret;
+	uint8_t id[20]; /* its GNU build-id */
+	size_t id_size;
 } k;
+
+/* The GNU build-id of @e into k.id. */
+static void read_build_id(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *data;
+		size_t off = 0, name, desc;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name, &desc)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz <= sizeof(k.id)) {
+				memcpy(k.id, (const uint8_t *)data->d_buf + desc, nh.n_descsz);
+				k.id_size = nh.n_descsz;
+				return;
+			}
+		}
+	}
+}
 
 static uint64_t sym(Elf *e, const char *name)
 {
@@ -123,6 +149,8 @@ static void load_vmlinux(void)
 	k.khelper_ret = sym(e, "khelper_ret");
 	k.ktail = sym(e, "ktail");
 	k.ktail_ret = sym(e, "ktail_ret");
+	read_build_id(e);
+	assert_true(k.id_size >= 2);
 	elf_end(e);
 	close(fd);
 }
@@ -144,8 +172,9 @@ static size_t gen_trace(uint8_t *buf, size_t size)
 	return pts_end(&x);
 }
 
-/* A capture of the trace at @path, its kernel's text at the moved address. */
-static void write_capture(const char *path)
+/* A capture of the trace at @path, its kernel's text at the moved address; with @id, the
+ * kernel's build-id listed as record lists it. */
+static void write_capture_id(const char *path, const uint8_t *id, size_t id_size)
 {
 	static uint8_t trace[1024];
 	struct auxcap_perf_time_conv tc = { 0 };
@@ -167,7 +196,14 @@ static void write_capture(const char *path)
 	cb_aux(b, 0, len, 0, PID, PID, T0 + 5000, 0);
 	cb_auxtrace(b, trace, len, 0, 0, (uint32_t)-1, 0);
 	cb_round(b);
+	if (id)
+		cb_build_id(b, PERF_RECORD_MISC_KERNEL, id, id_size, "[kernel.kallsyms]");
 	assert_int_equal(cb_close(b), 0);
+}
+
+static void write_capture(const char *path)
+{
+	write_capture_id(path, NULL, 0);
 }
 
 struct seen {
@@ -512,6 +548,47 @@ static void test_cli(void **state)
 }
 
 /*
+ * The vmlinux of the capture's kernel found by its build-id where debug packages install it
+ * (DIR/.build-id/xx/rest.debug under $AUXCAP_DEBUG_DIRS), as --vmlinux uses it: the flow,
+ * names and lines.  A file there with another build-id is not taken.
+ */
+static void test_vmlinux_by_build_id(void **state)
+{
+	char path[300], dbg[300], dst[400], cmd[1000], hex[41];
+	struct auxcap_decode *d;
+	const char *file = NULL;
+	unsigned int line = 0;
+	struct seen s;
+
+	(void)state;
+	load_vmlinux();
+	for (size_t i = 0; i < k.id_size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", k.id[i]);
+	snprintf(dbg, sizeof(dbg), "%s/debug", g_dir);
+	snprintf(dst, sizeof(dst), "%s/.build-id/%.2s", dbg, hex);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s/%s.debug'", dst, k.path, dst,
+		 hex + 2);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(setenv("AUXCAP_DEBUG_DIRS", dbg, 1), 0);
+	snprintf(path, sizeof(path), "%s/bid.data", g_dir);
+	write_capture_id(path, k.id, k.id_size);
+	decode(path, NULL, &s);
+	check_flow(&s);
+	assert_int_equal(open_capture(path, NULL, &d), 0);
+	check_name(d, k.khelper_ret, "khelper", k.khelper_ret - k.khelper);
+	assert_int_equal(auxcap_decode_srcline(d, PID, k.khelper_ret + SHIFT, &file, &line), 1);
+	assert_non_null(strstr(file, "kernel_image.S"));
+	auxcap_decode_close(d);
+	/* another kernel's build-id: the file is not this kernel's */
+	k.id[0] ^= 0xff;
+	write_capture_id(path, k.id, k.id_size);
+	k.id[0] ^= 0xff;
+	decode(path, NULL, &s);
+	assert_int_equal(s.nr_insns, 0);
+	assert_int_equal(unsetenv("AUXCAP_DEBUG_DIRS"), 0);
+}
+
+/*
  * perf record --kcore's directory: the capture as its file "data", the copy in kcore_dir/
  * (starting a page before the text) with that boot's kallsyms.  Another boot's kallsyms:
  * nothing decoded; perf record --threads' streams beside "data": refused.
@@ -569,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_no_code),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_perf_dir),
+		cmocka_unit_test(test_vmlinux_by_build_id),
 	};
 
 	return cmocka_run_group_tests_name("decode/kernel", tests, setup, teardown);

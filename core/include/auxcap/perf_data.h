@@ -428,8 +428,9 @@ int auxcap_perf_writer_close(struct auxcap_perf_writer *w);
 
 /**
  * Number of distinct files that executable PERF_RECORD_MMAP/MMAP2 records written so far map
- * (anonymous, [vdso]-like and data mappings left out): the files whose build-ids the caller
- * should add with auxcap_perf_writer_add_build_id() before closing.
+ * (anonymous, bracketed and data mappings left out, but for "[vdso]" and the kernel's
+ * "[kernel.kallsyms]_text"): the files whose build-ids the caller should add with
+ * auxcap_perf_writer_add_build_id() before closing.
  */
 size_t auxcap_perf_writer_nr_mapped_files(const struct auxcap_perf_writer *w);
 

@@ -124,6 +124,13 @@ int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret
 bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext);
 
 /**
+ * The running kernel's GNU build-id, from the ELF notes in @sys/kernel/notes (@sys "/sys" if
+ * NULL): at most @cap bytes into @id.  Returns its size, -ENOENT if the notes hold none, or
+ * the errno of reading them.
+ */
+int auxcap_proc_kernel_build_id(const char *sys, uint8_t *id, size_t cap);
+
+/**
  * Copy the kernel's code out of @proc's kcore ("/proc" if NULL) into @dst, as perf record
  * --kcore does: the text [_text, _etext) and each loaded module's range from @proc's
  * modules, as they are now (with the boot's and the run's code patching applied), each a
