@@ -302,6 +302,22 @@ int auxcap_binary_find(const char *capture, const char *path, const uint8_t *id,
 	return -ENOENT;
 }
 
+/* Candidate @p (malloc'd; @r is asprintf()'s result, 0: no candidate): taken into *@ret when
+ * it has build-id @id/@size (1), else freed (0); -ENOMEM. */
+static int vmlinux_try(char *p, int r, const uint8_t *id, size_t size, char **ret)
+{
+	if (r < 0)
+		return -ENOMEM;
+	if (r == 0)
+		return 0;
+	if (matches(p, id, size)) {
+		*ret = p;
+		return 1;
+	}
+	free(p);
+	return 0;
+}
+
 int auxcap_vmlinux_find(const char *capture, const char *release, const uint8_t *id,
 			size_t size, char **ret)
 {
@@ -325,14 +341,9 @@ int auxcap_vmlinux_find(const char *capture, const char *release, const uint8_t 
 			    : !release ? 0
 			    : k == 1 ? asprintf(&p, "%.*s/boot/vmlinux-%s", dlen, d, release)
 				     : asprintf(&p, "%.*s/lib/modules/%s/vmlinux", dlen, d, release);
-			if (r < 0)
-				return -ENOMEM;
-			if (r > 0 && matches(p, id, size)) {
-				*ret = p;
-				return 0;
-			}
-			if (r > 0)
-				free(p);
+			r = vmlinux_try(p, r, id, size, ret);
+			if (r)
+				return r < 0 ? r : 0;
 		}
 		d += dlen;
 		if (*d == ':')
@@ -343,14 +354,9 @@ int auxcap_vmlinux_find(const char *capture, const char *release, const uint8_t 
 		    : !release ? 0
 		    : k == 0 ? asprintf(&p, "/boot/vmlinux-%s", release)
 			     : asprintf(&p, "/lib/modules/%s/build/vmlinux", release);
-		if (r < 0)
-			return -ENOMEM;
-		if (r > 0 && matches(p, id, size)) {
-			*ret = p;
-			return 0;
-		}
-		if (r > 0)
-			free(p);
+		r = vmlinux_try(p, r, id, size, ret);
+		if (r)
+			return r < 0 ? r : 0;
 	}
 	return -ENOENT;
 }

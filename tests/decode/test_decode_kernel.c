@@ -393,6 +393,22 @@ static void fake_proc(const char *proc, uint64_t shift, size_t pad, bool text_at
 }
 
 /* record --kcore's and archive's copy: the capture's FILE.archive/kcore and kallsyms. */
+static void archive_kernel(const char *capture, const char *proc);
+
+/* g_dir/@name, a capture with the copy of the kernel fake_proc(g_dir/@proc, SHIFT, @pad) makes
+ * in its archive; its path in @path. */
+static void archived_capture(char *path, size_t size, const char *name, const char *proc,
+			     size_t pad)
+{
+	char dir[400];
+
+	snprintf(path, size, "%s/%s", g_dir, name);
+	snprintf(dir, sizeof(dir), "%s/%s", g_dir, proc);
+	write_capture(path);
+	fake_proc(dir, SHIFT, pad, false);
+	archive_kernel(path, dir);
+}
+
 static void archive_kernel(const char *capture, const char *proc)
 {
 	char dir[400], dst[450], src[450], cmd[1000];
@@ -416,11 +432,7 @@ static void test_kcore_copy(void **state)
 
 	(void)state;
 	load_vmlinux();
-	snprintf(path, sizeof(path), "%s/kcore.data", g_dir);
-	snprintf(proc, sizeof(proc), "%s/proc", g_dir);
-	write_capture(path);
-	fake_proc(proc, SHIFT, 0, false);
-	archive_kernel(path, proc);
+	archived_capture(path, sizeof(path), "kcore.data", "proc", 0);
 	decode(path, NULL, &s);
 	check_flow(&s);
 	/* named by the kallsyms kept with it; a copy has no lines */
@@ -455,7 +467,7 @@ static void test_kcore_copy(void **state)
  * code. */
 static void test_no_code(void **state)
 {
-	char path[300], proc[300];
+	char path[300];
 	struct seen s;
 
 	(void)state;
@@ -465,11 +477,7 @@ static void test_no_code(void **state)
 	decode(path, NULL, &s);
 	assert_int_equal(s.nr_insns, 0);
 	assert_int_equal(s.aligned, 0);
-	snprintf(path, sizeof(path), "%s/other.data", g_dir);
-	snprintf(proc, sizeof(proc), "%s/proc-other", g_dir);
-	write_capture(path);
-	fake_proc(proc, SHIFT, 0x1000, false);
-	archive_kernel(path, proc);
+	archived_capture(path, sizeof(path), "other.data", "proc-other", 0x1000);
 	decode(path, NULL, &s);
 	assert_int_equal(s.nr_insns, 0);
 }
