@@ -87,8 +87,8 @@ int cli_vmlinux_opt(int argc, char **argv, int *i, const char **ret);
  * code: its kallsyms, and with @code a copy of its code from /proc/kcore
  * (auxcap_proc_kcore_copy()), each unless already there (with @replace: copied again, over
  * what is there).  Adds the bytes copied to *@bytes.
- * Returns 0, or a negative errno and in *@what the file that could not be copied.  (With
- * libelf only: cmd_archive.c.)
+ * Returns what was copied (1: kallsyms, 2: the code, both: 3), or a negative errno and in
+ * *@what the file that could not be copied.  (With libelf only: cmd_archive.c.)
  */
 int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes,
 		       const char **what);

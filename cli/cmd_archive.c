@@ -148,7 +148,7 @@ int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes
 {
 	uint64_t n = 0;
 	char *dst = NULL;
-	int r;
+	int r, copied = 0;
 
 	*what = "/proc/kallsyms";
 	r = mkdir(dir, 0755) < 0 && errno != EEXIST ? -errno : check_dir(dir);
@@ -158,8 +158,10 @@ int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes
 	}
 	if (r == 0 && replace)
 		(void)unlink(dst);
-	if (r == 0 && access(dst, F_OK) < 0)
+	if (r == 0 && access(dst, F_OK) < 0) {
 		r = copy_file("/proc/kallsyms", dst, &n);
+		copied |= r == 0;
+	}
 	free(dst);
 	dst = NULL;
 	if (r == 0 && code) {
@@ -170,11 +172,12 @@ int cli_archive_kernel(const char *dir, bool code, bool replace, uint64_t *bytes
 		} else if (replace || access(dst, F_OK) < 0) {
 			r = auxcap_proc_kcore_copy(NULL, dst, &n);
 			r = r < 0 ? r : 0;
+			copied |= r == 0 ? 2 : 0;
 		}
 		free(dst);
 	}
 	*bytes += n;
-	return r;
+	return r < 0 ? r : copied;
 }
 
 /* Whether @rd's AUX event is Intel PT's tracing kernel code (its decode needs the code). */
@@ -193,31 +196,19 @@ static bool traces_kernel_code(const struct auxcap_perf_reader *rd)
 /*
  * FILE.archive/kallsyms, and for a trace of kernel code FILE.archive/kcore: this machine's
  * when the capture was made by the running kernel in this boot (its release and _text), for
- * decode to name and decode kernel code elsewhere.  Returns 1 if copied (2: the code too), 0
- * if not the capture's kernel or copied before, or a negative errno (*@what: of which).
+ * decode to name and decode kernel code elsewhere; what is there already (the same boot's)
+ * is kept.  Returns what cli_archive_kernel() copied (0 if not the capture's kernel).
  */
 static int archive_kernel(const char *file, const char *dir, const struct auxcap_perf_reader *rd,
 			  uint64_t *bytes, const char **what)
 {
 	const struct auxcap_perf_features *f = auxcap_perf_reader_features(rd);
-	bool code = traces_kernel_code(rd) && access("/proc/kcore", F_OK) == 0;
-	char *ks = NULL, *kc = NULL;
-	int r = 0, had;
 
 	*what = "/proc/kallsyms";
 	if (!auxcap_proc_kernel_is(f->osrelease, capture_ktext(file)))
 		return 0;
-	if (asprintf(&ks, "%s/kallsyms", dir) < 0 || asprintf(&kc, "%s/kcore", dir) < 0) {
-		free(ks);
-		return -ENOMEM;
-	}
-	had = (access(ks, F_OK) == 0) + (code && access(kc, F_OK) == 0);
-	free(ks);
-	free(kc);
-	if (had == 1 + code)
-		return 0; /* archived before (the same boot's) */
-	r = cli_archive_kernel(dir, code, false, bytes, what);
-	return r < 0 ? r : 1 + code;
+	return cli_archive_kernel(dir, traces_kernel_code(rd) && access("/proc/kcore", F_OK) == 0,
+				  false, bytes, what);
 }
 
 static int run_archive(int argc, char **argv)
@@ -365,8 +356,10 @@ static int run_archive(int argc, char **argv)
 						: "; kernel code will not be decoded elsewhere");
 	}
 	printf("archived %zu binaries%s (%" PRIu64 " bytes) into %s/", copied,
-	       r == 2 ? " and the kernel's symbols and code" : r == 1 ? " and the kernel's symbols"
-							      : "",
+	       r == 3	 ? " and the kernel's symbols and code"
+	       : r == 2 ? " and the kernel's code"
+	       : r == 1 ? " and the kernel's symbols"
+			: "",
 	       bytes, dir);
 	if (present)
 		printf(", %zu already there", present);

@@ -1453,7 +1453,7 @@ static int save_kernel(const struct record_opts *o)
 		note("kernel's symbols and code (%.1f MB) saved in %s/\n", (double)bytes / 1e6,
 		     dir);
 	free(dir);
-	return r;
+	return r < 0 ? r : 0;
 #else
 	(void)o;
 	cli_err("--kcore: this build has no libelf, so decode could not use the copy");

@@ -827,13 +827,6 @@ static const struct auxcap_backend_ops *backend_of_name(const char *name)
 	return auxcap_backend_for_pmu(pmu, NULL);
 }
 
-/*
- * Kernel addresses are named by $AUXCAP_KALLSYMS when set (a copy of the capturing machine's
- * /proc/kallsyms), else by FILE.archive/kallsyms (auxcap archive's copy), else by this
- * machine's /proc/kallsyms when the capture was made by this very kernel, boot and layout:
- * the same release and the same _text (KASLR moves it at each boot) as the capture's
- * [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
- */
 /* perf record --kcore's copy of the kernel's @name ("kcore", "kallsyms") in the capture's
  * directory of perf's format (the capture path is that directory): malloc'd, or NULL. */
 static char *perf_kcore_dir(const struct auxcap_decode *d, const char *name)
@@ -850,6 +843,14 @@ static char *perf_kcore_dir(const struct auxcap_decode *d, const char *name)
 	return NULL;
 }
 
+/*
+ * Kernel addresses are named by $AUXCAP_KALLSYMS when set (a copy of the capturing machine's
+ * /proc/kallsyms), else by perf record --kcore's copy in the capture's directory, else by
+ * FILE.archive/kallsyms (auxcap archive's and record --kcore's copy), else by this
+ * machine's /proc/kallsyms when the capture was made by this very kernel, boot and layout:
+ * the same release and the same _text (KASLR moves it at each boot) as the capture's
+ * [kernel.kallsyms]_text mapping.  Otherwise they stay unnamed.
+ */
 static int kernel_symbols(struct auxcap_decode *d)
 {
 	const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
@@ -896,6 +897,7 @@ static int kernel_symbols(struct auxcap_decode *d)
 static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 {
 #if AUXCAP_HAVE_LIBELF
+	const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
 	const char *env = getenv("AUXCAP_KCORE"), *path = vmlinux;
 	const struct auxcap_elf_segment *segs;
 	struct auxcap_elf *elf = NULL;
@@ -910,9 +912,8 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 	if (!path && d->ktext && (copy = perf_kcore_dir(d, "kcore"))) {
 		uint64_t lo, hi;
 
-		dir = perf_kcore_dir(d, "kallsyms"); /* (its directory) */
-		if (dir)
-			dir[strlen(dir) - strlen("/kallsyms")] = '\0';
+		if (asprintf(&dir, "%s/kcore_dir", d->path) < 0)
+			dir = NULL;
 		if (!dir || auxcap_proc_kernel_text(dir, &lo, &hi) < 0 || lo != d->ktext) {
 			auxcap_log(AUXCAP_LOG_WARN,
 				   "'%s' is not the capture's kernel (its kallsyms is missing or puts "
@@ -930,8 +931,7 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 		given = false;
 	}
 	/* the vmlinux of the capture's kernel, by its build-id, where debug packages put it */
-	for (size_t i = 0; !path && i < auxcap_perf_reader_features(d->rd)->nr_build_ids; i++) {
-		const struct auxcap_perf_features *ft = auxcap_perf_reader_features(d->rd);
+	for (size_t i = 0; !path && i < ft->nr_build_ids; i++) {
 		const struct auxcap_perf_build_id *b = &ft->build_ids[i];
 
 		if (strcmp(b->filename, "[kernel.kallsyms]"))

@@ -431,14 +431,13 @@ static struct auxcap_elf *map_elf(struct auxcap_symbols *s, const struct sym_map
 static int lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr, const char **ret_name,
 		  uint64_t *ret_off, const char **ret_dso)
 {
+	bool kernel = addr >> 63;
 	const struct sym_map *m;
 	struct sym_file *f;
 
-	bool kernel = addr >> 63;
-
 	/* A kernel address: by the vmlinux mapped there (decode --vmlinux), else by kallsyms (a
 	 * copy of the kernel's code mapped there has no symbols) */
-	m = kernel && !s->n ? NULL : find_map(s, pid, addr, s->now);
+	m = find_map(s, pid, addr, s->now);
 	if (!m)
 		return kernel && s->kallsyms_path ? kernel_lookup(s, addr, ret_name, ret_off, ret_dso)
 						  : 0;
