@@ -486,11 +486,36 @@ bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext)
 	return auxcap_proc_kallsyms(path, ktext_start_sym, &start) == 1 && start == ktext;
 }
 
+size_t auxcap_notes_build_id(const uint8_t *notes, size_t len, const uint8_t **ret_id)
+{
+	/* each: namesz, descsz, type (4 bytes each), the name and the desc, each padded to 4 */
+	for (size_t off = 0; len - off >= 12;) {
+		uint32_t namesz, descsz, type;
+		size_t name, desc;
+
+		memcpy(&namesz, notes + off, 4);
+		memcpy(&descsz, notes + off + 4, 4);
+		memcpy(&type, notes + off + 8, 4);
+		name = ((size_t)namesz + 3) & ~(size_t)3;
+		desc = ((size_t)descsz + 3) & ~(size_t)3;
+		if (name > len - off - 12 || desc > len - off - 12 - name)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(notes + off + 12, "GNU", 4) &&
+		    descsz >= 2 && descsz <= 20) {
+			*ret_id = notes + off + 12 + name;
+			return descsz;
+		}
+		off += 12 + name + desc;
+	}
+	return 0;
+}
+
 int auxcap_proc_kernel_build_id(const char *sys, uint8_t *id, size_t cap)
 {
+	const uint8_t *found;
 	uint8_t buf[4096];
 	char path[PATH_MAX];
-	size_t off = 0, n;
+	size_t n;
 	FILE *f;
 
 	if (!id)
@@ -501,28 +526,13 @@ int auxcap_proc_kernel_build_id(const char *sys, uint8_t *id, size_t cap)
 		return -errno;
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	/* notes: namesz, descsz, type (4 bytes each), the name and the desc, each padded to 4 */
-	while (off + 12 <= n) {
-		uint32_t namesz, descsz, type;
-		size_t name_end, desc_end;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		name_end = off + 12 + (((size_t)namesz + 3) & ~(size_t)3);
-		desc_end = name_end + (((size_t)descsz + 3) & ~(size_t)3);
-		if (namesz > n || descsz > n || desc_end > n)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + off + 12, "GNU", 4) &&
-		    descsz) {
-			if (descsz > cap)
-				return -ENOSPC;
-			memcpy(id, buf + name_end, descsz);
-			return (int)descsz;
-		}
-		off = desc_end;
-	}
-	return -ENOENT;
+	n = auxcap_notes_build_id(buf, n, &found);
+	if (!n)
+		return -ENOENT;
+	if (n > cap)
+		return -ENOSPC;
+	memcpy(id, found, n);
+	return (int)n;
 }
 
 /* --- kcore ---------------------------------------------------------------------------------- */

@@ -77,24 +77,13 @@ static size_t mem_build_id(const uint8_t *img, size_t len, const uint8_t **ret_i
 		return 0;
 	for (size_t i = 0; i < eh->e_phnum; i++) {
 		const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff) + i;
-		size_t off, end;
+		size_t n;
 
 		if (ph->p_type != PT_NOTE || ph->p_offset > len || ph->p_filesz > len - ph->p_offset)
 			continue;
-		end = (size_t)(ph->p_offset + ph->p_filesz);
-		for (off = (size_t)ph->p_offset; end - off >= sizeof(Elf64_Nhdr);) {
-			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(img + off);
-			size_t name = (nh->n_namesz + 3u) & ~3u, desc = (nh->n_descsz + 3u) & ~3u;
-
-			if (name > end - off - sizeof(*nh) || desc > end - off - sizeof(*nh) - name)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(nh + 1, "GNU", 4) && nh->n_descsz >= 2 && nh->n_descsz <= 20) {
-				*ret_id = (const uint8_t *)(nh + 1) + name;
-				return nh->n_descsz;
-			}
-			off += sizeof(*nh) + name + desc;
-		}
+		n = auxcap_notes_build_id(img + ph->p_offset, (size_t)ph->p_filesz, ret_id);
+		if (n)
+			return n;
 	}
 	return 0;
 }

@@ -124,6 +124,13 @@ int auxcap_proc_kernel_text(const char *proc, uint64_t *ret_start, uint64_t *ret
 bool auxcap_proc_kernel_is(const char *osrelease, uint64_t ktext);
 
 /**
+ * The GNU build-id (2 to 20 bytes) among the ELF notes at @notes (@len bytes: a PT_NOTE
+ * segment's, or /sys/kernel/notes): *@ret_id points at it in @notes.  Returns its size, 0 if
+ * there is none.
+ */
+size_t auxcap_notes_build_id(const uint8_t *notes, size_t len, const uint8_t **ret_id);
+
+/**
  * The running kernel's GNU build-id, from the ELF notes in @sys/kernel/notes (@sys "/sys" if
  * NULL): at most @cap bytes into @id.  Returns its size, -ENOENT if the notes hold none, or
  * the errno of reading them.
