@@ -888,8 +888,9 @@ static int kernel_symbols(struct auxcap_decode *d)
  * copy of the capturing kernel's code that record --kcore or archive made ($AUXCAP_KCORE, else
  * perf record --kcore's in the capture's directory, else FILE.archive/kcore), when its text
  * is where the capture's kernel had it (perf's: when its kallsyms says so: perf's copy
- * starts a little before the text, at a page or a symbol), else the vmlinux with the build-id
- * of the capture's kernel (auxcap_vmlinux_find(): debug packages).  Added for every
+ * starts a little before the text, at a page or a symbol), else, for a trace that can hold
+ * kernel code, the vmlinux with the build-id of the capture's kernel (auxcap_vmlinux_find():
+ * debug packages).  Added for every
  * process, to the symbols too: a vmlinux names kernel addresses (and has their lines), a
  * copy has no symbols and kallsyms names them.  Returns 1 if the kernel's code is in the
  * image, 0 if not, or a negative errno (an unreadable file given explicitly; error set).
@@ -903,6 +904,7 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 	struct auxcap_elf *elf = NULL;
 	char *dir = NULL, *copy = NULL, *found = NULL;
 	bool given = true, perf = false, image = vmlinux != NULL;
+	bool traced = d->aux_attr && !d->aux_attr->exclude_kernel;
 	uint64_t bias = 0;
 	size_t n, added = 0, first;
 	int r = 0;
@@ -930,8 +932,9 @@ static int kernel_code(struct auxcap_decode *d, const char *vmlinux)
 		path = copy;
 		given = false;
 	}
-	/* the vmlinux of the capture's kernel, by its build-id, where debug packages put it */
-	for (size_t i = 0; !path && i < ft->nr_build_ids; i++) {
+	/* the vmlinux of the capture's kernel, by its build-id, where debug packages put it:
+	 * looked for (and opened) only when the trace can hold kernel code */
+	for (size_t i = 0; !path && traced && i < ft->nr_build_ids; i++) {
 		const struct auxcap_perf_build_id *b = &ft->build_ids[i];
 
 		if (strcmp(b->filename, "[kernel.kallsyms]"))

@@ -32,6 +32,12 @@ static void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config)
 
 struct cb *cb_open(const char *path, const char *aux_name, uint32_t aux_type)
 {
+	return cb_open_ex(path, aux_name, aux_type, false);
+}
+
+struct cb *cb_open_ex(const char *path, const char *aux_name, uint32_t aux_type,
+		      bool exclude_kernel)
+{
 	struct perf_event_attr a;
 	uint64_t id;
 	struct cb *b = calloc(1, sizeof(*b));
@@ -46,6 +52,7 @@ struct cb *cb_open(const char *path, const char *aux_name, uint32_t aux_type)
 		return NULL;
 	}
 	attr_init(&a, aux_type, 0);
+	a.exclude_kernel = exclude_kernel;
 	auxcap_sample_layout_from_attr(&a, &b->l);
 	id = CB_AUX_ID;
 	r = auxcap_perf_writer_add_attr(b->w, &a, aux_name, &id, 1);

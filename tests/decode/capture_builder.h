@@ -23,6 +23,9 @@ struct cb;
 /* Create @path with the two attrs; @aux_name names evsel 0 ("intel_pt//u"), @aux_type is its
  * attr.type.  Returns NULL on failure (errno set). */
 struct cb *cb_open(const char *path, const char *aux_name, uint32_t aux_type);
+/* cb_open() whose AUX event has attr.exclude_kernel = @exclude_kernel (user code only). */
+struct cb *cb_open_ex(const char *path, const char *aux_name, uint32_t aux_type,
+		      bool exclude_kernel);
 /* Finish the file.  Returns 0 or a negative errno. */
 int cb_close(struct cb *b);
 

@@ -173,8 +173,10 @@ static size_t gen_trace(uint8_t *buf, size_t size)
 }
 
 /* A capture of the trace at @path, its kernel's text at the moved address; with @id, the
- * kernel's build-id listed as record lists it. */
-static void write_capture_id(const char *path, const uint8_t *id, size_t id_size)
+ * kernel's build-id listed as record lists it; with @user_only, its AUX event excludes the
+ * kernel (intel_pt//u). */
+static void write_capture_id(const char *path, const uint8_t *id, size_t id_size,
+			     bool user_only)
 {
 	static uint8_t trace[1024];
 	struct auxcap_perf_time_conv tc = { 0 };
@@ -182,7 +184,7 @@ static void write_capture_id(const char *path, const uint8_t *id, size_t id_size
 	size_t len = gen_trace(trace, sizeof(trace));
 	struct cb *b;
 
-	b = cb_open(path, "intel_pt//k", 0x7000);
+	b = cb_open_ex(path, user_only ? "intel_pt//u" : "intel_pt//k", 0x7000, user_only);
 	assert_non_null(b);
 	tc.time_mult = 1;
 	tc.cap_user_time_zero = true;
@@ -203,7 +205,7 @@ static void write_capture_id(const char *path, const uint8_t *id, size_t id_size
 
 static void write_capture(const char *path)
 {
-	write_capture_id(path, NULL, 0);
+	write_capture_id(path, NULL, 0, false);
 }
 
 struct seen {
@@ -558,7 +560,8 @@ static void test_cli(void **state)
 /*
  * The vmlinux of the capture's kernel found by its build-id where debug packages install it
  * (DIR/.build-id/xx/rest.debug under $AUXCAP_DEBUG_DIRS), as --vmlinux uses it: the flow,
- * names and lines.  A file there with another build-id is not taken.
+ * names and lines.  A file there with another build-id is not taken, nor looked for when the
+ * AUX event excludes the kernel.
  */
 static void test_vmlinux_by_build_id(void **state)
 {
@@ -579,7 +582,7 @@ static void test_vmlinux_by_build_id(void **state)
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(setenv("AUXCAP_DEBUG_DIRS", dbg, 1), 0);
 	snprintf(path, sizeof(path), "%s/bid.data", g_dir);
-	write_capture_id(path, k.id, k.id_size);
+	write_capture_id(path, k.id, k.id_size, false);
 	decode(path, NULL, &s);
 	check_flow(&s);
 	assert_int_equal(open_capture(path, NULL, &d), 0);
@@ -589,8 +592,12 @@ static void test_vmlinux_by_build_id(void **state)
 	auxcap_decode_close(d);
 	/* another kernel's build-id: the file is not this kernel's */
 	k.id[0] ^= 0xff;
-	write_capture_id(path, k.id, k.id_size);
+	write_capture_id(path, k.id, k.id_size, false);
 	k.id[0] ^= 0xff;
+	decode(path, NULL, &s);
+	assert_int_equal(s.nr_insns, 0);
+	/* a trace of user code only: no vmlinux looked for (nor opened) */
+	write_capture_id(path, k.id, k.id_size, true);
 	decode(path, NULL, &s);
 	assert_int_equal(s.nr_insns, 0);
 	assert_int_equal(unsetenv("AUXCAP_DEBUG_DIRS"), 0);
