@@ -43,12 +43,25 @@ struct rfunc {
 	uint64_t kaddr;	  /* the address in its key: 0 for a named function or the kernel */
 	uint64_t *counts; /* 2 * nr_slots: self samples, then total samples; NULL until one */
 	uint64_t stamp;	  /* the last sample that counted it in its total */
+	uint32_t calls_ix; /* 1 + its index in calls, if calls_of chose it; else 0 */
+};
+
+/* The calls of a function calls_of chose (auxcap_report_calls). */
+struct rcalls {
+	struct auxcap_report_calls pub;
+	uint32_t func;
+	struct auxcap_report_call *slow; /* longest first, opts.slowest entries (owned) */
+	uint32_t *slow_caller;		 /* their callers' indexes in funcs (owned) */
 };
 
 struct rframe {
 	uint32_t func;	/* index in funcs, NO_FUNC if it could not be made */
 	bool first;	/* the outermost frame of its function on this stack */
 	uint64_t ns, insns, branches; /* the thread's counters when it began */
+	bool called;	/* a call event made it (it is a call of its function) */
+	bool timed;	/* ... whose time, @t0, was its own */
+	uint64_t t0;	/* perf time of that call */
+	uint64_t gaps;	/* the thread's gaps then */
 };
 
 struct onstack {
@@ -88,6 +101,10 @@ struct auxcap_report {
 	uint32_t *index; /* open addressing over funcs, by key; NO_FUNC = empty */
 	size_t icap;
 	struct rfunc **order; /* funcs in the sorted order (after finish) */
+	struct rcalls *calls; /* the functions calls_of chose */
+	size_t nr_calls, cap_calls;
+	struct rcalls **calls_order; /* after finish: those with calls, sorted */
+	size_t nr_calls_done;	     /* ... their number */
 	struct auxcap_report_dso *dsos; /* after finish, sorted */
 	size_t nr_dsos;
 	uint64_t *dso_counts; /* nr_dsos * nr_slots self samples */
@@ -157,6 +174,35 @@ static int index_grow(struct auxcap_report *r)
 	return 0;
 }
 
+/* Function @f's calls are kept: an entry in calls; -ENOMEM. */
+static int calls_add(struct auxcap_report *r, uint32_t f)
+{
+	struct rcalls *c;
+
+	if (r->nr_calls == r->cap_calls) {
+		size_t cap = r->cap_calls ? 2 * r->cap_calls : 8;
+		struct rcalls *nc = realloc(r->calls, cap * sizeof(*nc));
+
+		if (!nc)
+			return -ENOMEM;
+		r->calls = nc;
+		r->cap_calls = cap;
+	}
+	c = &r->calls[r->nr_calls];
+	memset(c, 0, sizeof(*c));
+	c->func = f;
+	c->pub.min_ns = c->pub.min_insns = UINT64_MAX;
+	c->slow = calloc(r->opts.slowest, sizeof(*c->slow));
+	c->slow_caller = calloc(r->opts.slowest, sizeof(*c->slow_caller));
+	if (!c->slow || !c->slow_caller) {
+		free(c->slow);
+		free(c->slow_caller);
+		return -ENOMEM;
+	}
+	r->funcs[f].calls_ix = (uint32_t)++r->nr_calls;
+	return 0;
+}
+
 /*
  * The function of key (@name, @dso, @addr, @kernel, @tid), made if new (its shown address
  * @start); NO_FUNC on ENOMEM.
@@ -191,6 +237,9 @@ static uint32_t func_get(struct auxcap_report *r, const char *name, const char *
 	r->funcs[r->nr_funcs].kaddr = addr;
 	r->funcs[r->nr_funcs].pub.kernel = kernel;
 	r->funcs[r->nr_funcs].pub.tid = tid;
+	if (r->opts.calls_of && r->opts.calls_of(r->opts.calls_arg, &r->funcs[r->nr_funcs].pub) &&
+	    calls_add(r, (uint32_t)r->nr_funcs) < 0)
+		return NO_FUNC;
 	r->index[i] = (uint32_t)r->nr_funcs;
 	return (uint32_t)r->nr_funcs++;
 }
@@ -316,7 +365,8 @@ static struct onstack *onstack_get(struct rthread *t, uint32_t f)
 	return &t->on[i];
 }
 
-static int frame_push(struct rthread *t, uint32_t f)
+/* Push a frame of function @f on @t's stack; @call: the call event that made it, or NULL. */
+static int frame_push(struct rthread *t, uint32_t f, const struct auxcap_decode_event *call)
 {
 	struct rframe *fr;
 	struct onstack *o = NULL;
@@ -344,16 +394,85 @@ static int frame_push(struct rthread *t, uint32_t f)
 	fr->ns = t->pub.trace_ns;
 	fr->insns = t->pub.insns;
 	fr->branches = t->pub.branches;
+	fr->called = call != NULL;
+	fr->timed = call && call->has_time;
+	fr->t0 = call ? call->time : 0;
+	fr->gaps = t->pub.gaps;
 	return 0;
 }
 
-static void frame_pop(struct auxcap_report *r, struct rthread *t)
+/* A call of a chosen function ended: @fr (popped from @t) by the return @ret. */
+static void call_done(struct auxcap_report *r, const struct rthread *t, const struct rframe *fr,
+		      const struct auxcap_decode_event *ret)
+{
+	struct rcalls *c = &r->calls[r->funcs[fr->func].calls_ix - 1];
+	struct auxcap_report_calls *p = &c->pub;
+	struct auxcap_report_call k = { 0 };
+	size_t n = p->nr_slowest, i;
+
+	if (!ret) {
+		p->unfinished++;
+		return;
+	}
+	if (t->pub.gaps != fr->gaps) {
+		p->across_gap++;
+		return;
+	}
+	k.start = fr->t0;
+	k.end = ret->time;
+	k.timed = fr->timed && ret->has_time && ret->time >= fr->t0;
+	k.tid = ret->tid;
+	k.cpu = ret->cpu;
+	k.ns = k.timed ? k.end - k.start : 0;
+	k.insns = t->pub.insns - fr->insns;
+	p->calls++;
+	if (k.timed) {
+		p->timed++;
+		p->sum_ns += k.ns;
+		p->min_ns = k.ns < p->min_ns ? k.ns : p->min_ns;
+		p->max_ns = k.ns > p->max_ns ? k.ns : p->max_ns;
+		p->hist_ns[auxcap_report_hist_bucket(k.ns)]++;
+	}
+	p->sum_insns += k.insns;
+	p->min_insns = k.insns < p->min_insns ? k.insns : p->min_insns;
+	p->max_insns = k.insns > p->max_insns ? k.insns : p->max_insns;
+	p->hist_insns[auxcap_report_hist_bucket(k.insns)]++;
+
+	/* The longest, longest first: by time, then instructions. */
+	if (n == r->opts.slowest) {
+		const struct auxcap_report_call *l = &c->slow[n - 1];
+
+		if (k.ns < l->ns || (k.ns == l->ns && k.insns <= l->insns))
+			return;
+		n--;
+	}
+	for (i = n; i > 0; i--) {
+		const struct auxcap_report_call *o = &c->slow[i - 1];
+
+		if (k.ns < o->ns || (k.ns == o->ns && k.insns <= o->insns))
+			break;
+		c->slow[i] = *o;
+		c->slow_caller[i] = c->slow_caller[i - 1];
+	}
+	c->slow[i] = k;
+	c->slow_caller[i] = t->n ? t->stack[t->n - 1].func : NO_FUNC;
+	p->nr_slowest = n + 1;
+}
+
+/*
+ * Pop @t's innermost frame: @ret is the return event that ended it, NULL if it ended
+ * otherwise (the trace did, an exec, the stage dropped it).
+ */
+static void frame_pop(struct auxcap_report *r, struct rthread *t,
+		      const struct auxcap_decode_event *ret)
 {
 	struct rframe *fr = &t->stack[--t->n];
 	struct auxcap_report_func *f;
 
 	if (fr->func == NO_FUNC)
 		return;
+	if (fr->called && r->funcs[fr->func].calls_ix)
+		call_done(r, t, fr, ret);
 	if (fr->first) {
 		f = &r->funcs[fr->func].pub;
 		f->total_ns += t->pub.trace_ns - fr->ns;
@@ -435,9 +554,9 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 	/* Frames the stage had before this event that the mirror lacks (the first frame). */
 	before = sc->depth + sc->popped - (sc->pushed ? 1 : 0) - (sc->rebased ? 1 : 0);
 	while (t->n < before && rc == 0 && t->n < STACK_MAX)
-		rc = frame_push(t, func_of(r, ev->pid, te->ip, key));
+		rc = frame_push(t, func_of(r, ev->pid, te->ip, key), NULL);
 	while (t->n > before)
-		frame_pop(r, t);
+		frame_pop(r, t, NULL);
 
 	/* What ran up to this event ran in the frame the thread was in. */
 	f = top(r, t);
@@ -456,13 +575,13 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 
 	/* The event's own change to the stack. */
 	for (uint32_t k = 0; k < sc->popped && t->n; k++)
-		frame_pop(r, t);
+		frame_pop(r, t, ev);
 	if (sc->rebased && rc == 0)
-		rc = frame_push(t, func_of(r, ev->pid, te->to, key));
+		rc = frame_push(t, func_of(r, ev->pid, te->to, key), NULL);
 	if (sc->pushed && rc == 0) {
 		uint32_t callee = func_of(r, ev->pid, te->to, key);
 
-		rc = frame_push(t, callee);
+		rc = frame_push(t, callee, ev);
 		if (callee != NO_FUNC)
 			r->funcs[callee].pub.calls++;
 	}
@@ -655,7 +774,7 @@ int auxcap_report_event(struct auxcap_report *r, const struct auxcap_decode_even
 			if (!t)
 				return -ENOMEM;
 			for (uint32_t i = 0; i < ev->stack.popped && t->n; i++)
-				frame_pop(r, t);
+				frame_pop(r, t, NULL);
 		}
 		return 0;
 	default:
@@ -853,6 +972,55 @@ static int cmp_thread(const void *pa, const void *pb)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct auxcap_report_calls *a = &(*(const struct rcalls *const *)pa)->pub;
+	const struct auxcap_report_calls *b = &(*(const struct rcalls *const *)pb)->pub;
+	const struct auxcap_report_func *fa = a->func, *fb = b->func;
+	int c;
+
+	if (a->sum_ns != b->sum_ns)
+		return a->sum_ns < b->sum_ns ? 1 : -1;
+	if (a->sum_insns != b->sum_insns)
+		return a->sum_insns < b->sum_insns ? 1 : -1;
+	c = strcmp(fa->name ? fa->name : "", fb->name ? fb->name : "");
+	if (c)
+		return c;
+	if (fa->addr != fb->addr)
+		return fa->addr < fb->addr ? -1 : 1;
+	return (fa->tid > fb->tid) - (fa->tid < fb->tid);
+}
+
+/* The chosen functions the trace called, in their order, their pointers set. */
+static int calls_finish(struct auxcap_report *r)
+{
+	size_t n = 0;
+
+	r->calls_order = malloc((r->nr_calls ? r->nr_calls : 1) * sizeof(*r->calls_order));
+	if (!r->calls_order)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_calls; i++) {
+		struct rcalls *c = &r->calls[i];
+		struct auxcap_report_calls *p = &c->pub;
+
+		if (!p->calls && !p->across_gap && !p->unfinished)
+			continue;
+		p->func = &r->funcs[c->func].pub;
+		if (!p->timed)
+			p->min_ns = 0;
+		if (!p->calls)
+			p->min_insns = 0;
+		for (size_t k = 0; k < p->nr_slowest; k++)
+			c->slow[k].caller =
+				c->slow_caller[k] != NO_FUNC ? &r->funcs[c->slow_caller[k]].pub : NULL;
+		p->slowest = c->slow;
+		r->calls_order[n++] = c;
+	}
+	qsort(r->calls_order, n, sizeof(*r->calls_order), cmp_calls);
+	r->nr_calls_done = n;
+	return 0;
+}
+
 int auxcap_report_finish(struct auxcap_report *r)
 {
 	const struct auxcap_decode_info *info;
@@ -867,7 +1035,7 @@ int auxcap_report_finish(struct auxcap_report *r)
 		if (!t->used)
 			continue;
 		while (t->n)
-			frame_pop(r, t);
+			frame_pop(r, t, NULL);
 		t->pub.comm = t->pub.tid >= 0 ? auxcap_decode_comm(r->d, t->pub.tid) : NULL;
 	}
 	r->torder = malloc((r->tn ? r->tn : 1) * sizeof(*r->torder));
@@ -897,7 +1065,7 @@ int auxcap_report_finish(struct auxcap_report *r)
 			r->cpus[n++] = c;
 	r->sum.cpus = r->cpus;
 	r->sum.nr_cpus = n;
-	if (make_dsos(r) < 0)
+	if (make_dsos(r) < 0 || calls_finish(r) < 0)
 		return -ENOMEM;
 
 	info = auxcap_decode_get_info(r->d);
@@ -932,6 +1100,8 @@ int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *
 		r->opts = *opts;
 	if (!r->opts.max_notes)
 		r->opts.max_notes = AUXCAP_REPORT_NOTES_DEFAULT;
+	if (!r->opts.slowest)
+		r->opts.slowest = AUXCAP_REPORT_SLOWEST_DEFAULT;
 	r->nr_slots = auxcap_decode_nr_evsels(d) + 1;
 	r->slots = calloc(r->nr_slots, sizeof(*r->slots));
 	r->fcache = calloc(FCACHE_SIZE, sizeof(*r->fcache));
@@ -989,6 +1159,12 @@ void auxcap_report_free(struct auxcap_report *r)
 		free(r->funcs[i].counts);
 	free(r->funcs);
 	free(r->index);
+	for (size_t i = 0; i < r->nr_calls; i++) {
+		free(r->calls[i].slow);
+		free(r->calls[i].slow_caller);
+	}
+	free(r->calls);
+	free(r->calls_order);
 	free(r->order);
 	free(r->dsos);
 	free(r->dso_counts);
@@ -1039,4 +1215,15 @@ size_t auxcap_report_nr_dsos(const struct auxcap_report *r)
 const struct auxcap_report_dso *auxcap_report_get_dso(const struct auxcap_report *r, size_t i)
 {
 	return r && r->finished && i < r->nr_dsos ? &r->dsos[i] : NULL;
+}
+
+size_t auxcap_report_nr_calls(const struct auxcap_report *r)
+{
+	return r && r->finished ? r->nr_calls_done : 0;
+}
+
+const struct auxcap_report_calls *auxcap_report_get_calls(const struct auxcap_report *r,
+							   size_t i)
+{
+	return r && r->finished && i < r->nr_calls_done ? &r->calls_order[i]->pub : NULL;
 }

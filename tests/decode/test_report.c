@@ -14,6 +14,9 @@
  *   losses              LOST, LOST_SAMPLES, AUX flags, AUXTRACE_ERROR with notes, holes,
  *                       gaps; a clean capture says no loss
  *   per thread          the same function apart per thread, trace of an unknown thread
+ *   calls               each call of the chosen functions from its call to its return:
+ *                       time, instructions, caller, histograms, the longest kept; calls
+ *                       over a gap, still running at the end, recursion
  *   progress            the session's callback: both phases, 0 to total, never back
  */
 #include <errno.h>
@@ -604,6 +607,171 @@ static void test_progress(void **state)
 	auxcap_decode_close(d);
 }
 
+static bool choose_all(void *arg, const struct auxcap_report_func *f)
+{
+	(void)arg;
+	(void)f;
+	return true;
+}
+
+static bool choose_leaf_work(void *arg, const struct auxcap_report_func *f)
+{
+	(*(int *)arg)++;
+	return !f->name && (f->addr == LEAF || f->addr == WORK);
+}
+
+static const struct auxcap_report_calls *calls_at(const struct auxcap_report *r, uint64_t addr)
+{
+	for (size_t i = 0; i < auxcap_report_nr_calls(r); i++)
+		if (auxcap_report_get_calls(r, i)->func->addr == addr)
+			return auxcap_report_get_calls(r, i);
+	fail_msg("no calls of the function at 0x%" PRIx64, addr);
+	return NULL;
+}
+
+static void test_calls(void **state)
+{
+	struct auxcap_report_opts o = { .sz = sizeof(o) };
+	const struct auxcap_report_calls *c;
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("calls.data", path, sizeof(path));
+	int asked = 0;
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, false); /* (instructions would spread each event's time: below) */
+	assert_int_equal(cb_close(b), 0);
+
+	/* Every function chosen: those the trace called, longest together first. */
+	d = open_capture(path, NULL, NULL);
+	o.calls_of = choose_all;
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(auxcap_report_nr_calls(r), 4); /* not main: the trace began in it */
+	assert_int_equal(auxcap_report_get_calls(r, 0)->func->addr, REC);
+	assert_int_equal(auxcap_report_get_calls(r, 1)->func->addr, WORK);
+	assert_int_equal(auxcap_report_get_calls(r, 2)->func->addr, LEAF);
+	assert_int_equal(auxcap_report_get_calls(r, 3)->func->addr, RUN);
+	assert_null(auxcap_report_get_calls(r, 4));
+	/* leaf: 4.0-4.5 us, back to work */
+	c = calls_at(r, LEAF);
+	assert_int_equal(c->calls, 1);
+	assert_int_equal(c->timed, 1);
+	assert_int_equal(c->min_ns, 500);
+	assert_int_equal(c->max_ns, 500);
+	assert_int_equal(c->sum_ns, 500);
+	assert_int_equal(c->hist_ns[9], 1); /* [256, 512) */
+	assert_int_equal(c->hist_insns[0], 1); /* no instructions in this flow */
+	assert_int_equal(c->nr_slowest, 1);
+	assert_int_equal(c->slowest[0].start, 4000);
+	assert_int_equal(c->slowest[0].end, 4500);
+	assert_true(c->slowest[0].timed);
+	assert_int_equal(c->slowest[0].tid, 9);
+	assert_int_equal(c->slowest[0].cpu, -1); /* a per-task queue, no CPU */
+	assert_int_equal(c->slowest[0].caller->addr, WORK);
+	/* work: 3-6 us */
+	c = calls_at(r, WORK);
+	assert_int_equal(c->calls, 1);
+	assert_int_equal(c->sum_ns, 3000);
+	assert_int_equal(c->slowest[0].caller->addr, RUN);
+	/* rec: each activation, the outer one longest */
+	c = calls_at(r, REC);
+	assert_int_equal(c->calls, 2);
+	assert_int_equal(c->min_ns, 1000);
+	assert_int_equal(c->max_ns, 3000);
+	assert_int_equal(c->sum_ns, 4000);
+	assert_int_equal(c->hist_ns[10], 1); /* 1000 in [512, 1024) */
+	assert_int_equal(c->hist_ns[12], 1); /* 3000 in [2048, 4096) */
+	assert_int_equal(c->nr_slowest, 2);
+	assert_int_equal(c->slowest[0].ns, 3000);
+	assert_int_equal(c->slowest[0].start, 7000);
+	assert_int_equal(c->slowest[0].caller->addr, RUN);
+	assert_int_equal(c->slowest[1].ns, 1000);
+	assert_int_equal(c->slowest[1].caller->addr, REC);
+	/* run returned after the gap: not counted */
+	c = calls_at(r, RUN);
+	assert_int_equal(c->calls, 0);
+	assert_int_equal(c->across_gap, 1);
+	assert_int_equal(c->unfinished, 0);
+	assert_int_equal(c->nr_slowest, 0);
+	assert_int_equal(c->min_ns, 0);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	/* Instructions: those of the events after the call, the return's too (leaf's, not the 3
+	 * of the call into work). */
+	b = start("calls_insns.data", path, sizeof(path));
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, true);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	c = calls_at(r, LEAF);
+	assert_int_equal(c->sum_insns, 4);
+	assert_int_equal(c->hist_insns[3], 1); /* [4, 8) */
+	c = calls_at(r, WORK);
+	assert_int_equal(c->sum_insns, 2 + 4 + 1 + 2);
+	assert_int_equal(c->slowest[0].insns, 9);
+	c = calls_at(r, REC);
+	assert_int_equal(c->min_insns, 3);
+	assert_int_equal(c->max_insns, 2 + 3 + 1);
+	assert_int_equal(c->sum_insns, 9);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	/* Chosen: leaf and work; the two longest of five calls kept; one call still running. */
+	b = start("calls2.data", path, sizeof(path));
+	{
+		/* each call: call, a branch in leaf with the call's instructions, return */
+		const uint64_t len[5] = { 300, 900, 100, 700, 900 };
+		struct toy_rec t[17];
+		size_t n = 0;
+		uint64_t at = 1000;
+
+		t[n++] = rec(at, AUXCAP_TRACE_ENABLE, 0, MAIN, 0, 0);
+		for (uint32_t k = 0; k < 5; k++) {
+			t[n++] = rec(at += 1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x10,
+				     LEAF, 0);
+			t[n++] = rec(at + 50, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, LEAF + 4, LEAF + 8,
+				     10 + k);
+			t[n++] = rec(at + len[k], AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, LEAF + 0x10,
+				     MAIN + 0x15, 0);
+		}
+		t[n++] = rec(at += 1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x20, WORK, 0);
+		cb_auxtrace(b, t, n * sizeof(t[0]), 0, 0, 9, (uint32_t)-1);
+	}
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	o.calls_of = choose_leaf_work;
+	o.calls_arg = &asked;
+	o.slowest = 2;
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(asked, 3); /* main, leaf, work: each once */
+	assert_int_equal(auxcap_report_nr_calls(r), 2);
+	c = calls_at(r, LEAF);
+	assert_int_equal(c->calls, 5);
+	assert_int_equal(c->sum_ns, 2900);
+	assert_int_equal(c->min_ns, 100);
+	assert_int_equal(c->sum_insns, 10 + 11 + 12 + 13 + 14);
+	assert_int_equal(c->hist_ns[7], 1);  /* 100 */
+	assert_int_equal(c->hist_ns[9], 1);  /* 300 */
+	assert_int_equal(c->hist_ns[10], 3); /* 700, 900, 900 */
+	assert_int_equal(c->nr_slowest, 2);
+	/* 900 ns twice: the one with more instructions first */
+	assert_int_equal(c->slowest[0].ns, 900);
+	assert_int_equal(c->slowest[0].insns, 14);
+	assert_int_equal(c->slowest[0].start, 6000);
+	assert_int_equal(c->slowest[1].ns, 900);
+	assert_int_equal(c->slowest[1].insns, 11);
+	assert_int_equal(c->slowest[1].caller->addr, MAIN);
+	c = calls_at(r, WORK);
+	assert_int_equal(c->calls, 0);
+	assert_int_equal(c->unfinished, 1);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
 static void test_bad_arguments(void **state)
 {
 	struct auxcap_report_opts o = { .sz = sizeof(o) - 1 };
@@ -626,6 +794,9 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(auxcap_report_nr_dsos(r), 0);
 	assert_null(auxcap_report_get_dso(r, 0));
 	assert_int_equal(auxcap_report_nr_dsos(NULL), 0);
+	assert_int_equal(auxcap_report_nr_calls(r), 0);
+	assert_null(auxcap_report_get_calls(r, 0));
+	assert_int_equal(auxcap_report_nr_calls(NULL), 0);
 	assert_int_equal(auxcap_report_sort(r, AUXCAP_REPORT_SORT_SELF, 0), -EINVAL);
 	assert_int_equal(auxcap_report_finish(r), 0);
 	assert_int_equal(auxcap_report_sort(r, (enum auxcap_report_sort_key)99, 0), -EINVAL);
@@ -654,7 +825,7 @@ int main(void)
 		cmocka_unit_test(test_trace_time),  cmocka_unit_test(test_trace_insns),
 		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
-		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_bad_arguments),
 	};
 
 	return cmocka_run_group_tests_name("decode/report", tests, setup, teardown);

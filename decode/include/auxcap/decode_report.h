@@ -59,6 +59,8 @@ extern "C" {
 /** Gaps and AUXTRACE_ERRORs kept in detail by default. */
 #define AUXCAP_REPORT_NOTES_DEFAULT 5
 
+struct auxcap_report_func;
+
 /** Options of a report; caller-owned, copied.  Zero-fill, then set @sz. */
 struct auxcap_report_opts {
 	size_t sz;	  /* sizeof(struct auxcap_report_opts) */
@@ -67,7 +69,19 @@ struct auxcap_report_opts {
 	/* the threads counted (auxcap_decode_filter_match()); NULL: all.  Borrowed: it must
 	 * outlive the report's events. */
 	const struct auxcap_decode_filter *filter;
+	/* Per-call figures (auxcap_report_get_calls()) of the functions this says yes to, asked
+	 * once per function (per thread with @per_thread) when the report first meets it (@f
+	 * borrowed for the call: its name, dso, addr, kernel, tid are set); NULL: none. */
+	bool (*calls_of)(void *arg, const struct auxcap_report_func *f);
+	void *calls_arg;
+	size_t slowest; /* calls kept in detail per such function; 0: AUXCAP_REPORT_SLOWEST_DEFAULT */
 };
+
+/** Calls kept in detail per function by default (auxcap_report_calls.slowest). */
+#define AUXCAP_REPORT_SLOWEST_DEFAULT 10
+
+/** Buckets of auxcap_report_calls' histograms: 0 holds 0, k >= 1 holds [2^(k-1), 2^k). */
+#define AUXCAP_REPORT_HIST_BUCKETS 65
 
 /** How auxcap_report_sort() orders the functions (most first). */
 enum auxcap_report_sort_key {
@@ -117,6 +131,51 @@ struct auxcap_report_dso {
 	const uint64_t *samples;
 	uint64_t samples_sum; /* of @samples over the slots */
 };
+
+/** One call of a function, from the call into it to the return out of it. */
+struct auxcap_report_call {
+	uint64_t start, end;	/* perf time of the call and of the return, ns */
+	bool timed;		/* both times are the events' own (the trace has timestamps) */
+	int32_t tid, cpu;	/* the thread, and the CPU of the return (-1 if not known) */
+	uint64_t ns;		/* end - start when @timed, else 0 */
+	uint64_t insns;		/* instructions the trace says ran in it, its callees' too */
+	const struct auxcap_report_func *caller; /* the function it returned to; NULL: none */
+};
+
+/**
+ * The calls of one function that auxcap_report_opts.calls_of chose: how long each took from
+ * the call into it to the return out of it (elapsed perf time: time the thread spent blocked,
+ * preempted or in untraced code in between counts), and the instructions the trace says ran
+ * in it, its callees' included.  A call counts when the trace shows both ends: the call
+ * event that made its frame and a return that ended it (a return that ends several frames at
+ * once, a longjmp or a return past a tail call, ends each of them).  Not counted:
+ *   across_gap   calls that returned after a decode gap of their thread (the gap may have
+ *                lost the return, and the frame is another call's);
+ *   unfinished   calls still running where the trace ends (a snapshot's last moment), or
+ *                whose frame the decode stage dropped without a return (an exec, a stack
+ *                rebuilt after its limit).
+ * Recursion: each activation is a call of its own.
+ */
+struct auxcap_report_calls {
+	const struct auxcap_report_func *func;
+	uint64_t calls;		  /* counted (returned) */
+	uint64_t timed;		  /* ... of them with time at both ends: the _ns figures */
+	uint64_t across_gap, unfinished;
+	uint64_t min_ns, max_ns, sum_ns;	  /* over the timed calls */
+	uint64_t min_insns, max_insns, sum_insns; /* over the counted calls */
+	uint64_t hist_ns[AUXCAP_REPORT_HIST_BUCKETS];	 /* timed calls by duration, ns */
+	uint64_t hist_insns[AUXCAP_REPORT_HIST_BUCKETS]; /* counted calls by instructions */
+	/* The longest calls (by time, then instructions; untimed ones by instructions),
+	 * longest first, at most auxcap_report_opts.slowest. */
+	size_t nr_slowest;
+	const struct auxcap_report_call *slowest;
+};
+
+/** The histogram bucket (0 .. AUXCAP_REPORT_HIST_BUCKETS - 1) of value @v. */
+static inline unsigned auxcap_report_hist_bucket(uint64_t v)
+{
+	return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
 
 /** A thread seen in the trace or in samples. */
 struct auxcap_report_thread {
@@ -251,6 +310,16 @@ const struct auxcap_report_thread *auxcap_report_get_thread(const struct auxcap_
  */
 size_t auxcap_report_nr_dsos(const struct auxcap_report *r);
 const struct auxcap_report_dso *auxcap_report_get_dso(const struct auxcap_report *r, size_t i);
+
+/**
+ * The functions auxcap_report_opts.calls_of chose that the trace called, after
+ * auxcap_report_finish(): by the time their counted calls took together (then instructions,
+ * then as the functions are sorted by name, address, thread).  Borrowed from @r, valid until
+ * auxcap_report_free().  Returns 0 (NULL) before auxcap_report_finish() or past the end.
+ */
+size_t auxcap_report_nr_calls(const struct auxcap_report *r);
+const struct auxcap_report_calls *auxcap_report_get_calls(const struct auxcap_report *r,
+							   size_t i);
 
 /** Free @r (NULL is a no-op); @d is not touched. */
 void auxcap_report_free(struct auxcap_report *r);
