@@ -125,6 +125,14 @@ int cli_code_filter_opt(int argc, char **argv, int *i, struct cli_filter *f);
 bool cli_code_filter_match(const struct cli_filter *f, struct auxcap_decode *d,
 			   const struct auxcap_decode_event *ev);
 
+/* report's --latency NAMES at argv[*i] into @f's syms: 1; 0 if argv[*i] is another option;
+ * -EINVAL (printed) if the list is bad.  Each is NAME or NAME@FILE (cli_func_spec_is()). */
+int cli_latency_opt(int argc, char **argv, int *i, struct cli_filter *f);
+
+/* Whether function @name of file @dso is the one @spec names: NAME (cli_sym_is(); a PLT
+ * entry's "memcpy@plt" too) or NAME@FILE (and @dso is FILE: cli_dso_is()). */
+bool cli_func_spec_is(const char *name, const char *dso, const char *spec);
+
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 

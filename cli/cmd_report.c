@@ -41,6 +41,12 @@ static void usage(FILE *f)
 		"                         the samples tables by total samples too (callers\n"
 		"                         first, as perf report's children)\n"
 		"  --per-thread           the tables per thread\n"
+		"  --latency NAMES        instead of the tables: each call of these functions (NAME\n"
+		"                         or NAME@FILE, comma-separated), from the call to the\n"
+		"                         return as the trace shows them: count, min, mean, max,\n"
+		"                         histograms of time and instructions, the slowest calls\n"
+		"                         with their time (perf ftrace latency's view)\n"
+		"  --slowest N            --latency: the N slowest calls of each (default %d)\n"
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
@@ -53,7 +59,7 @@ static void usage(FILE *f)
 		"                         a progress bar on standard error: always, never (default:\n"
 		"                         when standard error is a terminal)\n"
 		"  -h, --help             this text\n",
-		TOP_DEFAULT);
+		TOP_DEFAULT, AUXCAP_REPORT_SLOWEST_DEFAULT);
 }
 
 struct report_args {
@@ -67,6 +73,8 @@ struct report_args {
 	enum auxcap_report_sort_key sort;
 	enum cli_progress_mode progress;
 	struct cli_filter filter; /* --pid, --tid, --comm */
+	struct cli_filter latency; /* --latency: its syms */
+	size_t slowest;		   /* --slowest */
 };
 
 static const struct {
@@ -113,9 +121,23 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		} else if ((r = cli_filter_opt(argc, argv, &i, &a->filter)) != 0) {
 			if (r < 0)
 				return r;
-		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0) {
+		} else if ((r = cli_top_opt(argc, argv, &i, &a->top)) != 0 ||
+			   (r = cli_latency_opt(argc, argv, &i, &a->latency)) != 0) {
 			if (r < 0)
 				return r;
+		} else if (cli_is_opt(arg, "--slowest")) {
+			char *end;
+			unsigned long n;
+
+			v = cli_opt_value(argc, argv, &i, "--slowest");
+			n = v ? strtoul(v, &end, 10) : 0;
+			if (!v || !*v || *end || *v == '-' || n < 1 || n > 10000) {
+				cli_err("bad --slowest '%s': give the number of calls to show (1 to "
+					"10000), e.g. --slowest 20",
+					v ? v : "");
+				return -EINVAL;
+			}
+			a->slowest = n;
 		} else if (cli_is_opt(arg, "--sort")) {
 			size_t k, nk = sizeof(sort_keys) / sizeof(sort_keys[0]);
 
@@ -149,6 +171,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	}
 	if (!a->file) {
 		cli_err("no file given: auxcap report FILE (a perf.data capture with AUX trace)");
+		return -EINVAL;
+	}
+	if (a->slowest && !a->latency.nr_syms) {
+		cli_err("--slowest N is the number of calls --latency NAMES shows: give --latency");
 		return -EINVAL;
 	}
 	return 0;
@@ -723,11 +749,171 @@ static void text_losses(struct ctx *c)
 	}
 }
 
+/* ---- --latency ------------------------------------------------------------------------- */
+
+/* calls_of: the functions --latency names. */
+static bool want_calls(void *arg, const struct auxcap_report_func *fn)
+{
+	const struct cli_filter *l = arg;
+
+	for (size_t i = 0; i < l->nr_syms; i++)
+		if (cli_func_spec_is(fn->name, fn->dso, l->syms[i]))
+			return true;
+	return false;
+}
+
+/* Bucket @k's bounds: [lo, hi], both included. */
+static void bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = k ? UINT64_C(1) << (k - 1) : 0;
+	*hi = !k ? 0 : k == 64 ? UINT64_MAX : (UINT64_C(1) << k) - 1;
+}
+
+/* A histogram from its first to its last bucket with calls; @ns: durations, else counts. */
+static void text_hist(FILE *f, const uint64_t *h, bool ns, const char *title)
+{
+	static const char bar[] = "########################################";
+	unsigned first = AUXCAP_REPORT_HIST_BUCKETS, last = 0;
+	uint64_t max = 0;
+
+	for (unsigned k = 0; k < AUXCAP_REPORT_HIST_BUCKETS; k++) {
+		if (!h[k])
+			continue;
+		first = first < k ? first : k;
+		last = k;
+		max = h[k] > max ? h[k] : max;
+	}
+	if (!max)
+		return;
+	fprintf(f, "#\n#  %21s | %10s | GRAPH\n", title, "COUNT");
+	for (unsigned k = first; k <= last; k++) {
+		char range[64], b1[32], b2[32];
+		uint64_t lo, hi;
+		int w = (int)((h[k] * (sizeof(bar) - 1) + max - 1) / max);
+
+		bucket_range(k, &lo, &hi);
+		if (ns && k == AUXCAP_REPORT_HIST_BUCKETS - 1)
+			snprintf(range, sizeof(range), ">= %s", dur(b1, sizeof(b1), lo));
+		else if (ns && k)
+			snprintf(range, sizeof(range), "%s - %s", dur(b1, sizeof(b1), lo),
+				 dur(b2, sizeof(b2), hi + 1));
+		else if (lo == hi)
+			snprintf(range, sizeof(range), "%" PRIu64, lo);
+		else
+			snprintf(range, sizeof(range), "%" PRIu64 " - %" PRIu64, lo, hi);
+		fprintf(f, "   %21s | %10" PRIu64 " | %.*s\n", range, h[k], w, bar);
+	}
+}
+
+static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
+{
+	FILE *f = c->f;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	fputs("\n## ", f);
+	if (c->a->per_thread && k->func->tid >= 0)
+		fprintf(f, "thread %d: ", k->func->tid);
+	else if (c->a->per_thread)
+		fprintf(f, "AUX queue %d: ", -1 - k->func->tid);
+	print_func(f, k->func);
+	fprintf(f, "#  calls:     %" PRIu64 " returned", k->calls);
+	if (k->across_gap || k->unfinished)
+		fprintf(f, "; not counted: %" PRIu64 " returned after a decode gap, %" PRIu64
+			   " still running where the trace ends",
+			k->across_gap, k->unfinished);
+	fputc('\n', f);
+	if (k->timed)
+		fprintf(f, "#  time:      min %s, mean %s, max %s, total %s%s\n",
+			dur(b1, sizeof(b1), k->min_ns), dur(b2, sizeof(b2), k->sum_ns / k->timed),
+			dur(b3, sizeof(b3), k->max_ns), dur(b4, sizeof(b4), k->sum_ns),
+			k->timed < k->calls ? " (of the calls with time at both ends)" : "");
+	else if (k->calls)
+		fputs("#  time:      not known (the trace has no timestamps)\n", f);
+	if (k->calls)
+		fprintf(f, "#  insns:     min %" PRIu64 ", mean %.1f, max %" PRIu64 ", total %" PRIu64
+			   "\n",
+			k->min_insns, (double)k->sum_insns / (double)k->calls, k->max_insns,
+			k->sum_insns);
+	text_hist(f, k->hist_ns, true, "DURATION");
+	text_hist(f, k->hist_insns, false, "INSTRUCTIONS");
+	if (!k->nr_slowest)
+		return;
+	fprintf(f, "#\n#  the %s (decode --time START,END shows one):\n",
+		k->timed ? "slowest calls" : "calls with the most instructions");
+	fprintf(f, "#  %20s %20s %8s %4s %10s %10s  %s\n", "START", "END", "TID", "CPU",
+		"DURATION", "INSNS", "CALLER");
+	for (size_t i = 0; i < k->nr_slowest; i++) {
+		const struct auxcap_report_call *x = &k->slowest[i];
+		char tid[16] = "-", cpu[16] = "-";
+
+		if (x->tid >= 0)
+			snprintf(tid, sizeof(tid), "%d", x->tid);
+		if (x->cpu >= 0)
+			snprintf(cpu, sizeof(cpu), "%d", x->cpu);
+		fprintf(f, "   %20s %20s %8s %4s %10s %10" PRIu64 "  ",
+			x->start ? stamp(b1, sizeof(b1), x->start) : "-",
+			x->end ? stamp(b2, sizeof(b2), x->end) : "-", tid, cpu,
+			x->timed ? dur(b3, sizeof(b3), x->ns) : "-", x->insns);
+		if (x->caller)
+			print_func(f, x->caller);
+		else
+			fputs("-\n", f);
+	}
+}
+
+/*
+ * --latency: each named function must have calls in the trace; a name without any is
+ * named (all without: an error, -ENOENT).
+ */
+static int check_latency(const struct ctx *c)
+{
+	const struct cli_filter *l = &c->a->latency;
+	size_t found = 0;
+
+	for (size_t i = 0; i < l->nr_syms; i++) {
+		size_t k, n = auxcap_report_nr_calls(c->r);
+
+		for (k = 0; k < n; k++) {
+			const struct auxcap_report_func *fn = auxcap_report_get_calls(c->r, k)->func;
+
+			if (cli_func_spec_is(fn->name, fn->dso, l->syms[i]))
+				break;
+		}
+		if (k < n) {
+			found++;
+			continue;
+		}
+		(found || i + 1 < l->nr_syms ? cli_warn : cli_err)(
+			"--latency %s: the trace of '%s' has no call into a function of that name "
+			"(auxcap report %s lists the functions that ran)",
+			l->syms[i], c->a->file, c->a->file);
+	}
+	if (!found && l->nr_syms > 1)
+		cli_err("--latency: none of the functions named has a call in the trace of '%s'",
+			c->a->file);
+	return found ? 0 : -ENOENT;
+}
+
+static void text_latency(struct ctx *c)
+{
+	fputs("#\n# calls, from the call into each function to the return out of it, as the "
+	      "trace shows them\n# (time: perf time, blocked and untraced time included; "
+	      "instructions: its callees' too;\n# histograms: powers of two)\n",
+	      c->f);
+	for (size_t i = 0; i < auxcap_report_nr_calls(c->r); i++)
+		text_calls(c, auxcap_report_get_calls(c->r, i));
+}
+
 static int write_text(struct ctx *c)
 {
 	int r;
 
 	text_header(c);
+	if (c->a->latency.nr_syms) {
+		text_latency(c);
+		text_losses(c);
+		return 0;
+	}
 	text_threads(c);
 	if (!c->a->per_thread) {
 		text_dso_table(c, NULL);
@@ -1091,8 +1277,84 @@ static void json_losses(struct ctx *c)
 			putc(',', f);
 		json_note(f, &s->gap_notes[i], true);
 	}
-	fprintf(f, "]},\"missing_binaries\":%" PRIu64 ",\"samples_not_found\":%" PRIu64 "}}\n",
+	fprintf(f, "]},\"missing_binaries\":%" PRIu64 ",\"samples_not_found\":%" PRIu64 "}",
 		s->missing_binaries, unaligned);
+}
+
+static void json_hist(FILE *f, const char *key, const uint64_t *h)
+{
+	bool first = true;
+
+	fprintf(f, ",\"%s\":[", key);
+	for (unsigned k = 0; k < AUXCAP_REPORT_HIST_BUCKETS; k++) {
+		uint64_t lo, hi;
+
+		if (!h[k])
+			continue;
+		bucket_range(k, &lo, &hi);
+		fprintf(f, "%s{\"lo\":%" PRIu64 ",\"hi\":%" PRIu64 ",\"count\":%" PRIu64 "}",
+			first ? "" : ",", lo, hi, h[k]);
+		first = false;
+	}
+	putc(']', f);
+}
+
+static void json_latency(struct ctx *c)
+{
+	FILE *f = c->f;
+
+	fputs(",\"latency\":[", f);
+	for (size_t i = 0; i < auxcap_report_nr_calls(c->r); i++) {
+		const struct auxcap_report_calls *k = auxcap_report_get_calls(c->r, i);
+
+		fputs(i ? ",{" : "{", f);
+		json_func_id(f, k->func, c->a->per_thread);
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"timed\":%" PRIu64 ",\"across_gap\":%" PRIu64
+			   ",\"unfinished\":%" PRIu64,
+			k->calls, k->timed, k->across_gap, k->unfinished);
+		if (k->timed)
+			fprintf(f, ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"sum_ns\":%" PRIu64,
+				k->min_ns, k->max_ns, k->sum_ns);
+		else
+			fputs(",\"min_ns\":null,\"max_ns\":null,\"sum_ns\":null", f);
+		fprintf(f, ",\"min_insns\":%" PRIu64 ",\"max_insns\":%" PRIu64
+			   ",\"sum_insns\":%" PRIu64,
+			k->min_insns, k->max_insns, k->sum_insns);
+		json_hist(f, "hist_ns", k->hist_ns);
+		json_hist(f, "hist_insns", k->hist_insns);
+		fputs(",\"slowest\":[", f);
+		for (size_t j = 0; j < k->nr_slowest; j++) {
+			const struct auxcap_report_call *x = &k->slowest[j];
+
+			fprintf(f, "%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"timed\":%s",
+				j ? "," : "", x->start, x->end, x->timed ? "true" : "false");
+			if (x->timed)
+				fprintf(f, ",\"ns\":%" PRIu64, x->ns);
+			else
+				fputs(",\"ns\":null", f);
+			fprintf(f, ",\"insns\":%" PRIu64 ",\"tid\":", x->insns);
+			if (x->tid >= 0)
+				fprintf(f, "%d", x->tid);
+			else
+				fputs("null", f);
+			fputs(",\"cpu\":", f);
+			if (x->cpu >= 0)
+				fprintf(f, "%d", x->cpu);
+			else
+				fputs("null", f);
+			fputs(",\"caller\":", f);
+			if (x->caller) {
+				putc('{', f);
+				json_func_id(f, x->caller, false);
+				putc('}', f);
+			} else {
+				fputs("null", f);
+			}
+			putc('}', f);
+		}
+		fputs("]}", f);
+	}
+	putc(']', f);
 }
 
 static int write_json(struct ctx *c)
@@ -1107,6 +1369,9 @@ static int write_json(struct ctx *c)
 	if (r < 0)
 		return r;
 	json_losses(c);
+	if (c->a->latency.nr_syms)
+		json_latency(c);
+	fputs("}\n", c->f);
 	return 0;
 }
 
@@ -1132,6 +1397,17 @@ static int cmd_report_run(int argc, char **argv)
 		goto out;
 	ro.per_thread = a.per_thread;
 	ro.filter = cli_filter_get(&a.filter);
+	if (a.latency.nr_syms) {
+		if (!auxcap_decode_get_info(d)->nr_queues) {
+			cli_err("--latency times calls by the trace's calls and returns, and '%s' has "
+				"no AUX trace (record with -e intel_pt//u, or --emulate)",
+				a.file);
+			goto out;
+		}
+		ro.calls_of = want_calls;
+		ro.calls_arg = &a.latency;
+		ro.slowest = a.slowest;
+	}
 	r = auxcap_report_new(d, &ro, &rep);
 	while (r == 0 && (r = auxcap_decode_next(d, &ev)) == 1)
 		r = auxcap_report_event(rep, ev);
@@ -1154,6 +1430,8 @@ static int cmd_report_run(int argc, char **argv)
 		goto out;
 	}
 	c.f = out;
+	if (a.latency.nr_syms && check_latency(&c) < 0)
+		goto out;
 	r = a.json ? write_json(&c) : write_text(&c);
 	if (r < 0) {
 		cli_err("cannot write the report: %s", strerror(-r));

@@ -140,6 +140,31 @@ int cli_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)
 }
 
 static const struct filter_kind k_syms = { "--symbols", "function names", "work,main" };
+static const struct filter_kind k_latency = { "--latency", "function names (NAME or NAME@FILE)",
+					      "work,leaf_add@a.out" };
+
+int cli_latency_opt(int argc, char **argv, int *i, struct cli_filter *f)
+{
+	if (!cli_is_opt(argv[*i], "--latency"))
+		return 0;
+	return filter_list(f, &k_latency, cli_opt_value(argc, argv, i, "--latency"), NULL,
+			   f->syms, &f->nr_syms) < 0 ? -EINVAL : 1;
+}
+
+bool cli_func_spec_is(const char *name, const char *dso, const char *spec)
+{
+	const char *at = strrchr(spec, '@');
+	char want[512];
+	size_t n = at ? (size_t)(at - spec) : strlen(spec);
+
+	if (cli_sym_is(name, spec)) /* (also "memcpy@plt", a PLT entry's name) */
+		return true;
+	if (!at || n >= sizeof(want))
+		return false;
+	memcpy(want, spec, n);
+	want[n] = '\0';
+	return cli_sym_is(name, want) && cli_dso_is(dso, at + 1);
+}
 static const struct filter_kind k_dsos = { "--dsos", "files of code", "libc.so.6,a.out" };
 
 int cli_code_filter_opt(int argc, char **argv, int *i, struct cli_filter *f)

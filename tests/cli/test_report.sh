@@ -115,7 +115,7 @@ one_line() { # WHAT PATTERN ARGS...: auxcap $CMD ARGS fails with one line matchi
 	shift 2
 	"$AUXCAP" "$CMD" "$@" >"$TMP/o" 2>"$TMP/e"
 	st=$?
-	if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e")" -eq 1 ] && grep -q "$pat" "$TMP/e" &&
+	if [ $st -eq 1 ] && [ "$(wc -l <"$TMP/e")" -eq 1 ] && grep -q -e "$pat" "$TMP/e" &&
 		[ ! -s "$TMP/o" ]; then
 		ok "$what: $(cat "$TMP/e")"
 	else
@@ -128,6 +128,10 @@ one_line "bad --format" "bad --format" "$TMP/s.data" --format xml
 one_line "bad --sort" "bad --sort" "$TMP/s.data" --sort fastest
 one_line "bad --top" "bad --top" "$TMP/s.data" --top -1
 one_line "unknown option" "unknown option" "$TMP/s.data" --frobnicate
+one_line "--latency of a function never called" "no call into" "$TMP/s.data" --latency nosuch
+one_line "--latency without names" "--latency needs a value" "$TMP/s.data" --latency ""
+one_line "--slowest without --latency" "give --latency" "$TMP/s.data" --slowest 3
+one_line "bad --slowest" "bad --slowest" "$TMP/s.data" --latency work --slowest 0
 one_line "two files" "one capture at a time" "$TMP/s.data" "$TMP/s.data"
 one_line "unwritable -o" "cannot" "$TMP/s.data" -o "$TMP/nodir/r.txt"
 printf 'not a capture\n' >"$TMP/junk.data"
@@ -164,6 +168,7 @@ fi
 if "$AUXCAP" record -o "$TMP/so.data" -- "$EXAMPLE" 100000000 >/dev/null 2>"$TMP/so.err"; then
 	python3 "$CHECK" "$AUXCAP" "$TMP/so.data" "$EXAMPLE" "$SCHEMA" --expect-samples --untimed \
 		>"$TMP/so.check" 2>&1 || { cat "$TMP/so.check"; fails=$((fails + 1)); }
+	one_line "--latency of a capture without trace" "no AUX trace" "$TMP/so.data" --latency work
 	"$AUXCAP" report "$TMP/so.data" >"$TMP/so.rep" 2>&1; st=$?
 	n=$("$AUXCAP" info "$TMP/so.data" | awk '$1=="SAMPLE"{print $2}')
 	if [ $st -eq 0 ] && grep -q '^# trace: *none (no AUX event' "$TMP/so.rep" &&

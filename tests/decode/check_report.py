@@ -25,7 +25,11 @@ usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N [--images K
   - losses: LOST, LOST_SAMPLES, AUX flags, AUXTRACE_ERROR and gaps counted from the stream's
     loss and gap events, TRUNCATED as `auxcap info` counts it; the first gaps in detail;
   - the snapshot table as `auxcap info` prints it;
-  - --top, --sort, --per-thread.
+  - --top, --sort, --per-thread;
+  - with --iterations, --latency work,leaf_add,leaf_mul: each call of them from the call event
+    into its first byte to the return out of it, timed and counted here (time, instructions,
+    callees' too), equals the report's per-call figures (count, min, max, sum, histograms,
+    the slowest calls); each leaf's instructions per call its body's (objdump).
 """
 import collections
 import json
@@ -93,6 +97,8 @@ class Stream:
         self.slot = collections.Counter()  # event -> samples, traced, aligned
         self.losses = collections.Counter()
         self.gap_events = []
+        self.call_list = collections.defaultdict(list)  # func -> [(ns or None, insns, start)]
+        self.calls_not_counted = collections.Counter()  # (func, "across_gap"/"unfinished")
         self.trace_first = self.trace_last = None
         state = {}
         for e in events:
@@ -105,16 +111,23 @@ class Stream:
             if t in TRACE:
                 key = e["tid"] if e["tid"] is not None else ("q", e["queue"])
                 st = state.setdefault(key, {"last": None, "exact": False, "paused": False,
-                                            "gap": False, "loc": None, "active": set()})
+                                            "gap": False, "loc": None, "active": set(),
+                                            "open": {}})
                 self.trace(e, self.threads[key], st)
             elif t == "comm" and e["exec"] and e["tid"] in state:
                 # the old image is gone, and every activation in it
+                for f in state[e["tid"]]["active"]:
+                    self.calls_not_counted[(f, "unfinished")] += 1
+                state[e["tid"]]["open"].clear()
                 state[e["tid"]]["active"].clear()
                 state[e["tid"]]["loc"] = None
             elif t == "sample":
                 self.sample(e)
             elif t == "loss":
                 self.loss(e)
+        for st in state.values():
+            for f in st["active"]:
+                self.calls_not_counted[(f, "unfinished")] += 1
 
     def func(self, addr):
         return self.prog.func(int(addr, 16)) if addr else None
@@ -159,10 +172,18 @@ class Stream:
                 if callee in FUNCS and self.prog.link(int(e["to"], 16)) == self.start(callee):
                     self.calls[callee] += 1
                     st["active"].add(callee)
+                    st["open"][callee] = (e["time"], e["time_exact"], th["insns"], th["gaps"])
             elif e["kind"] == "return":
                 f = self.func(e["from"])
                 if f in st["active"] and self.func(e["to"]) != f:
                     st["active"].discard(f)
+                    t0, exact, insns, gaps = st["open"].pop(f)
+                    if gaps != th["gaps"]:
+                        self.calls_not_counted[(f, "across_gap")] += 1
+                    else:
+                        timed = exact and e["time_exact"] and e["time"] >= t0
+                        self.call_list[f].append((e["time"] - t0 if timed else None,
+                                                  th["insns"] - insns, t0))
             st["loc"] = e["to"]
         elif t == "trace_start":
             st["loc"] = e["ip"]
@@ -392,6 +413,61 @@ def main(argv):
                   f["total_insns"] == f["self_insns"],
                   "%s: %d instructions = %d calls x %s (objdump: its body up to ret)" %
                   (f["name"], f["self_insns"], f["calls"], body))
+
+    # ---- per-call figures (--latency) of the program's functions that return, on a whole trace
+    if iterations:
+        lat = report_json(auxcap, capture, "--latency", "work,leaf_add,leaf_mul", "--slowest",
+                          "3")
+        err = schema.errors(lat, schema.root)
+        check(err is None, "the JSON report with --latency validates against the schema%s" %
+              ("" if err is None else ": " + err))
+        bad = []
+        got = {c["name"]: c for c in lat.get("latency", [])}
+        for name in ("work", "leaf_add", "leaf_mul"):
+            c, calls = got.get(name), s.call_list[name]
+            if not c:
+                bad.append("%s: no entry" % name)
+                continue
+            ns = [x[0] for x in calls if x[0] is not None]
+            ins = [x[1] for x in calls]
+            hist_ns = collections.Counter(x.bit_length() for x in ns)
+            hist_in = collections.Counter(x.bit_length() for x in ins)
+            slow = sorted(((x[0] or 0, x[1]) for x in calls), reverse=True)[:3]
+            want = {"calls": len(calls), "timed": len(ns),
+                    "across_gap": s.calls_not_counted[(name, "across_gap")],
+                    "unfinished": s.calls_not_counted[(name, "unfinished")],
+                    "min_ns": min(ns) if ns else None, "max_ns": max(ns) if ns else None,
+                    "sum_ns": sum(ns) if ns else None,
+                    "min_insns": min(ins) if ins else 0, "max_insns": max(ins) if ins else 0,
+                    "sum_insns": sum(ins)}
+            for k, v in want.items():
+                if c[k] != v:
+                    bad.append("%s %s: report %s, stream %s" % (name, k, c[k], v))
+            if {h["lo"].bit_length() if h["lo"] else 0: h["count"] for h in c["hist_ns"]} != \
+                    dict(hist_ns) or \
+                    {h["lo"].bit_length() if h["lo"] else 0: h["count"] for h in c["hist_insns"]} != \
+                    dict(hist_in):
+                bad.append("%s: histograms differ" % name)
+            if [(x["ns"] or 0, x["insns"]) for x in c["slowest"]] != slow:
+                bad.append("%s: slowest %s, stream %s" % (
+                    name, [(x["ns"], x["insns"]) for x in c["slowest"]], slow))
+            if any(x["caller"] is None or x["caller"]["name"] !=
+                   ("run" if name == "work" else "work") for x in c["slowest"]):
+                bad.append("%s: callers %s" % (name, [x["caller"] for x in c["slowest"]]))
+            body = objdump_body(prog, name) if name != "work" else None
+            if body and rep["trace"]["instructions"] and \
+                    (c["min_insns"], c["max_insns"]) != (body, body):
+                bad.append("%s: %s..%s instructions per call, objdump's body %d" % (
+                    name, c["min_insns"], c["max_insns"], body))
+        n = iterations * images
+        check(not bad and got.get("work", {}).get("calls") == n,
+              "--latency: work's %d calls, leaf_add's and leaf_mul's, each from its call to its "
+              "return as computed from the stream (time, instructions, histograms, slowest, "
+              "callers)%s" % (n, "" if not bad else ": " + "; ".join(bad[:4])))
+        text = run(auxcap, "report", capture, "--no-progress", "--latency", "work")
+        check(re.search(r"^## work .*\n#  calls: +%d returned" % n, text, re.M) and
+              "Objects by self trace time" not in text,
+              "the text report with --latency: work's section, %d calls, no function tables" % n)
 
     # ---- samples
     tables = {t["event"]: t for t in rep["samples"]}
