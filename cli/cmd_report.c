@@ -822,6 +822,13 @@ static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
 			   " still running where the trace ends",
 			k->across_gap, k->unfinished);
 	fputc('\n', f);
+	if (k->running_ns)
+		fprintf(f, "#  running:   the longest of those still running began at %s (%s %d) "
+			   "and had run %s where the trace ends\n",
+			stamp(b1, sizeof(b1), k->running_start),
+			k->running_tid >= 0 ? "thread" : "AUX queue",
+			k->running_tid >= 0 ? k->running_tid : -1 - k->running_tid,
+			dur(b2, sizeof(b2), k->running_ns));
 	if (k->timed)
 		fprintf(f, "#  time:      min %s, mean %s, max %s, total %s%s\n",
 			dur(b1, sizeof(b1), k->min_ns), dur(b2, sizeof(b2), k->sum_ns / k->timed),
@@ -1312,6 +1319,13 @@ static void json_latency(struct ctx *c)
 		fprintf(f, ",\"calls\":%" PRIu64 ",\"timed\":%" PRIu64 ",\"across_gap\":%" PRIu64
 			   ",\"unfinished\":%" PRIu64,
 			k->calls, k->timed, k->across_gap, k->unfinished);
+		if (k->running_ns)
+			fprintf(f, ",\"running\":{\"start\":%" PRIu64 ",\"ns\":%" PRIu64
+				   ",\"tid\":%d}",
+				k->running_start, k->running_ns,
+				k->running_tid >= 0 ? k->running_tid : -1);
+		else
+			fputs(",\"running\":null", f);
 		if (k->timed)
 			fprintf(f, ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"sum_ns\":%" PRIu64,
 				k->min_ns, k->max_ns, k->sum_ns);

@@ -412,6 +412,12 @@ static void call_done(struct auxcap_report *r, const struct rthread *t, const st
 
 	if (!ret) {
 		p->unfinished++;
+		if (fr->timed && t->have_last && t->last_timed && t->last > fr->t0 &&
+		    t->last - fr->t0 > p->running_ns) {
+			p->running_ns = t->last - fr->t0;
+			p->running_start = fr->t0;
+			p->running_tid = t->pub.tid;
+		}
 		return;
 	}
 	if (t->pub.gaps != fr->gaps) {

@@ -725,7 +725,7 @@ static void test_calls(void **state)
 	{
 		/* each call: call, a branch in leaf with the call's instructions, return */
 		const uint64_t len[5] = { 300, 900, 100, 700, 900 };
-		struct toy_rec t[17];
+		struct toy_rec t[18];
 		size_t n = 0;
 		uint64_t at = 1000;
 
@@ -739,6 +739,7 @@ static void test_calls(void **state)
 				     MAIN + 0x15, 0);
 		}
 		t[n++] = rec(at += 1000, AUXCAP_TRACE_BRANCH, AUXCAP_BR_CALL, MAIN + 0x20, WORK, 0);
+		t[n++] = rec(at + 400, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, WORK + 4, WORK + 8, 0);
 		cb_auxtrace(b, t, n * sizeof(t[0]), 0, 0, 9, (uint32_t)-1);
 	}
 	assert_int_equal(cb_close(b), 0);
@@ -768,6 +769,11 @@ static void test_calls(void **state)
 	c = calls_at(r, WORK);
 	assert_int_equal(c->calls, 0);
 	assert_int_equal(c->unfinished, 1);
+	/* it had run from 7 us to the thread's last event, 7.4 us */
+	assert_int_equal(c->running_start, 7000);
+	assert_int_equal(c->running_ns, 400);
+	assert_int_equal(c->running_tid, 9);
+	assert_int_equal(calls_at(r, LEAF)->running_ns, 0);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
 }

@@ -161,6 +161,12 @@ struct auxcap_report_calls {
 	uint64_t calls;		  /* counted (returned) */
 	uint64_t timed;		  /* ... of them with time at both ends: the _ns figures */
 	uint64_t across_gap, unfinished;
+	/* The unfinished call that had run longest where its thread's trace ends (a lower
+	 * bound of its time: in a snapshot, often the call that was slow): its start, how long
+	 * it had run then, its thread (as auxcap_report_thread.tid: negative for trace of an
+	 * unknown thread); @running_ns 0 if no unfinished call has a time. */
+	uint64_t running_start, running_ns;
+	int32_t running_tid;
 	uint64_t min_ns, max_ns, sum_ns;	  /* over the timed calls */
 	uint64_t min_insns, max_insns, sum_insns; /* over the counted calls */
 	uint64_t hist_ns[AUXCAP_REPORT_HIST_BUCKETS];	 /* timed calls by duration, ns */
