@@ -242,6 +242,8 @@ enum {
 	AUXCAP_IPT_F_PWRX_STORE = 1u << 9,	 /* pwrx: woken by a store to the monitored line */
 	AUXCAP_IPT_F_PWRX_AUTONOMOUS = 1u << 10, /* pwrx: hardware-autonomous wake */
 	AUXCAP_IPT_F_PWRE_HW = 1u << 11,	 /* pwre: entry initiated by hardware */
+	AUXCAP_IPT_F_FLOW_TO = 1u << 12,	 /* end of trace: the last instruction handed out
+						  * went on to @payload (a branch's target) */
 };
 
 /** Execution modes (auxcap_ipt_item.mode). */

@@ -554,9 +554,13 @@ static void translate_event(struct ipt_dec *d, const struct auxcap_ipt_item *it)
 	case AUXCAP_IPT_EV_END_OF_TRACE:
 		if (d->parts[d->cur].cut)
 			return; /* the flow goes on in the next part: see ipt_decoder_next() */
+		/* The last branch before the end, when the trace says where it went (the return
+		 * a snapshot was taken at): the flow is cut at its target. */
+		if (it->flags & AUXCAP_IPT_F_FLOW_TO)
+			flow_to(d, it, it->payload);
 		flow_reset(d);
 		ev = emit(d, AUXCAP_TRACE_OTHER, it);
-		ev->ip = it->ip;
+		ev->ip = it->flags & AUXCAP_IPT_F_FLOW_TO ? it->payload : it->ip;
 		ev->what = "end of trace (flow cut)";
 		return;
 	default:

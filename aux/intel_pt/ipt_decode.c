@@ -695,6 +695,30 @@ static int next_block(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_item *it
 	return 1;
 }
 
+/*
+ * The trace has ended (pts_eos) while tracing was on: where the flow went from the last
+ * instruction handed out, if libipt knows it (an indirect branch or a return whose TIP it
+ * read, a conditional jump whose TNT bit it read, a direct branch), else 0.  Asked by
+ * decoding one more block or instruction, which is not handed out: the trace does not show
+ * it ran (libipt's ptxed ends the trace there too); the branch into it did.
+ */
+static uint64_t flow_target(struct auxcap_ipt_decoder *dec)
+{
+	if (dec->insn) {
+		struct pt_insn insn;
+
+		memset(&insn, 0, sizeof(insn));
+		(void)pt_insn_next(dec->insn, &insn, sizeof(insn));
+		return insn.iclass != ptic_error && insn.size ? insn.ip : 0;
+	} else {
+		struct pt_block block;
+
+		memset(&block, 0, sizeof(block));
+		(void)pt_blk_next(dec->blk, &block, sizeof(block));
+		return block.ninsn ? block.ip : 0;
+	}
+}
+
 /* Count the instructions of @item against the trace offset; true once the flow is stuck. */
 static bool stalled(struct auxcap_ipt_decoder *dec, const struct auxcap_ipt_item *item)
 {
@@ -780,10 +804,16 @@ int auxcap_ipt_decoder_next(struct auxcap_ipt_decoder *dec, struct auxcap_ipt_it
 			dec->status = 0;
 			dec->state = STATE_NEED_SYNC;
 			if (cut) {
+				uint64_t to = flow_target(dec);
+
 				memset(item, 0, sizeof(*item));
 				item->kind = AUXCAP_IPT_ITEM_EVENT;
 				item->event = AUXCAP_IPT_EV_END_OF_TRACE;
 				item->ip = dec->last_ip;
+				if (to) {
+					item->flags |= AUXCAP_IPT_F_FLOW_TO;
+					item->payload = to;
+				}
 				if (dec_get_offset(dec, &offset) >= 0)
 					item->offset = offset;
 				return 1;

@@ -553,10 +553,73 @@ static void test_ipt_decode_fixtures_match_ptxed(void **state)
 	assert_true(pass > 0);
 }
 
+/*
+ * Where the trace ends without a TIP.PGD, the end says where the last instruction went when
+ * the trace tells it (the backend hands out that branch: a snapshot taken at a return shows
+ * the return), with both decoders; ptxed's own output ends at the instruction (checked
+ * above: the target's instruction is not handed out as run).  The targets, from the .ptt
+ * sources (org 0x1000): tip-eos "l0: jmp rax" (2 bytes), TIP to l2 at 0x1003; tnt_t-eos
+ * "l0: je l2" taken: l2 at 0x1003; tnt_n-eos not taken: l1 at 0x1002; fup-tip-eos "l0: nop",
+ * an interrupt at l1 with its TIP to l2 at 0x1002.
+ */
+static void test_ipt_decode_end_flow_to(void **state)
+{
+	static const struct {
+		const char *name;
+		uint64_t to;
+	} want[] = {
+		{ "tip-eos", 0x1003 },
+		{ "tnt_t-eos", 0x1003 },
+		{ "tnt_n-eos", 0x1002 },
+		{ "fup-tip-eos", 0x1002 },
+	};
+	struct ptt_vector *v;
+	size_t n, found = 0;
+
+	(void)state;
+	n = ptt_vectors("ptxed", &v);
+	if (!n)
+		skip();
+	for (size_t i = 0; i < n; i++) {
+		for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+			struct auxcap_ipt_params params = { .sz = sizeof(params) };
+			struct xed_opts xo = { 0 };
+
+			if (strcmp(v[i].name, want[w].name))
+				continue;
+			assert_null(parse_opts(&v[i], &params, &xo));
+			for (int block = 0; block < 2; block++) {
+				struct run run;
+				const struct auxcap_ipt_item *end = NULL;
+
+				decode_vector(&v[i], &params, block, &run);
+				for (size_t k = 0; k < run.n; k++)
+					if (run.items[k].kind == AUXCAP_IPT_ITEM_EVENT &&
+					    run.items[k].event == AUXCAP_IPT_EV_END_OF_TRACE)
+						end = &run.items[k];
+				if (!end || !(end->flags & AUXCAP_IPT_F_FLOW_TO) ||
+				    end->payload != want[w].to)
+					fail_msg("%s (%s decoder): end of trace %s, flow to 0x%" PRIx64
+						 ", expected 0x%" PRIx64,
+						 v[i].variant, block ? "block" : "instruction",
+						 end ? "found" : "missing",
+						 end && (end->flags & AUXCAP_IPT_F_FLOW_TO) ? end->payload
+											      : 0,
+						 want[w].to);
+				free(run.items);
+			}
+			found++;
+		}
+	}
+	free(v);
+	assert_int_equal(found, sizeof(want) / sizeof(want[0]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipt_decode_fixtures_match_ptxed),
+		cmocka_unit_test(test_ipt_decode_end_flow_to),
 	};
 
 	return cmocka_run_group_tests_name("aux/intel_pt/ipt_decode", tests, NULL, NULL);
