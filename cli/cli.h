@@ -136,6 +136,13 @@ bool cli_func_spec_is(const char *name, const char *dso, const char *spec);
 /* The filter @f's options gave, NULL if none. */
 const struct auxcap_decode_filter *cli_filter_get(const struct cli_filter *f);
 
+/* A time with its unit ("500us", "2ms", "1.5s", "100ns") in ns, at least 1: 0, or -EINVAL
+ * (nothing printed). */
+int cli_duration_parse(const char *s, uint64_t *ret);
+
+/* @ns as "1.553 s", "12.35 ms", "456.0 us", "789 ns" in @buf (returned). */
+const char *cli_duration_str(char *buf, size_t n, uint64_t ns);
+
 /* Whether function @name (as shown; NULL: none) is the one a user named @want (annotate
  * SYMBOL, --symbols): the same name, or a C++ name without its parameter list ("ns::f" for
  * "ns::f(int)"). */

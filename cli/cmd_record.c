@@ -75,6 +75,7 @@ struct record_opts {
 	uint64_t snapshot_size;
 	const char *control;
 	const char *trigger_on; /* SYMBOL[@BINARY] */
+	uint64_t trigger_min_ns; /* --trigger-min-duration */
 	enum cli_trigger_via trigger_via;
 	const char *filter;		      /* --filter before any -e: the AUX event's */
 	const char *ev_filters[MAX_EVENTS]; /* --filter after -e: that event's */
@@ -176,6 +177,9 @@ static void usage(FILE *f)
 		"      --trigger-on SYMBOL[@BINARY]  with -S: a snapshot each time the traced\n"
 		"                       program enters function SYMBOL of BINARY (default: the\n"
 		"                       command's, or -p/-t's, executable)\n"
+		"      --trigger-min-duration DUR  with --trigger-on: a snapshot only when a call\n"
+		"                       of SYMBOL took DUR or longer (500us, 2ms, 1.5s), taken at\n"
+		"                       its return (a uprobe and a return probe)\n"
 		"      --trigger-via uprobe|breakpoint  how (default: a uprobe when the kernel\n"
 		"                       has them, else an execute breakpoint; with --emulate the\n"
 		"                       tracer watches the function)\n"
@@ -349,6 +353,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "max-insns", required_argument, NULL, 4 },
 		{ "trigger-on", required_argument, NULL, 5 },
 		{ "trigger-via", required_argument, NULL, 6 },
+		{ "trigger-min-duration", required_argument, NULL, 10 },
 		{ "filter", required_argument, NULL, 7 },
 		{ "force", no_argument, NULL, 'f' },
 		{ "no-buildid", no_argument, NULL, 'B' },
@@ -434,6 +439,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 5: o->trigger_on = optarg; break;
+		case 10:
+			if (cli_duration_parse(optarg, &o->trigger_min_ns) < 0) {
+				cli_err("bad --trigger-min-duration '%s': give a time with its unit, "
+					"e.g. 500us, 2ms, 1.5s",
+					optarg);
+				return -EINVAL;
+			}
+			break;
 		case 6:
 			if (cli_trigger_via_parse(optarg, &o->trigger_via) < 0)
 				return -EINVAL;
@@ -548,6 +561,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->freq && o->period) {
 		cli_err("-F and -c exclude each other: sample by frequency or every N events");
+		return -EINVAL;
+	}
+	if (o->trigger_min_ns && !o->trigger_on) {
+		cli_err("--trigger-min-duration times the calls of the --trigger-on function: give "
+			"--trigger-on SYMBOL too");
 		return -EINVAL;
 	}
 	if (o->trigger_on && !o->snapshot) {
@@ -1218,6 +1236,8 @@ static int emu_snapshot_setup(struct emu_live *live, const struct cli_trigger *t
 		int r = auxcap_live_source_set_trigger(live->src, t->binary, t->file_offset,
 						       emu_on_hit, live);
 
+		if (r == 0 && t->min_ns)
+			r = auxcap_live_source_set_trigger_min(live->src, t->min_ns);
 		if (r < 0) {
 			cli_err("--trigger-on %s: cannot watch %s: %s", t->symbol, t->binary,
 				strerror(-r));
@@ -1505,7 +1525,7 @@ static int run_record(int argc, char **argv)
 	struct auxcap_pmu_list *emu_pmus = NULL;
 	struct emu_live live = { 0 };
 	struct cli_trigger trig = { 0 };
-	struct auxcap_session_event trig_ev;
+	struct auxcap_session_event trig_ev[2];
 	bool stop_after_exec = false, child_stopped = false;
 	int attach_failed = 0;
 	const struct auxcap_event_spec *aux_spec = NULL;
@@ -1712,6 +1732,7 @@ static int run_record(int argc, char **argv)
 					(o.cmd || o.pid_list) && !o.all_cpus && !o.cpu_list &&
 						!o.emulate && !o.no_inherit);
 		free(exe);
+		trig.min_ns = o.trigger_min_ns;
 		if (r == 0 && o.emulate)
 			r = cli_trigger_for_emulate(&trig);
 		if (r < 0)
@@ -1815,10 +1836,14 @@ static int run_record(int argc, char **argv)
 		}
 	}
 	if (o.trigger_on && trig.kind != CLI_TRIGGER_TRACER) {
-		trig_ev.attr = &trig.attr;
-		trig_ev.name = trig.desc;
-		so.triggers = &trig_ev;
-		so.nr_triggers = 1;
+		memset(trig_ev, 0, sizeof(trig_ev));
+		trig_ev[0].attr = &trig.attr;
+		trig_ev[0].name = trig.desc;
+		trig_ev[1].attr = &trig.ret_attr;
+		trig_ev[1].name = trig.desc;
+		so.triggers = trig_ev;
+		so.nr_triggers = trig.min_ns ? 2 : 1;
+		so.trigger_min_ns = trig.min_ns;
 	}
 	if (o.trigger_on && o.verbose)
 		fprintf(stderr, "auxcap: trigger on %s\n", trig.desc);
@@ -2058,12 +2083,32 @@ static int run_record(int argc, char **argv)
 			goto out;
 		}
 		print_summary(&st, &ps, data_bytes, o.output);
-		if (o.trigger_on)
+		if (o.trigger_on && trig.min_ns) {
+			uint64_t calls = st.trigger_calls, max_ns = st.trigger_max_ns;
+			char b1[32], b2[32];
+
+#if AUXCAP_HAVE_TRACER
+			if (live.src && trig.kind == CLI_TRIGGER_TRACER)
+				auxcap_live_source_calls(live.src, &calls, &max_ns);
+#endif
+			note("trigger %s: %" PRIu64 " calls returned (the longest %s), %" PRIu64
+			     " of them took %s or more, %" PRIu64 " snapshots%s\n",
+			     trig.desc, calls, cli_duration_str(b1, sizeof(b1), max_ns),
+			     st.trigger_hits, cli_duration_str(b2, sizeof(b2), trig.min_ns),
+			     st.trigger_snapshots,
+			     st.trigger_lost ? " (some hits lost: see below)" : "");
+		} else if (o.trigger_on) {
 			note("trigger %s: %" PRIu64 " hits, %" PRIu64
 					" snapshots%s\n",
 				trig.desc, st.trigger_hits, st.trigger_snapshots,
 				st.trigger_lost ? " (some hits lost: see below)" : "");
-		if (st.trigger_lost)
+		}
+		if (st.trigger_lost && trig.min_ns)
+			fprintf(stderr, "auxcap: warning: %" PRIu64 " trigger samples lost: %s's "
+					"calls came faster than auxcap read their entries and returns "
+					"(the calls around them were not timed)\n",
+				st.trigger_lost, trig.symbol);
+		else if (st.trigger_lost)
 			fprintf(stderr, "auxcap: warning: %" PRIu64 " trigger hits lost: they came "
 					"faster than snapshots could be taken\n",
 				st.trigger_lost);

@@ -191,20 +191,6 @@ struct ctx {
 	enum auxcap_report_sort_key key; /* the trace table's order (resolved) */
 };
 
-/* "1.553 s", "12.35 ms", "456.0 us", "789 ns" */
-static const char *dur(char *buf, size_t n, uint64_t ns)
-{
-	if (ns >= 1000000000ull)
-		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000ull)
-		snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
-	else if (ns >= 1000ull)
-		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
-	else
-		snprintf(buf, n, "%" PRIu64 " ns", ns);
-	return buf;
-}
-
 static const char *stamp(char *buf, size_t n, uint64_t ns)
 {
 	snprintf(buf, n, "%" PRIu64 ".%09" PRIu64, ns / UINT64_C(1000000000), ns % UINT64_C(1000000000));
@@ -311,7 +297,7 @@ static void text_trace_line(FILE *f, const struct auxcap_report_summary *s,
 			       : (s->nr_queues == 1 ? "queue" : "queues"),
 		info->timeless ? " (no time conversion)" : "", s->trace_events);
 	if (s->trace_timed)
-		fprintf(f, ", %s traced", dur(b, sizeof(b), s->trace_ns));
+		fprintf(f, ", %s traced", cli_duration_str(b, sizeof(b), s->trace_ns));
 	fprintf(f, ", %" PRIu64 " instructions, %" PRIu64 " branches\n", s->insns, s->branches);
 }
 
@@ -373,7 +359,7 @@ static void text_header(struct ctx *c)
 	if (s->has_span)
 		fprintf(f, "# time:      %s .. %s (%s)\n", stamp(b1, sizeof(b1), s->first_time),
 			stamp(b2, sizeof(b2), s->last_time),
-			dur(b3, sizeof(b3), s->last_time - s->first_time));
+			cli_duration_str(b3, sizeof(b3), s->last_time - s->first_time));
 	else
 		fputs("# time:      no timed event\n", f);
 	if (s->nr_cpus)
@@ -455,7 +441,7 @@ static void text_threads(struct ctx *c)
 		fprintf(f, "  %8s %8d  %-16s %12s %12" PRIu64 " %10" PRIu64 " %8" PRIu64
 			   " %5" PRIu64 "\n",
 			tid, t->pid, t->comm ? t->comm : t->tid < 0 ? "(unknown thread)" : "-",
-			c->s->trace_timed ? dur(b, sizeof(b), t->trace_ns) : "-", t->insns,
+			c->s->trace_timed ? cli_duration_str(b, sizeof(b), t->trace_ns) : "-", t->insns,
 			t->branches, t->samples, t->gaps);
 	}
 }
@@ -536,7 +522,7 @@ static void text_dso_table(struct ctx *c, const struct auxcap_report_thread *t)
 		shown++;
 		fputs(" ", f);
 		if (trace && timed)
-			fprintf(f, " %6.2f%% %11s", pct(d->self_ns, ns), dur(b, sizeof(b), d->self_ns));
+			fprintf(f, " %6.2f%% %11s", pct(d->self_ns, ns), cli_duration_str(b, sizeof(b), d->self_ns));
 		else if (trace)
 			fprintf(f, " %6.2f%%", insns ? pct(d->self_insns, insns)
 						     : pct(d->self_branches, branches));
@@ -577,7 +563,7 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 	fprintf(f, "\nFunctions by %s (%s%zu of %zu", key_title(c->key), top ? "top " : "",
 		top && top < count ? top : count, count);
 	if (timed)
-		fprintf(f, "; %s traced", dur(b1, sizeof(b1), ns));
+		fprintf(f, "; %s traced", cli_duration_str(b1, sizeof(b1), ns));
 	if (timed || insns)
 		fprintf(f, "; %" PRIu64 " instructions):\n", insns);
 	else
@@ -596,8 +582,8 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 		shown++;
 		if (timed)
 			fprintf(f, "  %6.2f%% %11s %6.2f%% %11s ", pct(fn->self_ns, ns),
-				dur(b1, sizeof(b1), fn->self_ns), pct(fn->total_ns, ns),
-				dur(b2, sizeof(b2), fn->total_ns));
+				cli_duration_str(b1, sizeof(b1), fn->self_ns), pct(fn->total_ns, ns),
+				cli_duration_str(b2, sizeof(b2), fn->total_ns));
 		else if (insns)
 			fprintf(f, "  %6.2f%% %6.2f%% ", pct(fn->self_insns, insns),
 				pct(fn->total_insns, insns));
@@ -718,7 +704,7 @@ static void text_losses(struct ctx *c)
 	if (s->gaps) {
 		fprintf(f, "  decode gaps:     %" PRIu64, s->gaps);
 		if (s->trace_timed)
-			fprintf(f, ", %s of trace time lost in them", dur(b2, sizeof(b2), s->gap_ns));
+			fprintf(f, ", %s of trace time lost in them", cli_duration_str(b2, sizeof(b2), s->gap_ns));
 		fputc('\n', f);
 		for (size_t i = 0; i < s->nr_gap_notes; i++) {
 			const struct auxcap_report_note *n = &s->gap_notes[i];
@@ -793,10 +779,10 @@ static void text_hist(FILE *f, const uint64_t *h, bool ns, const char *title)
 
 		bucket_range(k, &lo, &hi);
 		if (ns && k == AUXCAP_REPORT_HIST_BUCKETS - 1)
-			snprintf(range, sizeof(range), ">= %s", dur(b1, sizeof(b1), lo));
+			snprintf(range, sizeof(range), ">= %s", cli_duration_str(b1, sizeof(b1), lo));
 		else if (ns && k)
-			snprintf(range, sizeof(range), "%s - %s", dur(b1, sizeof(b1), lo),
-				 dur(b2, sizeof(b2), hi + 1));
+			snprintf(range, sizeof(range), "%s - %s", cli_duration_str(b1, sizeof(b1), lo),
+				 cli_duration_str(b2, sizeof(b2), hi + 1));
 		else if (lo == hi)
 			snprintf(range, sizeof(range), "%" PRIu64, lo);
 		else
@@ -828,11 +814,11 @@ static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
 			stamp(b1, sizeof(b1), k->running_start),
 			k->running_tid >= 0 ? "thread" : "AUX queue",
 			k->running_tid >= 0 ? k->running_tid : -1 - k->running_tid,
-			dur(b2, sizeof(b2), k->running_ns));
+			cli_duration_str(b2, sizeof(b2), k->running_ns));
 	if (k->timed)
 		fprintf(f, "#  time:      min %s, mean %s, max %s, total %s%s\n",
-			dur(b1, sizeof(b1), k->min_ns), dur(b2, sizeof(b2), k->sum_ns / k->timed),
-			dur(b3, sizeof(b3), k->max_ns), dur(b4, sizeof(b4), k->sum_ns),
+			cli_duration_str(b1, sizeof(b1), k->min_ns), cli_duration_str(b2, sizeof(b2), k->sum_ns / k->timed),
+			cli_duration_str(b3, sizeof(b3), k->max_ns), cli_duration_str(b4, sizeof(b4), k->sum_ns),
 			k->timed < k->calls ? " (of the calls with time at both ends)" : "");
 	else if (k->calls)
 		fputs("#  time:      not known (the trace has no timestamps)\n", f);
@@ -860,7 +846,7 @@ static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
 		fprintf(f, "   %20s %20s %8s %4s %10s %10" PRIu64 "  ",
 			x->start ? stamp(b1, sizeof(b1), x->start) : "-",
 			x->end ? stamp(b2, sizeof(b2), x->end) : "-", tid, cpu,
-			x->timed ? dur(b3, sizeof(b3), x->ns) : "-", x->insns);
+			x->timed ? cli_duration_str(b3, sizeof(b3), x->ns) : "-", x->insns);
 		if (x->caller)
 			print_func(f, x->caller);
 		else

@@ -5,6 +5,7 @@
  * --top; and the end of their output.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,45 @@ int cli_output_close(FILE *out, const char *path, const char *what, int ret)
 		ret = CLI_ERR;
 	}
 	return ret;
+}
+
+const char *cli_duration_str(char *buf, size_t n, uint64_t ns)
+{
+	if (ns >= 1000000000ull)
+		snprintf(buf, n, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000ull)
+		snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+	else
+		snprintf(buf, n, "%" PRIu64 " ns", ns);
+	return buf;
+}
+
+int cli_duration_parse(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			v *= units[i].ns;
+			if (!(v >= 1 && v < 1.8e19))
+				return -EINVAL;
+			*ret = (uint64_t)(v + 0.5);
+			return 0;
+		}
+	return -EINVAL;
 }
 
 bool cli_sym_is(const char *name, const char *want)

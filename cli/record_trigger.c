@@ -191,8 +191,19 @@ static int build_tracefs_uprobe(struct cli_trigger *t)
 	if (r < 0)
 		return r;
 	snprintf(t->probe_name, sizeof(t->probe_name), "%s", name);
-	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe auxcap:%s at file offset 0x%" PRIx64 ")",
-		 t->symbol, t->binary, name, t->file_offset);
+	if (t->min_ns) {
+		char ret_name[72];
+
+		snprintf(ret_name, sizeof(ret_name), "%s_ret", name);
+		r = auxcap_trigger_uprobe_tracefs_new(NULL, ret_name, t->binary, t->file_offset,
+						      true, &t->ret_attr);
+		if (r < 0)
+			return r;
+		snprintf(t->ret_probe_name, sizeof(t->ret_probe_name), "%s", ret_name);
+	}
+	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe auxcap:%s%s at file offset 0x%" PRIx64 ")",
+		 t->symbol, t->binary, name, t->min_ns ? " and its return probe" : "",
+		 t->file_offset);
 	return 0;
 }
 
@@ -253,6 +264,17 @@ int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids)
 {
 	int r;
 
+	if (t->min_ns && t->kind == CLI_TRIGGER_BP) {
+		cli_err("--trigger-min-duration times each call of %s from its entry to its return, "
+			"which takes a uprobe and a return probe; %s",
+			t->symbol,
+			t->via == CLI_TRIGGER_BREAKPOINT
+				? "an execute breakpoint fires at the entry only (leave --trigger-via "
+				  "breakpoint out)"
+				: "this kernel has no uprobes (CONFIG_UPROBE_EVENTS)");
+		return -EOPNOTSUPP;
+	}
+
 	if (t->kind == CLI_TRIGGER_UPROBE_TRACEFS) {
 		r = build_tracefs_uprobe(t);
 		if (r == 0)
@@ -263,6 +285,13 @@ int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids)
 				t->symbol, t->binary, strerror(-r));
 			return r;
 		}
+		if (t->min_ns) {
+			cli_err("cannot make a uprobe and a return probe for %s@%s in tracefs, "
+				"which --trigger-min-duration needs: %s (as root: mount -t tracefs "
+				"nodev /sys/kernel/tracing)",
+				t->symbol, t->binary, strerror(-r));
+			return r;
+		}
 		cli_warn("cannot make a uprobe for %s in tracefs (%s); using an execute breakpoint",
 			 t->symbol, strerror(-r));
 		t->kind = CLI_TRIGGER_BP;
@@ -270,13 +299,16 @@ int cli_trigger_build(struct cli_trigger *t, const pid_t *pids, size_t nr_pids)
 	if (t->kind == CLI_TRIGGER_BP)
 		return build_breakpoint(t, pids, nr_pids);
 	r = auxcap_trigger_uprobe_attr(NULL, t->binary, t->file_offset, false, &t->attr);
+	if (r == 0 && t->min_ns)
+		r = auxcap_trigger_uprobe_attr(NULL, t->binary, t->file_offset, true, &t->ret_attr);
 	if (r < 0) {
-		cli_err("cannot set up a uprobe for %s@%s: %s (use --trigger-via breakpoint)",
-			t->symbol, t->binary, strerror(-r));
+		cli_err("cannot set up a uprobe%s for %s@%s: %s%s", t->min_ns ? " and a return probe" : "",
+			t->symbol, t->binary, strerror(-r),
+			t->min_ns ? "" : " (use --trigger-via breakpoint)");
 		return r;
 	}
-	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe at file offset 0x%" PRIx64 ")", t->symbol,
-		 t->binary, t->file_offset);
+	snprintf(t->desc, sizeof(t->desc), "%s@%s (uprobe%s at file offset 0x%" PRIx64 ")",
+		 t->symbol, t->binary, t->min_ns ? " and return probe" : "", t->file_offset);
 	return 0;
 }
 
@@ -310,6 +342,15 @@ int cli_trigger_for_emulate(struct cli_trigger *t)
 
 void cli_trigger_fini(struct cli_trigger *t)
 {
+	if (t->ret_probe_name[0]) {
+		int r = auxcap_trigger_uprobe_tracefs_delete(NULL, t->ret_probe_name);
+
+		if (r < 0)
+			cli_warn("cannot remove uprobe auxcap:%s: %s (remove it with: echo "
+				 "'-:auxcap/%s' >> /sys/kernel/tracing/uprobe_events)",
+				 t->ret_probe_name, strerror(-r), t->ret_probe_name);
+		t->ret_probe_name[0] = '\0';
+	}
 	if (t->probe_name[0]) {
 		int r = auxcap_trigger_uprobe_tracefs_delete(NULL, t->probe_name);
 

@@ -39,6 +39,11 @@ struct cli_trigger {
 	uint64_t addr;	     /* breakpoint: run-time address */
 	struct perf_event_attr attr; /* the trigger event; a uprobe's points at @binary */
 	char desc[512];		     /* "foo@/path (uprobe at file offset 0x1139)" for messages */
+	/* --trigger-min-duration: set after cli_trigger_resolve(), before cli_trigger_build();
+	 * then a snapshot only for a call of at least @min_ns, timed by a return probe too */
+	uint64_t min_ns;
+	struct perf_event_attr ret_attr; /* the return probe (uprobe kinds) */
+	char ret_probe_name[72];	 /* CLI_TRIGGER_UPROBE_TRACEFS: its name while it exists */
 };
 
 /** Parse "uprobe", "breakpoint" or "auto".  Returns 0 or -EINVAL (after printing why). */

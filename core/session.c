@@ -73,6 +73,30 @@ struct set {
 
 /* The trigger ring of a set: hits are read at once, so a few pages hold any burst. */
 #define TRIGGER_RING_PAGES 8
+/* ... with trigger_min_ns, every call of the function writes two samples: more room. */
+#define TRIGGER_TIMED_RING_PAGES 128
+
+/* opts.trigger_min_ns: a trigger event's sample id, and which trigger it is. */
+struct trig_id {
+	uint64_t id;
+	size_t index;
+};
+
+/* A sample of a trigger event, read in a loop pass. */
+struct trig_hit {
+	uint64_t time;
+	uint32_t tid, cpu;
+	bool ret; /* the return probe's, else the entry's */
+};
+
+/* A thread's calls of the trigger function still open: their entry times, innermost last. */
+#define OPEN_CALLS_MAX 64
+struct open_calls {
+	uint32_t tid;
+	bool used;
+	uint32_t n;
+	uint64_t t[OPEN_CALLS_MAX];
+};
 
 /*
  * A pending snapshot request is one atomic word: the source in the top bits, the
@@ -107,6 +131,15 @@ struct auxcap_session {
 	pthread_mutex_t hit_lock;   /* orders the request word and hit_tid/hit_cpu between the loop
 				       and auxcap_session_request_hit() callers */
 	uint32_t hit_tid, hit_cpu;  /* the hit that made the pending request (under hit_lock) */
+	/* opts.trigger_min_ns: which trigger each sample id is, the hits of a loop pass, and
+	 * the calls each thread has open (time_calls()) */
+	struct trig_id *trig_ids;
+	size_t nr_trig_ids;
+	struct trig_hit *hits;
+	size_t nr_hits, cap_hits;
+	struct open_calls *open; /* open addressing by tid */
+	size_t open_cap, open_n;
+	uint64_t lost_seen; /* trigger_lost when the stacks last started afresh */
 	struct auxcap_session_stats stats;
 	bool frozen;	    /* session_freeze() ran for the pending snapshot (loop or API) */
 	int freeze_result;  /* what it returned */
@@ -296,7 +329,8 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		if (!a->sample_period)
 			a->sample_period = 1;
 		a->watermark = 0;
-		a->wakeup_events = 1;
+		/* with trigger_min_ns, an entry (even index) wakes nobody: its return will */
+		a->wakeup_events = o->trigger_min_ns && !(i & 1) ? 0 : 1;
 		a->write_backward = 0;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;
@@ -307,6 +341,23 @@ static int session_prepare_attrs(struct auxcap_session *s)
 }
 
 /* --- opening event sets -------------------------------------------------------------------- */
+
+/* opts.trigger_min_ns: trigger @index opened as @fd: its samples' id says which it is. */
+static int add_trig_id(struct auxcap_session *s, int fd, size_t index)
+{
+	struct trig_id *n = realloc(s->trig_ids, (s->nr_trig_ids + 1) * sizeof(*n));
+	uint64_t id = 0;
+	int r;
+
+	if (!n)
+		return -ENOMEM;
+	s->trig_ids = n;
+	r = s->sys->ioctl(s->sys->ctx, fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
+	if (r < 0)
+		return r;
+	n[s->nr_trig_ids++] = (struct trig_id){ id, index };
+	return 0;
+}
 
 static void set_close(struct auxcap_session *s, struct set *set)
 {
@@ -427,11 +478,15 @@ static int set_open(struct auxcap_session *s, struct set *set, const struct set 
 		if (fd < 0)
 			return fd;
 		set->trig_fds[i] = fd;
+		if (s->opts.trigger_min_ns && (r = add_trig_id(s, fd, i)) < 0)
+			return r;
 		if (owner)
 			continue;
 		if (set->trig_ring_fd < 0) {
-			r = auxcap_mapped_ring_open(s->sys, fd, TRIGGER_RING_PAGES, 0,
-						    &set->trig_ring);
+			r = auxcap_mapped_ring_open(s->sys, fd,
+						    s->opts.trigger_min_ns ? TRIGGER_TIMED_RING_PAGES
+									   : TRIGGER_RING_PAGES,
+						    0, &set->trig_ring);
 			if (r < 0)
 				return r;
 			set->trig_ring_fd = fd;
@@ -572,6 +627,9 @@ void auxcap_session_free(struct auxcap_session *s)
 	free(s->names);
 	free(s->attrs);
 	free(s->trig_attrs);
+	free(s->trig_ids);
+	free(s->hits);
+	free(s->open);
 	free(s->aux_name);
 	free(s->snap_buf);
 	if (s->wake_fd >= 0)
@@ -603,6 +661,9 @@ int auxcap_session_open(const struct auxcap_session_opts *opts, struct auxcap_se
 		return -EINVAL;
 	/* A trigger asks for snapshots: full-trace mode writes everything anyway. */
 	if (opts->nr_triggers && (!opts->snapshot || !opts->triggers))
+		return -EINVAL;
+	/* timed calls: an entry and a return probe for each function */
+	if (opts->trigger_min_ns && (!opts->nr_triggers || (opts->nr_triggers & 1)))
 		return -EINVAL;
 	for (size_t i = 0; i < opts->nr_triggers; i++)
 		if (!opts->triggers[i].attr)
@@ -1287,9 +1348,121 @@ void auxcap_session_request_hit(struct auxcap_session *s, uint64_t time_ns, uint
 	request_hit(s, time_ns, tid, cpu, true);
 }
 
+/* opts.trigger_min_ns: the open calls of thread @tid (made if new); NULL on ENOMEM. */
+static struct open_calls *open_calls_of(struct auxcap_session *s, uint32_t tid)
+{
+	size_t i;
+
+	if ((s->open_n + 1) * 2 > s->open_cap) {
+		size_t cap = s->open_cap ? 2 * s->open_cap : 16;
+		struct open_calls *no = calloc(cap, sizeof(*no));
+
+		if (!no)
+			return NULL;
+		for (size_t k = 0; k < s->open_cap; k++) {
+			if (!s->open[k].used)
+				continue;
+			for (i = (uint32_t)(s->open[k].tid * 2654435761u) & (cap - 1); no[i].used;
+			     i = (i + 1) & (cap - 1))
+				;
+			no[i] = s->open[k];
+		}
+		free(s->open);
+		s->open = no;
+		s->open_cap = cap;
+	}
+	for (i = (uint32_t)(tid * 2654435761u) & (s->open_cap - 1); s->open[i].used;
+	     i = (i + 1) & (s->open_cap - 1))
+		if (s->open[i].tid == tid)
+			return &s->open[i];
+	s->open[i].used = true;
+	s->open[i].tid = tid;
+	s->open[i].n = 0;
+	s->open_n++;
+	return &s->open[i];
+}
+
+static int cmp_hit(const void *pa, const void *pb)
+{
+	const struct trig_hit *a = pa, *b = pb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return (int)a->ret - (int)b->ret; /* an entry before a return at the same time */
+}
+
+/*
+ * opts.trigger_min_ns: the trigger samples a loop pass read, in time order: an entry opens a
+ * call of its thread, a return closes the latest one, and a call that took trigger_min_ns
+ * or more asks for a snapshot timed at its return (*@hit set).  Runs in the loop's thread.
+ */
+static int time_calls(struct auxcap_session *s, bool *hit)
+{
+	if (s->stats.trigger_lost != s->lost_seen) {
+		/* samples were lost: an entry or a return may be missing, so pairs are not known */
+		for (size_t k = 0; k < s->open_cap; k++)
+			s->open[k].n = 0;
+		s->lost_seen = s->stats.trigger_lost;
+	}
+	qsort(s->hits, s->nr_hits, sizeof(*s->hits), cmp_hit);
+	for (size_t i = 0; i < s->nr_hits; i++) {
+		const struct trig_hit *h = &s->hits[i];
+		struct open_calls *oc = open_calls_of(s, h->tid);
+		uint64_t d;
+
+		if (!oc)
+			return -ENOMEM;
+		if (!h->ret) {
+			if (oc->n == OPEN_CALLS_MAX) { /* runaway: the oldest goes */
+				memmove(oc->t, oc->t + 1, (OPEN_CALLS_MAX - 1) * sizeof(oc->t[0]));
+				oc->n--;
+			}
+			oc->t[oc->n++] = h->time;
+			continue;
+		}
+		if (!oc->n)
+			continue; /* called before the capture began */
+		oc->n--;
+		d = h->time > oc->t[oc->n] ? h->time - oc->t[oc->n] : 0;
+		s->stats.trigger_calls++;
+		if (d > s->stats.trigger_max_ns)
+			s->stats.trigger_max_ns = d;
+		if (d >= s->opts.trigger_min_ns) {
+			*hit = true;
+			request_hit(s, h->time, h->tid, h->cpu, false);
+		}
+	}
+	s->nr_hits = 0;
+	return 0;
+}
+
+/* opts.trigger_min_ns: keep a trigger sample for time_calls(); -ENOMEM. */
+static int keep_hit(struct auxcap_session *s, const struct auxcap_record *rec, uint32_t cpu)
+{
+	size_t k;
+
+	for (k = 0; k < s->nr_trig_ids && s->trig_ids[k].id != rec->u.sample.id; k++)
+		;
+	if (k == s->nr_trig_ids)
+		return 0; /* (not one of ours) */
+	if (s->nr_hits == s->cap_hits) {
+		size_t cap = s->cap_hits ? 2 * s->cap_hits : 256;
+		struct trig_hit *nh = realloc(s->hits, cap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		s->hits = nh;
+		s->cap_hits = cap;
+	}
+	s->hits[s->nr_hits++] = (struct trig_hit){ rec->u.sample.time, rec->u.sample.tid, cpu,
+						   (s->trig_ids[k].index & 1) != 0 };
+	return 0;
+}
+
 /*
  * Read the hits of a set's trigger events: each sample is a snapshot request timed by the
- * sample itself.  Sets *@hit when there was one.  Runs in the loop's thread.
+ * sample itself (with opts.trigger_min_ns, kept for time_calls()).  Sets *@hit when there
+ * was a request.  Runs in the loop's thread.
  */
 static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
 {
@@ -1297,6 +1470,7 @@ static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
 	const struct perf_event_header *h;
 	struct auxcap_record rec;
 	uint64_t v[2];
+	uint32_t cpu;
 	int r;
 
 	if (auxcap_ring_begin(ring) <= 0)
@@ -1310,11 +1484,16 @@ static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
 		if (h->type != PERF_RECORD_SAMPLE ||
 		    auxcap_record_parse(&s->trig_layout, h, h->size, &rec) < 0)
 			continue;
+		cpu = (s->trig_layout.sample_type & PERF_SAMPLE_CPU) ? rec.u.sample.cpu
+								     : (uint32_t)set->cpu;
+		if (s->opts.trigger_min_ns) {
+			r = keep_hit(s, &rec, cpu);
+			if (r < 0)
+				break;
+			continue;
+		}
 		*hit = true;
-		request_hit(s, rec.u.sample.time, rec.u.sample.tid,
-			    (s->trig_layout.sample_type & PERF_SAMPLE_CPU) ? rec.u.sample.cpu
-									   : (uint32_t)set->cpu,
-			    false);
+		request_hit(s, rec.u.sample.time, rec.u.sample.tid, cpu, false);
 	}
 	if (r == -EBADMSG) {
 		s->stats.corrupt++;
@@ -1411,12 +1590,16 @@ int auxcap_session_run(struct auxcap_session *s, int timeout_ms)
 		 * reading the hits (a trigger ring holds nothing but hits and LOST records), the
 		 * set the hit came from first.  The snapshot the hit asks for is then taken.
 		 */
-		for (size_t i = 1; i < nfd && s->opts.snapshot && !s->frozen; i++)
+		for (size_t i = 1; i < nfd && s->opts.snapshot && !s->frozen &&
+				   !s->opts.trigger_min_ns; /* (most calls are quick) */
+		     i++)
 			if (trig_set[i] && (pfd[i].revents & POLLIN))
 				(void)session_freeze(s, trig_set[i] - 1);
 		for (size_t k = 0; k < s->nr_sets && r == 0; k++)
 			if (s->sets[k].has_trig_ring)
 				r = read_triggers(s, &s->sets[k], &hit);
+		if (r == 0 && s->nr_hits)
+			r = time_calls(s, &hit);
 		if (s->frozen && (r < 0 || !(__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE) &
 					     AUXCAP_REQ_SNAPSHOT))) {
 			int r2 = session_thaw(s); /* no snapshot to take after all */

@@ -23,6 +23,8 @@ struct sb_item {
 	char *str; /* owned: file name or comm */
 };
 
+#define LS_OPEN_MAX 64 /* calls of the watched function timed at once (recursion) */
+
 struct auxcap_live_source {
 	enum auxcap_tracer_format format;
 	char **argv;       /* owned copy, NULL for a child made by the caller */
@@ -65,6 +67,14 @@ struct auxcap_live_source {
 	void *hit_ctx;
 	uint64_t hits;	 /* atomic */
 	bool hit_pause; /* a hit ended the last refill: the next paced pull gives nothing */
+	/* auxcap_live_source_set_trigger_min(): calls timed from entry to return */
+	uint64_t min_ns;
+	uint64_t call_ret;   /* the return address of a call into the function just made */
+	struct {
+		uint64_t ret, t0; /* where it returns to, when it began */
+	} open[LS_OPEN_MAX];  /* calls of it still open, innermost last */
+	uint32_t nr_open;
+	uint64_t calls, max_ns; /* atomic: calls timed, the longest */
 };
 
 static int on_trace(void *ctx, const void *bytes, size_t len)
@@ -145,17 +155,72 @@ static int on_sideband(void *ctx, const struct auxcap_tracer_sideband *sb)
 	}
 }
 
-/* Every executed instruction, while a function is watched: a hit at its first one. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * With a minimum duration: the watched function's calls, from a call instruction into it
+ * (its return address kept) to the return instruction that goes back there.  Returns the
+ * time of a return that ended a call of at least min_ns, else 0.
+ */
+static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tracer_insn *insn)
+{
+	uint64_t ret = ls->call_ret, t, d;
+
+	ls->call_ret = 0;
+	if ((insn->kind == AUXCAP_TRACER_CALL || insn->kind == AUXCAP_TRACER_IND_CALL) &&
+	    insn->next_ip == ls->trig_addr) {
+		ls->call_ret = insn->ip + insn->len;
+		return 0;
+	}
+	if (insn->ip == ls->trig_addr) {
+		if (!ret)
+			return 0; /* entered by a jump (a tail call): its return is not known */
+		if (ls->nr_open == LS_OPEN_MAX) { /* runaway: the oldest goes */
+			memmove(ls->open, ls->open + 1, (LS_OPEN_MAX - 1) * sizeof(ls->open[0]));
+			ls->nr_open--;
+		}
+		ls->open[ls->nr_open].ret = ret;
+		ls->open[ls->nr_open++].t0 = now_ns();
+		return 0;
+	}
+	if (insn->kind != AUXCAP_TRACER_RETURN || !ls->nr_open ||
+	    insn->next_ip != ls->open[ls->nr_open - 1].ret)
+		return 0;
+	t = now_ns();
+	ls->nr_open--;
+	d = t - ls->open[ls->nr_open].t0;
+	__atomic_fetch_add(&ls->calls, 1, __ATOMIC_RELAXED);
+	if (d > __atomic_load_n(&ls->max_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&ls->max_ns, d, __ATOMIC_RELAXED);
+	return d >= ls->min_ns ? t : 0;
+}
+
+/* Every executed instruction, while a function is watched: a hit at its first one (with a
+ * minimum duration: at the return of a call that long). */
 static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
 {
 	struct auxcap_live_source *ls = ctx;
-	struct timespec ts;
+	uint64_t t;
 	pid_t pid;
 
-	if (!ls->trig_addr || insn->ip != ls->trig_addr)
+	if (!ls->trig_addr)
 		return 0;
-	/* The stop after the instruction: as close to the hit as the tracer sees it. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ls->min_ns) {
+		t = time_call(ls, insn);
+		if (!t)
+			return 0;
+	} else {
+		if (insn->ip != ls->trig_addr)
+			return 0;
+		/* The stop after the instruction: as close to the hit as the tracer sees it. */
+		t = now_ns();
+	}
 	__atomic_fetch_add(&ls->hits, 1, __ATOMIC_RELAXED);
 	pid = __atomic_load_n(&ls->pid, __ATOMIC_ACQUIRE);
 	/* End the refill here: the trace up to the hit goes out now, and the emulator's lock
@@ -163,8 +228,7 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
 	auxcap_tracer_yield(ls->tr);
 	ls->hit_pause = true;
 	if (ls->on_hit)
-		ls->on_hit(ls->hit_ctx, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-			   (uint32_t)pid, (uint32_t)ls->tid);
+		ls->on_hit(ls->hit_ctx, t, (uint32_t)pid, (uint32_t)ls->tid);
 	return 0;
 }
 
@@ -497,6 +561,21 @@ int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *bi
 	ls->on_hit = on_hit;
 	ls->hit_ctx = ctx;
 	return 0;
+}
+
+int auxcap_live_source_set_trigger_min(struct auxcap_live_source *ls, uint64_t min_ns)
+{
+	if (!ls || ls->started || !ls->trig)
+		return -EINVAL;
+	ls->min_ns = min_ns;
+	return 0;
+}
+
+void auxcap_live_source_calls(const struct auxcap_live_source *ls, uint64_t *calls,
+			      uint64_t *max_ns)
+{
+	*calls = __atomic_load_n(&ls->calls, __ATOMIC_ACQUIRE);
+	*max_ns = __atomic_load_n(&ls->max_ns, __ATOMIC_ACQUIRE);
 }
 
 void auxcap_live_source_set_batch(struct auxcap_live_source *ls, uint64_t steps)

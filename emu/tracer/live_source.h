@@ -95,6 +95,19 @@ int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *bi
 				   uint64_t file_offset, auxcap_live_source_hit_fn on_hit,
 				   void *ctx);
 
+/**
+ * After auxcap_live_source_set_trigger(): a hit only for a call of at least @min_ns (0: at
+ * every entry, the default).  A call lasts from the call instruction into the function to
+ * the return instruction back to the address after it (recursion pairs up; a function
+ * entered by a jump, a tail call, is not timed); the hit is timed at the stop after that
+ * return.  Call before the emulator starts pulling.  Returns 0 or -EINVAL.
+ */
+int auxcap_live_source_set_trigger_min(struct auxcap_live_source *ls, uint64_t min_ns);
+
+/** With a minimum duration: the calls timed so far and the longest; safe from any thread. */
+void auxcap_live_source_calls(const struct auxcap_live_source *ls, uint64_t *calls,
+			      uint64_t *max_ns);
+
 /** Hits of the watched function so far; safe from any thread. */
 uint64_t auxcap_live_source_hits(const struct auxcap_live_source *ls);
 

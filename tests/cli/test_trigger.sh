@@ -191,6 +191,31 @@ check 'one_line $st x6.err && grep -q "uprobe, breakpoint or auto" x6.err' "bad 
 $A record -S -a -o x.data --trigger-via breakpoint --trigger-on "trigger_point@$P" 2>x7.err; st=$?
 check 'one_line $st x7.err && grep -q "position-independent" x7.err' "PIE breakpoint without a process: $(cat x7.err)"
 
+# 12. --trigger-min-duration: a uprobe and a return probe time each call; a snapshot only for
+#     a call that took that long, taken at its return.  The example's run() is one long call
+#     (getppid at its iterations 0, 2^20, 2^21: the first right after its entry); work() is
+#     called once per iteration and is short.
+tcalls() { sed -n 's/^auxcap: trigger .*: \([0-9][0-9]*\) calls returned .*/\1/p' "$1"; }
+tslow() { sed -n 's/^auxcap: trigger .* calls returned (the longest [^)]*), \([0-9][0-9]*\) of them took .*/\1/p' "$1"; }
+$A record -S -e raw_syscalls:sys_enter --trigger-on run --trigger-min-duration 1ms -o d1.data -- "$E" 3000000 >/dev/null 2>d1.err; st=$?
+check '[ $st -eq 0 ] && [ "$(tcalls d1.err)" = 1 ] && [ "$(tslow d1.err)" = 1 ] && [ "$(snaps d1.err)" = 1 ]' "run() timed by a uprobe and a return probe: $(tail -1 d1.err)"
+at=$($A info d1.data | sed -n 's/^    #0 function tid [0-9]* cpu [0-9]*: at \([0-9.]*\) s.*/\1/p')
+perf script -i d1.data -F time,trace 2>/dev/null | sed -n 's/^ *\([0-9.]*\): NR 110 .*/\1/p' >d1.getppid
+check '[ -n "$at" ] && [ "$(wc -l <d1.getppid)" = 3 ] && awk -v at="$at" "NR == 1 { first = \$1 } END { exit !(at > \$1 && at - first >= 0.001) }" d1.getppid' "the snapshot is taken at run()'s return ($at s), after its last getppid and 1 ms or more after its first: $(tr '\n' ' ' <d1.getppid)"
+# (Two uprobe hits per call, back to back: on a loaded machine the loop may fall behind and
+# the kernel drop samples, which the summary counts; each lost sample costs at most the call
+# it belongs to and the one open then.)
+$A record -S -e raw_syscalls:sys_enter --trigger-on work --trigger-min-duration 1s -o d2.data -- "$E" 50000 >/dev/null 2>d2.err; st=$?
+dn=$(tcalls d2.err); lost=$(sed -n 's/^auxcap: warning: \([0-9]*\) trigger samples lost.*/\1/p' d2.err)
+check '[ $st -eq 0 ] && [ -n "$dn" ] && [ "$dn" -le 50000 ] && [ $((50000 - dn)) -le $((2 * ${lost:-0})) ] && [ "$(tslow d2.err)" = 0 ] && [ "$(snaps d2.err)" = 0 ]' "work()'s 50000 calls timed (${lost:-0} samples lost), none of 1 s: no snapshot: $(grep 'calls returned' d2.err)"
+check '! grep -q "auxcap/\(run\|work\)_[0-9]*" $TR/uprobe_events' "the probes are removed"
+$A record -S -o x.data --trigger-on run --trigger-min-duration 5 -- "$E" 1 2>x8.err; st=$?
+check 'one_line $st x8.err && grep -q "bad --trigger-min-duration .5.: give a time with its unit" x8.err' "a duration without unit: $(cat x8.err)"
+$A record -S -o x.data --trigger-min-duration 5ms -- "$E" 1 2>x9.err; st=$?
+check 'one_line $st x9.err && grep -q "give --trigger-on" x9.err' "--trigger-min-duration alone: $(cat x9.err)"
+$A record -S -o x.data --trigger-via breakpoint --trigger-on run --trigger-min-duration 5ms -- "$E" 1 >x10.out 2>x10.err; st=$?
+check 'one_line $st x10.err && grep -q "fires at the entry only" x10.err && [ ! -s x10.out ]' "a breakpoint cannot time calls: $(cat x10.err)"
+
 # 11. --emulate: the emulator's tracer watches the function itself (for a PIE, at the address
 #     its mappings give); an execute breakpoint also fires on the single-stepped command (not
 #     PIE: its address must be known before the exec); a uprobe would patch an int3 into the
@@ -218,6 +243,12 @@ else
 	check 'one_line $st e3.err && grep -q "int3" e3.err && [ ! -s e3.out ]' "--emulate with a uprobe: $(cat e3.err)"
 	$A record --emulate -S -e intel_pt//u --trigger-via breakpoint --trigger-on trigger_point -o e4.data -- "$P" 1 0 >e4.out 2>e4.err; st=$?
 	check 'one_line $st e4.err && grep -q "position-independent" e4.err && [ ! -s e4.out ]' "--emulate with a breakpoint in a PIE: $(cat e4.err)"
+	# The tracer times the calls itself, from the call instruction to the return back.
+	$A record --emulate -S -e intel_pt//u --trigger-on run --trigger-min-duration 1ms -o e5.data -- "$E" 300 >/dev/null 2>e5.err; st=$?
+	check '[ $st -eq 0 ] && [ "$(tcalls e5.err)" = 1 ] && [ "$(tslow e5.err)" = 1 ] && [ "$(snaps e5.err)" = 1 ]' "--emulate: run() timed by the tracer: $(tail -1 e5.err)"
+	check '$A decode e5.data --itrace=c 2>/dev/null | grep -v "^#" | grep "return" | tail -1 | grep -q "return *main+0x[0-9a-f]* (from run+0x"' "the snapshot's trace ends with run()'s return to main: $($A decode e5.data --itrace=c 2>/dev/null | grep return | tail -1)"
+	$A record --emulate -S -e intel_pt//u --trigger-on work --trigger-min-duration 100s -o e6.data -- "$E" 300 >/dev/null 2>e6.err; st=$?
+	check '[ $st -eq 0 ] && [ "$(tcalls e6.err)" = 300 ] && [ "$(tslow e6.err)" = 0 ] && [ "$(snaps e6.err)" = 0 ]' "--emulate: work()'s 300 calls timed, none of 100 s: $(tail -1 e6.err)"
 fi
 
 echo "# $fails failed"

@@ -191,6 +191,17 @@ struct auxcap_session_opts {
 	 * for auxcap_session_enable().  Side-band then has an event of its own, as with @toggled.
 	 */
 	bool start_delayed;
+	/**
+	 * With trigger events: a snapshot only for a call that took at least this long (ns of
+	 * CLOCK_MONOTONIC; 0: every trigger sample asks for one).  The triggers then come in
+	 * pairs, triggers[2i] firing at a function's entry (a uprobe) and triggers[2i+1] at its
+	 * returns (a return probe).  Entries do not wake the loop; at each return the loop reads
+	 * every trigger ring, matches the return with its thread's latest entry before it (a
+	 * stack per thread: recursion pairs up), and asks for a snapshot timed at the return
+	 * when the call took @trigger_min_ns or more (stats.trigger_hits counts those,
+	 * trigger_calls every call timed).  After lost trigger samples the stacks start afresh.
+	 */
+	uint64_t trigger_min_ns;
 };
 
 struct auxcap_session_stats {
@@ -226,6 +237,9 @@ struct auxcap_session_stats {
 	 * between the two snapshots beyond one buffer is not in the file (flight recorder).
 	 */
 	uint64_t aux_snapshot_wrapped;
+	/** With trigger_min_ns: calls timed (returns matched with an entry), the longest. */
+	uint64_t trigger_calls;
+	uint64_t trigger_max_ns;
 };
 
 enum auxcap_session_request {
