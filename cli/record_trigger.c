@@ -340,26 +340,25 @@ int cli_trigger_for_emulate(struct cli_trigger *t)
 	return 0;
 }
 
+/* Remove tracefs probe auxcap/@name if it was made (@name not empty), then forget it. */
+static void delete_probe(char *name)
+{
+	int r;
+
+	if (!name[0])
+		return;
+	r = auxcap_trigger_uprobe_tracefs_delete(NULL, name);
+	if (r < 0)
+		cli_warn("cannot remove uprobe auxcap:%s: %s (remove it with: echo "
+			 "'-:auxcap/%s' >> /sys/kernel/tracing/uprobe_events)",
+			 name, strerror(-r), name);
+	name[0] = '\0';
+}
+
 void cli_trigger_fini(struct cli_trigger *t)
 {
-	if (t->ret_probe_name[0]) {
-		int r = auxcap_trigger_uprobe_tracefs_delete(NULL, t->ret_probe_name);
-
-		if (r < 0)
-			cli_warn("cannot remove uprobe auxcap:%s: %s (remove it with: echo "
-				 "'-:auxcap/%s' >> /sys/kernel/tracing/uprobe_events)",
-				 t->ret_probe_name, strerror(-r), t->ret_probe_name);
-		t->ret_probe_name[0] = '\0';
-	}
-	if (t->probe_name[0]) {
-		int r = auxcap_trigger_uprobe_tracefs_delete(NULL, t->probe_name);
-
-		if (r < 0)
-			cli_warn("cannot remove uprobe auxcap:%s: %s (remove it with: echo "
-				 "'-:auxcap/%s' >> /sys/kernel/tracing/uprobe_events)",
-				 t->probe_name, strerror(-r), t->probe_name);
-		t->probe_name[0] = '\0';
-	}
+	delete_probe(t->ret_probe_name);
+	delete_probe(t->probe_name);
 	free(t->symbol);
 	free(t->binary);
 	t->symbol = t->binary = NULL;
