@@ -69,10 +69,9 @@ struct auxcap_live_source {
 	bool hit_pause; /* a hit ended the last refill: the next paced pull gives nothing */
 	/* auxcap_live_source_set_trigger_min(): calls timed from entry to return */
 	uint64_t min_ns;
-	uint64_t call_ret;   /* the return address of a call into the function just made */
 	struct {
-		uint64_t ret, t0; /* where it returns to, when it began */
-	} open[LS_OPEN_MAX];  /* calls of it still open, innermost last */
+		uint64_t sp, t0; /* the stack pointer at its entry, when it began */
+	} open[LS_OPEN_MAX];    /* calls of it still open, innermost last */
 	uint32_t nr_open;
 	uint64_t calls, max_ns; /* atomic: calls timed, the longest */
 };
@@ -164,33 +163,30 @@ static uint64_t now_ns(void)
 }
 
 /*
- * With a minimum duration: the watched function's calls, from a call instruction into it
- * (its return address kept) to the return instruction that goes back there.  Returns the
- * time of a return that ended a call of at least min_ns, else 0.
+ * With a minimum duration: the watched function's calls, from its first instruction (the
+ * stack pointer then points at the return address) to the ret that pops that address (the
+ * stack pointer before it is the same).  A ret above it (a longjmp, an exception unwound
+ * past the call) ends the call without a time.  Returns the time of a return that ended a
+ * call of at least min_ns, else 0.
  */
 static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tracer_insn *insn)
 {
-	uint64_t ret = ls->call_ret, t, d;
+	uint64_t t, d;
 
-	ls->call_ret = 0;
-	if ((insn->kind == AUXCAP_TRACER_CALL || insn->kind == AUXCAP_TRACER_IND_CALL) &&
-	    insn->next_ip == ls->trig_addr) {
-		ls->call_ret = insn->ip + insn->len;
-		return 0;
-	}
 	if (insn->ip == ls->trig_addr) {
-		if (!ret)
-			return 0; /* entered by a jump (a tail call): its return is not known */
 		if (ls->nr_open == LS_OPEN_MAX) { /* runaway: the oldest goes */
 			memmove(ls->open, ls->open + 1, (LS_OPEN_MAX - 1) * sizeof(ls->open[0]));
 			ls->nr_open--;
 		}
-		ls->open[ls->nr_open].ret = ret;
+		ls->open[ls->nr_open].sp = insn->sp;
 		ls->open[ls->nr_open++].t0 = now_ns();
 		return 0;
 	}
-	if (insn->kind != AUXCAP_TRACER_RETURN || !ls->nr_open ||
-	    insn->next_ip != ls->open[ls->nr_open - 1].ret)
+	if (insn->kind != AUXCAP_TRACER_RETURN)
+		return 0;
+	while (ls->nr_open && insn->sp > ls->open[ls->nr_open - 1].sp)
+		ls->nr_open--; /* unwound past */
+	if (!ls->nr_open || insn->sp != ls->open[ls->nr_open - 1].sp)
 		return 0;
 	t = now_ns();
 	ls->nr_open--;

@@ -97,10 +97,11 @@ int auxcap_live_source_set_trigger(struct auxcap_live_source *ls, const char *bi
 
 /**
  * After auxcap_live_source_set_trigger(): a hit only for a call of at least @min_ns (0: at
- * every entry, the default).  A call lasts from the call instruction into the function to
- * the return instruction back to the address after it (recursion pairs up; a function
- * entered by a jump, a tail call, is not timed); the hit is timed at the stop after that
- * return.  Call before the emulator starts pulling.  Returns 0 or -EINVAL.
+ * every entry, the default).  A call lasts from the function's first instruction to the ret
+ * that pops the return address the stack pointer pointed at then (through a PLT stub or a
+ * tail call too; recursion pairs up; a call unwound past by a longjmp is not timed); the hit
+ * is timed at the stop after that ret.  Call before the emulator starts pulling.  Returns 0
+ * or -EINVAL.
  */
 int auxcap_live_source_set_trigger_min(struct auxcap_live_source *ls, uint64_t min_ns);
 

@@ -1036,6 +1036,7 @@ static int step_one(struct auxcap_tracer *tr)
 	ev.target = d.target;
 	ev.mem = d.mem.flags;
 	ev.data_addr = auxcap_tracer_memop_addr(&d.mem, &before, fall);
+	ev.sp = before.rsp;
 	ev.traced = in_filter(tr, ip);
 	ev.taken = d.kind != AUXCAP_TRACER_OTHER && d.kind != AUXCAP_TRACER_COND;
 

@@ -82,6 +82,9 @@ struct auxcap_tracer_insn {
 	 * @next_ip is where the child stopped, not where it goes on).  It comes back to the
 	 * call, which is then the next instruction again, or to a signal handler. */
 	bool restarts;
+	/* Appended.  The stack pointer (RSP) before the instruction: at a function's first
+	 * instruction it points at the return address, and a ret pops from it. */
+	uint64_t sp;
 };
 
 /** Kinds of sideband records. */

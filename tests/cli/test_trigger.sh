@@ -247,6 +247,12 @@ else
 	$A record --emulate -S -e intel_pt//u --trigger-on run --trigger-min-duration 1ms -o e5.data -- "$E" 300 >/dev/null 2>e5.err; st=$?
 	check '[ $st -eq 0 ] && [ "$(tcalls e5.err)" = 1 ] && [ "$(tslow e5.err)" = 1 ] && [ "$(snaps e5.err)" = 1 ]' "--emulate: run() timed by the tracer: $(tail -1 e5.err)"
 	check '$A decode e5.data --itrace=c 2>/dev/null | grep -v "^#" | grep "return" | tail -1 | grep -q "return *main+0x[0-9a-f]* (from run+0x"' "the snapshot's trace ends with run()'s return to main: $($A decode e5.data --itrace=c 2>/dev/null | grep return | tail -1)"
+	# A library function called through the PLT (and, first, the lazy binder): timed from
+	# the return address the stack points at on entry.  getppid runs once in 300 iterations.
+	LIBC=$(ldd "$E" | awk '/libc\.so/ { print $3 }')
+	$A record --emulate -S -e intel_pt//u --trigger-on "getppid@$LIBC" --trigger-min-duration 1us -o e7.data -- "$E" 300 >/dev/null 2>e7.err; st=$?
+	check '[ $st -eq 0 ] && [ "$(tcalls e7.err)" = 1 ] && [ "$(snaps e7.err)" = 1 ]' "--emulate: getppid in libc, through the PLT, timed: $(tail -1 e7.err)"
+	check '$A decode e7.data --itrace=c 2>/dev/null | grep return | tail -1 | grep -q "return *run+0x[0-9a-f]* (from [_A-Za-z]*getppid+0x"' "its snapshot ends with getppid's return to run(): $($A decode e7.data --itrace=c 2>/dev/null | grep return | tail -1)"
 	$A record --emulate -S -e intel_pt//u --trigger-on work --trigger-min-duration 100s -o e6.data -- "$E" 300 >/dev/null 2>e6.err; st=$?
 	check '[ $st -eq 0 ] && [ "$(tcalls e6.err)" = 300 ] && [ "$(tslow e6.err)" = 0 ] && [ "$(snaps e6.err)" = 0 ]' "--emulate: work()'s 300 calls timed, none of 100 s: $(tail -1 e6.err)"
 fi
