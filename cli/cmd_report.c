@@ -22,6 +22,7 @@
 #include "progress.h"
 
 #define TOP_DEFAULT 20
+#define GRAPH_LINES 10 /* --call-graph: callers and callees shown per function */
 
 static void usage(FILE *f)
 {
@@ -41,6 +42,9 @@ static void usage(FILE *f)
 		"                         the samples tables by total samples too (callers\n"
 		"                         first, as perf report's children)\n"
 		"  --per-thread           the tables per thread\n"
+		"  --call-graph           for the functions of the trace table: their callers and\n"
+		"                         callees as the trace shows them, with calls and time\n"
+		"                         (gprof's call graph, exact)\n"
 		"  --latency NAMES        instead of the tables: each call of these functions (NAME\n"
 		"                         or NAME@FILE, comma-separated), from the call to the\n"
 		"                         return as the trace shows them: count, min, mean, max,\n"
@@ -73,6 +77,7 @@ struct report_args {
 	enum auxcap_report_sort_key sort;
 	enum cli_progress_mode progress;
 	struct cli_filter filter; /* --pid, --tid, --comm */
+	bool call_graph;	   /* --call-graph */
 	struct cli_filter latency; /* --latency: its syms */
 	size_t slowest;		   /* --slowest */
 };
@@ -152,6 +157,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->sort = sort_keys[k].key;
 		} else if (!strcmp(arg, "--per-thread")) {
 			a->per_thread = true;
+		} else if (!strcmp(arg, "--call-graph")) {
+			a->call_graph = true;
 		} else if (!strcmp(arg, "--no-demangle")) {
 			a->raw_names = true;
 		} else if (!strcmp(arg, "--progress")) {
@@ -596,6 +603,89 @@ static void text_trace_table(struct ctx *c, const struct auxcap_report_thread *t
 	}
 }
 
+/* One line of a call graph block: an edge's calls, time (or instructions), its share of @of
+ * (the function's total), and the function at its other end. */
+static void graph_line(struct ctx *c, const struct auxcap_report_edge *e, bool timed, uint64_t of,
+		       const struct auxcap_report_func *other)
+{
+	char b[32];
+
+	if (timed)
+		fprintf(c->f, "    %10" PRIu64 " %11s %7.2f%%  ", e->calls,
+			cli_duration_str(b, sizeof(b), e->ns), pct(e->ns, of));
+	else
+		fprintf(c->f, "    %10" PRIu64 " %11" PRIu64 " %7.2f%%  ", e->calls, e->insns,
+			pct(e->insns, of));
+	print_func(c->f, other);
+}
+
+/*
+ * --call-graph: for each function of the trace table (the same ones, in its order), the
+ * functions that called it and those it called, each edge with its calls and the callee's
+ * time in them (instructions without time), as a share of the function's total.
+ */
+static void text_call_graph(struct ctx *c, const struct auxcap_report_thread *t)
+{
+	size_t n = auxcap_report_nr_funcs(c->r), ne = auxcap_report_nr_edges(c->r);
+	size_t top = c->a->top, shown = 0;
+	bool timed = c->s->trace_timed;
+	FILE *f = c->f;
+	char b[32];
+
+	if (!c->s->trace_events)
+		return;
+	fprintf(f, "\nCall graph (the trace's calls and returns; %s of the callee in those "
+		   "calls, its callees' included; share of the function's total):\n",
+		timed ? "trace time" : "instructions");
+	for (size_t i = 0; i < n && (!top || shown < top); i++) {
+		const struct auxcap_report_func *fn = auxcap_report_get_func(c->r, i);
+		uint64_t total = timed ? fn->total_ns : fn->total_insns;
+		bool any = false;
+
+		if (!func_in(fn, t) || !has_trace(fn))
+			continue;
+		shown++;
+		fputs("\n## ", f);
+		print_func(f, fn);
+		if (timed)
+			fprintf(f, "#  total %s, %" PRIu64 " calls\n",
+				cli_duration_str(b, sizeof(b), fn->total_ns), fn->calls);
+		else
+			fprintf(f, "#  total %" PRIu64 " instructions, %" PRIu64 " calls\n",
+				fn->total_insns, fn->calls);
+		for (int dir = 0; dir < 2; dir++) {
+			uint64_t more = 0, more_v = 0, lines = 0;
+
+			any = false;
+			for (size_t k = 0; k < ne; k++) {
+				const struct auxcap_report_edge *e = auxcap_report_get_edge(c->r, k);
+
+				if ((dir ? e->caller : e->callee) != fn)
+					continue;
+				if (!any)
+					fprintf(f, "    %10s %11s %8s  %s\n", "calls",
+						timed ? "time" : "insns", "share",
+						dir ? "callee" : "caller");
+				any = true;
+				if (lines++ < GRAPH_LINES) {
+					graph_line(c, e, timed, total, dir ? e->callee : e->caller);
+				} else {
+					more++;
+					more_v += timed ? e->ns : e->insns;
+				}
+			}
+			if (more)
+				fprintf(f, "    ... and %" PRIu64 " more %s (%.2f%% together)\n", more,
+					dir ? "callees" : "callers", pct(more_v, total));
+			if (!any)
+				fprintf(f, "    (%s)\n",
+					dir ? "no callee in the trace"
+					    : "no caller in the trace: it was running when the "
+					      "trace began");
+		}
+	}
+}
+
 /* The samples tables' order: by total samples with --sort total, else by self samples. */
 static enum auxcap_report_sort_key samples_key(const struct ctx *c)
 {
@@ -911,6 +1001,8 @@ static int write_text(struct ctx *c)
 	if (!c->a->per_thread) {
 		text_dso_table(c, NULL);
 		text_trace_table(c, NULL);
+		if (c->a->call_graph)
+			text_call_graph(c, NULL);
 		r = text_sample_tables(c, NULL);
 		if (r < 0)
 			return r;
@@ -928,6 +1020,8 @@ static int write_text(struct ctx *c)
 					-1 - t->tid);
 			text_dso_table(c, t);
 			text_trace_table(c, t);
+			if (c->a->call_graph)
+				text_call_graph(c, t);
 			r = text_sample_tables(c, t);
 			if (r < 0)
 				return r;
@@ -1357,6 +1451,25 @@ static void json_latency(struct ctx *c)
 	putc(']', f);
 }
 
+/* --call-graph: every edge of the trace's call graph. */
+static void json_call_graph(struct ctx *c)
+{
+	FILE *f = c->f;
+
+	fputs(",\"call_graph\":[", f);
+	for (size_t i = 0; i < auxcap_report_nr_edges(c->r); i++) {
+		const struct auxcap_report_edge *e = auxcap_report_get_edge(c->r, i);
+
+		fputs(i ? ",{\"caller\":{" : "{\"caller\":{", f);
+		json_func_id(f, e->caller, c->a->per_thread);
+		fputs("},\"callee\":{", f);
+		json_func_id(f, e->callee, c->a->per_thread);
+		fprintf(f, "},\"calls\":%" PRIu64 ",\"ns\":%" PRIu64 ",\"insns\":%" PRIu64 "}",
+			e->calls, e->ns, e->insns);
+	}
+	putc(']', f);
+}
+
 static int write_json(struct ctx *c)
 {
 	int r;
@@ -1371,6 +1484,8 @@ static int write_json(struct ctx *c)
 	json_losses(c);
 	if (c->a->latency.nr_syms)
 		json_latency(c);
+	if (c->a->call_graph)
+		json_call_graph(c);
 	fputs("}\n", c->f);
 	return 0;
 }
@@ -1397,6 +1512,7 @@ static int cmd_report_run(int argc, char **argv)
 		goto out;
 	ro.per_thread = a.per_thread;
 	ro.filter = cli_filter_get(&a.filter);
+	ro.call_graph = a.call_graph;
 	if (a.latency.nr_syms) {
 		if (!auxcap_decode_get_info(d)->nr_queues) {
 			cli_err("--latency times calls by the trace's calls and returns, and '%s' has "

@@ -62,6 +62,13 @@ struct rframe {
 	bool timed;	/* ... whose time, @t0, was its own */
 	uint64_t t0;	/* perf time of that call */
 	uint64_t gaps;	/* the thread's gaps then */
+	uint32_t edge;	/* opts.call_graph: its edge in edges, NO_FUNC if none */
+};
+
+/* An edge of the call graph (auxcap_report_edge), by function indexes until finish. */
+struct redge {
+	struct auxcap_report_edge pub;
+	uint32_t caller, callee;
 };
 
 struct onstack {
@@ -103,6 +110,10 @@ struct auxcap_report {
 	struct rfunc **order; /* funcs in the sorted order (after finish) */
 	struct rcalls *calls; /* the functions calls_of chose */
 	size_t nr_calls, cap_calls;
+	struct redge *edges; /* opts.call_graph */
+	size_t nr_edges, cap_edges;
+	uint32_t *eindex; /* open addressing over edges by (caller, callee); NO_FUNC: empty */
+	size_t ecap;
 	struct rcalls **calls_order; /* after finish: those with calls, sorted */
 	size_t nr_calls_done;	     /* ... their number */
 	struct auxcap_report_dso *dsos; /* after finish, sorted */
@@ -398,7 +409,51 @@ static int frame_push(struct rthread *t, uint32_t f, const struct auxcap_decode_
 	fr->timed = call && call->has_time;
 	fr->t0 = call ? call->time : 0;
 	fr->gaps = t->pub.gaps;
+	fr->edge = NO_FUNC;
 	return 0;
+}
+
+/* opts.call_graph: the edge @caller -> @callee (made if new); NO_FUNC on ENOMEM. */
+static uint32_t edge_get(struct auxcap_report *r, uint32_t caller, uint32_t callee)
+{
+	size_t i;
+
+	if ((r->nr_edges + 1) * 2 > r->ecap) {
+		size_t cap = r->ecap ? 2 * r->ecap : 1024;
+		uint32_t *ni = malloc(cap * sizeof(*ni));
+
+		if (!ni)
+			return NO_FUNC;
+		memset(ni, 0xff, cap * sizeof(*ni));
+		for (size_t k = 0; k < r->nr_edges; k++) {
+			for (i = mix(((uint64_t)r->edges[k].caller << 32) | r->edges[k].callee) &
+				 (cap - 1);
+			     ni[i] != NO_FUNC; i = (i + 1) & (cap - 1))
+				;
+			ni[i] = (uint32_t)k;
+		}
+		free(r->eindex);
+		r->eindex = ni;
+		r->ecap = cap;
+	}
+	for (i = mix(((uint64_t)caller << 32) | callee) & (r->ecap - 1); r->eindex[i] != NO_FUNC;
+	     i = (i + 1) & (r->ecap - 1))
+		if (r->edges[r->eindex[i]].caller == caller && r->edges[r->eindex[i]].callee == callee)
+			return r->eindex[i];
+	if (r->nr_edges == r->cap_edges) {
+		size_t cap = r->cap_edges ? 2 * r->cap_edges : 256;
+		struct redge *ne = realloc(r->edges, cap * sizeof(*ne));
+
+		if (!ne)
+			return NO_FUNC;
+		r->edges = ne;
+		r->cap_edges = cap;
+	}
+	memset(&r->edges[r->nr_edges], 0, sizeof(r->edges[0]));
+	r->edges[r->nr_edges].caller = caller;
+	r->edges[r->nr_edges].callee = callee;
+	r->eindex[i] = (uint32_t)r->nr_edges;
+	return (uint32_t)r->nr_edges++;
 }
 
 /* A call of a chosen function ended: @fr (popped from @t) by the return @ret. */
@@ -479,6 +534,10 @@ static void frame_pop(struct auxcap_report *r, struct rthread *t,
 		return;
 	if (fr->called && r->funcs[fr->func].calls_ix)
 		call_done(r, t, fr, ret);
+	if (fr->edge != NO_FUNC) {
+		r->edges[fr->edge].pub.ns += t->pub.trace_ns - fr->ns;
+		r->edges[fr->edge].pub.insns += t->pub.insns - fr->insns;
+	}
 	if (fr->first) {
 		f = &r->funcs[fr->func].pub;
 		f->total_ns += t->pub.trace_ns - fr->ns;
@@ -587,9 +646,21 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 	if (sc->pushed && rc == 0) {
 		uint32_t callee = func_of(r, ev->pid, te->to, key);
 
+		uint32_t n = t->n;
+
 		rc = frame_push(t, callee, ev);
 		if (callee != NO_FUNC)
 			r->funcs[callee].pub.calls++;
+		/* the call graph's edge from the frame under it */
+		if (rc == 0 && r->opts.call_graph && callee != NO_FUNC && t->n == n + 1 && n &&
+		    t->stack[n - 1].func != NO_FUNC) {
+			uint32_t e = edge_get(r, t->stack[n - 1].func, callee);
+
+			if (e == NO_FUNC)
+				return -ENOMEM;
+			t->stack[n].edge = e;
+			r->edges[e].pub.calls++;
+		}
 	}
 
 	switch (te->kind) {
@@ -978,6 +1049,34 @@ static int cmp_thread(const void *pa, const void *pb)
 	return (a->tid > b->tid) - (a->tid < b->tid);
 }
 
+static int cmp_edge(const void *pa, const void *pb)
+{
+	const struct auxcap_report_edge *a = &((const struct redge *)pa)->pub;
+	const struct auxcap_report_edge *b = &((const struct redge *)pb)->pub;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	if (a->insns != b->insns)
+		return a->insns < b->insns ? 1 : -1;
+	if (a->calls != b->calls)
+		return a->calls < b->calls ? 1 : -1;
+	if (a->caller->addr != b->caller->addr)
+		return a->caller->addr < b->caller->addr ? -1 : 1;
+	return (a->callee->addr > b->callee->addr) - (a->callee->addr < b->callee->addr);
+}
+
+/* The edges' functions set (funcs is final now), in their order; the index goes. */
+static void edges_finish(struct auxcap_report *r)
+{
+	for (size_t i = 0; i < r->nr_edges; i++) {
+		r->edges[i].pub.caller = &r->funcs[r->edges[i].caller].pub;
+		r->edges[i].pub.callee = &r->funcs[r->edges[i].callee].pub;
+	}
+	qsort(r->edges, r->nr_edges, sizeof(*r->edges), cmp_edge);
+	free(r->eindex);
+	r->eindex = NULL;
+}
+
 static int cmp_calls(const void *pa, const void *pb)
 {
 	const struct auxcap_report_calls *a = &(*(const struct rcalls *const *)pa)->pub;
@@ -1073,6 +1172,7 @@ int auxcap_report_finish(struct auxcap_report *r)
 	r->sum.nr_cpus = n;
 	if (make_dsos(r) < 0 || calls_finish(r) < 0)
 		return -ENOMEM;
+	edges_finish(r);
 
 	info = auxcap_decode_get_info(r->d);
 	r->sum.nr_queues = info->nr_queues;
@@ -1171,6 +1271,8 @@ void auxcap_report_free(struct auxcap_report *r)
 	}
 	free(r->calls);
 	free(r->calls_order);
+	free(r->edges);
+	free(r->eindex);
 	free(r->order);
 	free(r->dsos);
 	free(r->dso_counts);
@@ -1232,4 +1334,14 @@ const struct auxcap_report_calls *auxcap_report_get_calls(const struct auxcap_re
 							   size_t i)
 {
 	return r && r->finished && i < r->nr_calls_done ? &r->calls_order[i]->pub : NULL;
+}
+
+size_t auxcap_report_nr_edges(const struct auxcap_report *r)
+{
+	return r && r->finished ? r->nr_edges : 0;
+}
+
+const struct auxcap_report_edge *auxcap_report_get_edge(const struct auxcap_report *r, size_t i)
+{
+	return r && r->finished && i < r->nr_edges ? &r->edges[i].pub : NULL;
 }

@@ -26,6 +26,10 @@ usage: check_report.py AUXCAP CAPTURE PROGRAM SCHEMA [--iterations N [--images K
     loss and gap events, TRUNCATED as `auxcap info` counts it; the first gaps in detail;
   - the snapshot table as `auxcap info` prints it;
   - --top, --sort, --per-thread;
+  - with --iterations, --call-graph: the edges between the program's functions (main -> run,
+    run -> work, work -> leaf_add and leaf_mul) have their calls and the callee's total time
+    and instructions, as the stream gives them; the program's functions' callers' calls add
+    up to their calls (no function's exceed them);
   - with --iterations, --latency work,leaf_add,leaf_mul: each call of them from the call event
     into its first byte to the return out of it, timed and counted here (time, instructions,
     callees' too), equals the report's per-call figures (count, min, max, sum, histograms,
@@ -413,6 +417,42 @@ def main(argv):
                   f["total_insns"] == f["self_insns"],
                   "%s: %d instructions = %d calls x %s (objdump: its body up to ret)" %
                   (f["name"], f["self_insns"], f["calls"], body))
+
+    # ---- the call graph, on a whole trace
+    if iterations:
+        cg = report_json(auxcap, capture, "--call-graph", "--top", "0")
+        err = schema.errors(cg, schema.root)
+        check(err is None, "the JSON report with --call-graph validates against the schema%s" %
+              ("" if err is None else ": " + err))
+        edges = {(e["caller"]["name"], e["callee"]["name"]): e for e in cg.get("call_graph", [])}
+        bad = []
+        n = iterations * images
+        for caller, callee, calls in (("main", "run", images), ("run", "work", n),
+                                      ("work", "leaf_add", n // 2), ("work", "leaf_mul", n // 2)):
+            e = edges.get((caller, callee))
+            if not e:
+                bad.append("no edge %s -> %s" % (caller, callee))
+                continue
+            want = (calls, s.total_ns[callee], s.total_insns[callee])
+            if (e["calls"], e["ns"], e["insns"]) != want:
+                bad.append("%s -> %s: calls, ns, insns %s, stream %s" % (
+                    caller, callee, (e["calls"], e["ns"], e["insns"]), want))
+        into = collections.Counter()
+        for e in cg.get("call_graph", []):
+            into[(e["callee"]["name"], e["callee"]["addr"])] += e["calls"]
+        # (a call made with no frame under it, the first of a trace, has no caller)
+        for f in cg["functions"]:
+            got = into[(f["name"], f["addr"])]
+            if got > f["calls"] or (f["name"] in FUNCS and got != f["calls"]):
+                bad.append("%s: %d calls, its callers' %d" % (f["name"], f["calls"], got))
+        check(not bad, "--call-graph: main -> run -> work -> leaf_add, leaf_mul with the calls, "
+              "time and instructions of the stream; the calls of each function of the program "
+              "are its callers', no function has more from callers than calls%s"
+              % ("" if not bad else ": " + "; ".join(bad[:4])))
+        text = run(auxcap, "report", capture, "--no-progress", "--call-graph")
+        check(re.search(r"^## work .*\n#  total .*, %d calls\n .*caller\n +%d .* run " % (n, n),
+                        text, re.M),
+              "the text call graph: work's block, called %d times by run" % n)
 
     # ---- per-call figures (--latency) of the program's functions that return, on a whole trace
     if iterations:

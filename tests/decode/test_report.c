@@ -14,6 +14,7 @@
  *   losses              LOST, LOST_SAMPLES, AUX flags, AUXTRACE_ERROR with notes, holes,
  *                       gaps; a clean capture says no loss
  *   per thread          the same function apart per thread, trace of an unknown thread
+ *   call graph          the edges caller -> callee: calls, time and instructions
  *   calls               each call of the chosen functions from its call to its return:
  *                       time, instructions, caller, histograms, the longest kept; calls
  *                       over a gap, still running at the end, recursion
@@ -778,6 +779,78 @@ static void test_calls(void **state)
 	auxcap_decode_close(d);
 }
 
+static const struct auxcap_report_edge *edge(const struct auxcap_report *r, uint64_t caller,
+					     uint64_t callee)
+{
+	for (size_t i = 0; i < auxcap_report_nr_edges(r); i++) {
+		const struct auxcap_report_edge *e = auxcap_report_get_edge(r, i);
+
+		if (e->caller->addr == caller && e->callee->addr == callee)
+			return e;
+	}
+	fail_msg("no edge 0x%" PRIx64 " -> 0x%" PRIx64, caller, callee);
+	return NULL;
+}
+
+static void test_call_graph(void **state)
+{
+	struct auxcap_report_opts o = { .sz = sizeof(o) };
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("graph.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, false);
+	assert_int_equal(cb_close(b), 0);
+
+	/* Without the option: none. */
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(auxcap_report_nr_edges(r), 0);
+	assert_null(auxcap_report_get_edge(r, 0));
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	d = open_capture(path, NULL, NULL);
+	o.call_graph = true;
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	/* main was not called in the trace (it began in it): no edge into it */
+	assert_int_equal(auxcap_report_nr_edges(r), 5);
+	/* run's call, its trace time (the stop and the gap not counted), as its total */
+	assert_int_equal(edge(r, MAIN, RUN)->calls, 1);
+	assert_int_equal(edge(r, MAIN, RUN)->ns, 11000);
+	assert_int_equal(edge(r, RUN, WORK)->ns, 3000);
+	assert_int_equal(edge(r, WORK, LEAF)->ns, 500);
+	/* recursion: each activation from the one that made it */
+	assert_int_equal(edge(r, RUN, REC)->calls, 1);
+	assert_int_equal(edge(r, RUN, REC)->ns, 3000);
+	assert_int_equal(edge(r, REC, REC)->calls, 1);
+	assert_int_equal(edge(r, REC, REC)->ns, 1000);
+	/* by time: main -> run first, rec -> rec before work -> leaf last */
+	assert_ptr_equal(auxcap_report_get_edge(r, 0), edge(r, MAIN, RUN));
+	assert_ptr_equal(auxcap_report_get_edge(r, 3), edge(r, REC, REC));
+	assert_ptr_equal(auxcap_report_get_edge(r, 4), edge(r, WORK, LEAF));
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	/* Instructions per edge, and the order of two edges of equal time by them. */
+	b = start("graph_insns.data", path, sizeof(path));
+	cb_itrace_start(b, 9, 9, 600, 0);
+	write_flow(b, true);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(edge(r, RUN, WORK)->insns, 2 + 4 + 1 + 2);
+	assert_int_equal(edge(r, WORK, LEAF)->insns, 4);
+	assert_int_equal(edge(r, RUN, REC)->insns, 2 + 3 + 1);
+	assert_int_equal(edge(r, REC, REC)->insns, 3);
+	assert_int_equal(edge(r, MAIN, RUN)->insns, 26);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
 static void test_bad_arguments(void **state)
 {
 	struct auxcap_report_opts o = { .sz = sizeof(o) - 1 };
@@ -831,7 +904,8 @@ int main(void)
 		cmocka_unit_test(test_trace_time),  cmocka_unit_test(test_trace_insns),
 		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
-		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_call_graph),
+		cmocka_unit_test(test_bad_arguments),
 	};
 
 	return cmocka_run_group_tests_name("decode/report", tests, setup, teardown);

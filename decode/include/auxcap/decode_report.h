@@ -75,6 +75,7 @@ struct auxcap_report_opts {
 	bool (*calls_of)(void *arg, const struct auxcap_report_func *f);
 	void *calls_arg;
 	size_t slowest; /* calls kept in detail per such function; 0: AUXCAP_REPORT_SLOWEST_DEFAULT */
+	bool call_graph; /* keep the trace's call graph (auxcap_report_get_edge()) */
 };
 
 /** Calls kept in detail per function by default (auxcap_report_calls.slowest). */
@@ -130,6 +131,20 @@ struct auxcap_report_dso {
 	/* Per sample slot (auxcap_report_summary.nr_slots): samples whose IP is in it. */
 	const uint64_t *samples;
 	uint64_t samples_sum; /* of @samples over the slots */
+};
+
+/**
+ * An edge of the call graph the trace shows (auxcap_report_opts.call_graph): @caller called
+ * @callee (the frame a call event pushed, and the frame under it).  Frames the trace did not
+ * see begin (the outermost, found by a return) have no edge.
+ */
+struct auxcap_report_edge {
+	const struct auxcap_report_func *caller, *callee;
+	uint64_t calls; /* calls of @callee from @caller */
+	/* @callee's trace time and instructions in those calls, its own callees' included (as
+	 * auxcap_report_func.total_*, but per activation: a recursive call's time is in the
+	 * call that made it too); a call still running where the trace ends counts to there */
+	uint64_t ns, insns;
 };
 
 /** One call of a function, from the call into it to the return out of it. */
@@ -326,6 +341,14 @@ const struct auxcap_report_dso *auxcap_report_get_dso(const struct auxcap_report
 size_t auxcap_report_nr_calls(const struct auxcap_report *r);
 const struct auxcap_report_calls *auxcap_report_get_calls(const struct auxcap_report *r,
 							   size_t i);
+
+/**
+ * The call graph's edges, after auxcap_report_finish() with auxcap_report_opts.call_graph:
+ * by time, then instructions, then calls, most first.  Borrowed from @r.  Returns 0 (NULL)
+ * before auxcap_report_finish(), without the option, or past the end.
+ */
+size_t auxcap_report_nr_edges(const struct auxcap_report *r);
+const struct auxcap_report_edge *auxcap_report_get_edge(const struct auxcap_report *r, size_t i);
 
 /** Free @r (NULL is a no-op); @d is not touched. */
 void auxcap_report_free(struct auxcap_report *r);
