@@ -881,6 +881,27 @@ static void text_hist(FILE *f, const uint64_t *h, bool ns, const char *title)
 	}
 }
 
+/* Where a kept call's time went: its own code, its callees, time not traced. */
+static void text_call_where(FILE *f, const struct auxcap_report_call *x)
+{
+	char b1[32], b2[32];
+
+	fprintf(f, "   %20s where: %s own", "",
+		cli_duration_str(b1, sizeof(b1), x->trace_ns - x->callees_ns));
+	for (size_t j = 0; j < x->nr_callees; j++) {
+		fprintf(f, ", %s in %s (%" PRIu64 " call%s)",
+			cli_duration_str(b1, sizeof(b1), x->callees[j].ns),
+			x->callees[j].func->name ? x->callees[j].func->name
+			: x->callees[j].func->kernel ? "[kernel]"
+						     : "[unknown]",
+			x->callees[j].calls, x->callees[j].calls == 1 ? "" : "s");
+	}
+	if (x->ns > x->trace_ns)
+		fprintf(f, ", %s not traced (blocked, preempted, untraced code)",
+			cli_duration_str(b2, sizeof(b2), x->ns - x->trace_ns));
+	fputc('\n', f);
+}
+
 static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
 {
 	FILE *f = c->f;
@@ -941,6 +962,8 @@ static void text_calls(struct ctx *c, const struct auxcap_report_calls *k)
 			print_func(f, x->caller);
 		else
 			fputs("-\n", f);
+		if (x->timed)
+			text_call_where(f, x);
 	}
 }
 
@@ -1426,7 +1449,16 @@ static void json_latency(struct ctx *c)
 				fprintf(f, ",\"ns\":%" PRIu64, x->ns);
 			else
 				fputs(",\"ns\":null", f);
-			fprintf(f, ",\"insns\":%" PRIu64 ",\"tid\":", x->insns);
+			fprintf(f, ",\"insns\":%" PRIu64 ",\"trace_ns\":%" PRIu64
+				   ",\"callees_ns\":%" PRIu64 ",\"callees\":[",
+				x->insns, x->trace_ns, x->callees_ns);
+			for (size_t m = 0; m < x->nr_callees; m++) {
+				fputs(m ? ",{" : "{", f);
+				json_func_id(f, x->callees[m].func, false);
+				fprintf(f, ",\"ns\":%" PRIu64 ",\"calls\":%" PRIu64 "}",
+					x->callees[m].ns, x->callees[m].calls);
+			}
+			fputs("],\"tid\":", f);
 			if (x->tid >= 0)
 				fprintf(f, "%d", x->tid);
 			else

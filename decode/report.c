@@ -51,7 +51,22 @@ struct rcalls {
 	struct auxcap_report_calls pub;
 	uint32_t func;
 	struct auxcap_report_call *slow; /* longest first, opts.slowest entries (owned) */
-	uint32_t *slow_caller;		 /* their callers' indexes in funcs (owned) */
+	struct slow_ix *slow_ix;	 /* their functions' indexes in funcs (owned) */
+};
+
+/* The functions of a kept call until funcs is final (NO_FUNC: none). */
+struct slow_ix {
+	uint32_t caller;
+	uint32_t callee[AUXCAP_REPORT_CALL_CALLEES];
+};
+
+/* The callees of an open call of a chosen function: their trace time in it. */
+#define BRK_MAX 16 /* callees told apart; the others' time goes to the last slot's "other" */
+struct rbrk {
+	uint32_t n;
+	uint32_t func[BRK_MAX];
+	uint64_t ns[BRK_MAX], calls[BRK_MAX];
+	uint32_t next; /* free list */
 };
 
 struct rframe {
@@ -63,6 +78,7 @@ struct rframe {
 	uint64_t t0;	/* perf time of that call */
 	uint64_t gaps;	/* the thread's gaps then */
 	uint32_t edge;	/* opts.call_graph: its edge in edges, NO_FUNC if none */
+	uint32_t brk;	/* a call of a chosen function: its callees (brks), NO_FUNC if none */
 };
 
 /* An edge of the call graph (auxcap_report_edge), by function indexes until finish. */
@@ -110,6 +126,8 @@ struct auxcap_report {
 	struct rfunc **order; /* funcs in the sorted order (after finish) */
 	struct rcalls *calls; /* the functions calls_of chose */
 	size_t nr_calls, cap_calls;
+	struct rbrk *brks; /* per open call of a chosen function */
+	uint32_t nr_brks, free_brk;
 	struct redge *edges; /* opts.call_graph */
 	size_t nr_edges, cap_edges;
 	uint32_t *eindex; /* open addressing over edges by (caller, callee); NO_FUNC: empty */
@@ -204,10 +222,10 @@ static int calls_add(struct auxcap_report *r, uint32_t f)
 	c->func = f;
 	c->pub.min_ns = c->pub.min_insns = UINT64_MAX;
 	c->slow = calloc(r->opts.slowest, sizeof(*c->slow));
-	c->slow_caller = calloc(r->opts.slowest, sizeof(*c->slow_caller));
-	if (!c->slow || !c->slow_caller) {
+	c->slow_ix = calloc(r->opts.slowest, sizeof(*c->slow_ix));
+	if (!c->slow || !c->slow_ix) {
 		free(c->slow);
-		free(c->slow_caller);
+		free(c->slow_ix);
 		return -ENOMEM;
 	}
 	r->funcs[f].calls_ix = (uint32_t)++r->nr_calls;
@@ -410,7 +428,52 @@ static int frame_push(struct rthread *t, uint32_t f, const struct auxcap_decode_
 	fr->t0 = call ? call->time : 0;
 	fr->gaps = t->pub.gaps;
 	fr->edge = NO_FUNC;
+	fr->brk = NO_FUNC;
 	return 0;
+}
+
+/* A breakdown for an open call (from the free list, or new); NO_FUNC on ENOMEM. */
+static uint32_t brk_alloc(struct auxcap_report *r)
+{
+	uint32_t b = r->free_brk;
+
+	if (b != NO_FUNC) {
+		r->free_brk = r->brks[b].next;
+	} else {
+		struct rbrk *nb;
+
+		if (r->nr_brks >= NO_FUNC - 1)
+			return NO_FUNC;
+		nb = realloc(r->brks, (r->nr_brks + 1) * sizeof(*nb));
+		if (!nb)
+			return NO_FUNC;
+		r->brks = nb;
+		b = r->nr_brks++;
+	}
+	r->brks[b].n = 0;
+	return b;
+}
+
+/* Callee @f (NO_FUNC: one without a function) took @ns of the call of breakdown @b. */
+static void brk_add(struct auxcap_report *r, uint32_t b, uint32_t f, uint64_t ns)
+{
+	struct rbrk *k = &r->brks[b];
+	uint32_t i;
+
+	for (i = 0; i < k->n && k->func[i] != f; i++)
+		;
+	if (i == k->n) {
+		if (k->n == BRK_MAX) {
+			i = BRK_MAX - 1; /* full: the last slot holds the others together */
+			k->func[i] = NO_FUNC;
+		} else {
+			k->func[i] = f;
+			k->ns[i] = k->calls[i] = 0;
+			k->n++;
+		}
+	}
+	k->ns[i] += ns;
+	k->calls[i]++;
 }
 
 /* opts.call_graph: the edge @caller -> @callee (made if new); NO_FUNC on ENOMEM. */
@@ -486,6 +549,7 @@ static void call_done(struct auxcap_report *r, const struct rthread *t, const st
 	k.cpu = ret->cpu;
 	k.ns = k.timed ? k.end - k.start : 0;
 	k.insns = t->pub.insns - fr->insns;
+	k.trace_ns = t->pub.trace_ns - fr->ns;
 	p->calls++;
 	if (k.timed) {
 		p->timed++;
@@ -513,10 +577,32 @@ static void call_done(struct auxcap_report *r, const struct rthread *t, const st
 		if (k.ns < o->ns || (k.ns == o->ns && k.insns <= o->insns))
 			break;
 		c->slow[i] = *o;
-		c->slow_caller[i] = c->slow_caller[i - 1];
+		c->slow_ix[i] = c->slow_ix[i - 1];
+	}
+	c->slow_ix[i].caller = t->n ? t->stack[t->n - 1].func : NO_FUNC;
+	/* its callees that took the most, the most first */
+	if (fr->brk != NO_FUNC) {
+		const struct rbrk *b = &r->brks[fr->brk];
+		bool used[BRK_MAX] = { false };
+
+		for (uint32_t j = 0; j < b->n; j++)
+			k.callees_ns += b->ns[j];
+		while (k.nr_callees < AUXCAP_REPORT_CALL_CALLEES) {
+			uint32_t best = BRK_MAX;
+
+			for (uint32_t j = 0; j < b->n; j++)
+				if (!used[j] && b->func[j] != NO_FUNC &&
+				    (best == BRK_MAX || b->ns[j] > b->ns[best]))
+					best = j;
+			if (best == BRK_MAX)
+				break;
+			used[best] = true;
+			c->slow_ix[i].callee[k.nr_callees] = b->func[best];
+			k.callees[k.nr_callees].ns = b->ns[best];
+			k.callees[k.nr_callees++].calls = b->calls[best];
+		}
 	}
 	c->slow[i] = k;
-	c->slow_caller[i] = t->n ? t->stack[t->n - 1].func : NO_FUNC;
 	p->nr_slowest = n + 1;
 }
 
@@ -530,10 +616,17 @@ static void frame_pop(struct auxcap_report *r, struct rthread *t,
 	struct rframe *fr = &t->stack[--t->n];
 	struct auxcap_report_func *f;
 
+	/* its time in the call of a chosen function under it */
+	if (t->n && t->stack[t->n - 1].brk != NO_FUNC)
+		brk_add(r, t->stack[t->n - 1].brk, fr->func, t->pub.trace_ns - fr->ns);
 	if (fr->func == NO_FUNC)
 		return;
 	if (fr->called && r->funcs[fr->func].calls_ix)
 		call_done(r, t, fr, ret);
+	if (fr->brk != NO_FUNC) {
+		r->brks[fr->brk].next = r->free_brk;
+		r->free_brk = fr->brk;
+	}
 	if (fr->edge != NO_FUNC) {
 		r->edges[fr->edge].pub.ns += t->pub.trace_ns - fr->ns;
 		r->edges[fr->edge].pub.insns += t->pub.insns - fr->insns;
@@ -651,6 +744,12 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 		rc = frame_push(t, callee, ev);
 		if (callee != NO_FUNC)
 			r->funcs[callee].pub.calls++;
+		/* a call of a chosen function: its callees' time is kept */
+		if (rc == 0 && callee != NO_FUNC && t->n == n + 1 && r->funcs[callee].calls_ix) {
+			t->stack[n].brk = brk_alloc(r);
+			if (t->stack[n].brk == NO_FUNC)
+				return -ENOMEM;
+		}
 		/* the call graph's edge from the frame under it */
 		if (rc == 0 && r->opts.call_graph && callee != NO_FUNC && t->n == n + 1 && n &&
 		    t->stack[n - 1].func != NO_FUNC) {
@@ -1115,9 +1214,13 @@ static int calls_finish(struct auxcap_report *r)
 			p->min_ns = 0;
 		if (!p->calls)
 			p->min_insns = 0;
-		for (size_t k = 0; k < p->nr_slowest; k++)
-			c->slow[k].caller =
-				c->slow_caller[k] != NO_FUNC ? &r->funcs[c->slow_caller[k]].pub : NULL;
+		for (size_t k = 0; k < p->nr_slowest; k++) {
+			const struct slow_ix *x = &c->slow_ix[k];
+
+			c->slow[k].caller = x->caller != NO_FUNC ? &r->funcs[x->caller].pub : NULL;
+			for (size_t j = 0; j < c->slow[k].nr_callees; j++)
+				c->slow[k].callees[j].func = &r->funcs[x->callee[j]].pub;
+		}
 		p->slowest = c->slow;
 		r->calls_order[n++] = c;
 	}
@@ -1201,6 +1304,7 @@ int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *
 	if (!r)
 		return -ENOMEM;
 	r->d = d;
+	r->free_brk = NO_FUNC;
 	r->opts.sz = sizeof(r->opts);
 	if (opts)
 		r->opts = *opts;
@@ -1267,12 +1371,13 @@ void auxcap_report_free(struct auxcap_report *r)
 	free(r->index);
 	for (size_t i = 0; i < r->nr_calls; i++) {
 		free(r->calls[i].slow);
-		free(r->calls[i].slow_caller);
+		free(r->calls[i].slow_ix);
 	}
 	free(r->calls);
 	free(r->calls_order);
 	free(r->edges);
 	free(r->eindex);
+	free(r->brks);
 	free(r->order);
 	free(r->dsos);
 	free(r->dso_counts);

@@ -456,8 +456,8 @@ def main(argv):
 
     # ---- per-call figures (--latency) of the program's functions that return, on a whole trace
     if iterations:
-        lat = report_json(auxcap, capture, "--latency", "work,leaf_add,leaf_mul", "--slowest",
-                          "3")
+        lat = report_json(auxcap, capture, "--latency", "work,leaf_add,leaf_mul,run",
+                          "--slowest", "3")
         err = schema.errors(lat, schema.root)
         check(err is None, "the JSON report with --latency validates against the schema%s" %
               ("" if err is None else ": " + err))
@@ -500,10 +500,21 @@ def main(argv):
                 bad.append("%s: %s..%s instructions per call, objdump's body %d" % (
                     name, c["min_insns"], c["max_insns"], body))
         n = iterations * images
+        # where run()'s time went (one call per image): its trace time is its total, and
+        # work's calls and time are among its callees, as the stream gives them
+        r0 = (got.get("run") or {}).get("slowest") or [{}]
+        cal = {x["name"]: x for x in r0[0].get("callees", [])}
+        if images == 1 and rep["trace"]["timed"] and (
+                r0[0].get("trace_ns") != s.total_ns["run"] or "work" not in cal or
+                (cal["work"]["calls"], cal["work"]["ns"]) != (n, s.total_ns["work"]) or
+                r0[0].get("callees_ns", 0) > r0[0].get("trace_ns", 0)):
+            bad.append("run's call: trace_ns %s (stream %d), callees %s (work: %d calls, %d ns)"
+                       % (r0[0].get("trace_ns"), s.total_ns["run"], cal, n, s.total_ns["work"]))
         check(not bad and got.get("work", {}).get("calls") == n,
               "--latency: work's %d calls, leaf_add's and leaf_mul's, each from its call to its "
               "return as computed from the stream (time, instructions, histograms, slowest, "
-              "callers)%s" % (n, "" if not bad else ": " + "; ".join(bad[:4])))
+              "callers; run's trace time and its callee work)%s" %
+              (n, "" if not bad else ": " + "; ".join(bad[:4])))
         text = run(auxcap, "report", capture, "--no-progress", "--latency", "work")
         check(re.search(r"^## work .*\n#  calls: +%d returned" % n, text, re.M) and
               "Objects by self trace time" not in text,

@@ -671,11 +671,19 @@ static void test_calls(void **state)
 	assert_int_equal(c->slowest[0].tid, 9);
 	assert_int_equal(c->slowest[0].cpu, -1); /* a per-task queue, no CPU */
 	assert_int_equal(c->slowest[0].caller->addr, WORK);
-	/* work: 3-6 us */
+	/* work: 3-6 us, all of it traced, 0.5 us of it in leaf */
 	c = calls_at(r, WORK);
 	assert_int_equal(c->calls, 1);
 	assert_int_equal(c->sum_ns, 3000);
 	assert_int_equal(c->slowest[0].caller->addr, RUN);
+	assert_int_equal(c->slowest[0].trace_ns, 3000);
+	assert_int_equal(c->slowest[0].nr_callees, 1);
+	assert_int_equal(c->slowest[0].callees[0].func->addr, LEAF);
+	assert_int_equal(c->slowest[0].callees[0].ns, 500);
+	assert_int_equal(c->slowest[0].callees[0].calls, 1);
+	assert_int_equal(c->slowest[0].callees_ns, 500);
+	assert_int_equal(calls_at(r, LEAF)->slowest[0].nr_callees, 0);
+	assert_int_equal(calls_at(r, LEAF)->slowest[0].callees_ns, 0);
 	/* rec: each activation, the outer one longest */
 	c = calls_at(r, REC);
 	assert_int_equal(c->calls, 2);
@@ -690,6 +698,11 @@ static void test_calls(void **state)
 	assert_int_equal(c->slowest[0].caller->addr, RUN);
 	assert_int_equal(c->slowest[1].ns, 1000);
 	assert_int_equal(c->slowest[1].caller->addr, REC);
+	/* the outer one's time: 1 us of it in the inner one */
+	assert_int_equal(c->slowest[0].nr_callees, 1);
+	assert_int_equal(c->slowest[0].callees[0].func->addr, REC);
+	assert_int_equal(c->slowest[0].callees[0].ns, 1000);
+	assert_int_equal(c->slowest[1].nr_callees, 0);
 	/* run returned after the gap: not counted */
 	c = calls_at(r, RUN);
 	assert_int_equal(c->calls, 0);
@@ -726,7 +739,7 @@ static void test_calls(void **state)
 	{
 		/* each call: call, a branch in leaf with the call's instructions, return */
 		const uint64_t len[5] = { 300, 900, 100, 700, 900 };
-		struct toy_rec t[18];
+		struct toy_rec t[20];
 		size_t n = 0;
 		uint64_t at = 1000;
 
@@ -736,6 +749,10 @@ static void test_calls(void **state)
 				     LEAF, 0);
 			t[n++] = rec(at + 50, AUXCAP_TRACE_BRANCH, AUXCAP_BR_COND, LEAF + 4, LEAF + 8,
 				     10 + k);
+			if (k == 4) { /* a system call: tracing stops for 0.4 us */
+				t[n++] = rec(at + 100, AUXCAP_TRACE_DISABLE, 0, LEAF + 9, 0, 0);
+				t[n++] = rec(at + 500, AUXCAP_TRACE_ENABLE, 0, LEAF + 11, 0, 0);
+			}
 			t[n++] = rec(at + len[k], AUXCAP_TRACE_BRANCH, AUXCAP_BR_RETURN, LEAF + 0x10,
 				     MAIN + 0x15, 0);
 		}
@@ -764,6 +781,8 @@ static void test_calls(void **state)
 	assert_int_equal(c->slowest[0].ns, 900);
 	assert_int_equal(c->slowest[0].insns, 14);
 	assert_int_equal(c->slowest[0].start, 6000);
+	assert_int_equal(c->slowest[0].trace_ns, 500); /* 0.4 us of its 0.9 not traced */
+	assert_int_equal(c->slowest[1].trace_ns, 900);
 	assert_int_equal(c->slowest[1].ns, 900);
 	assert_int_equal(c->slowest[1].insns, 11);
 	assert_int_equal(c->slowest[1].caller->addr, MAIN);

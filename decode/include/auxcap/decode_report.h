@@ -147,6 +147,9 @@ struct auxcap_report_edge {
 	uint64_t ns, insns;
 };
 
+/** The callees kept per call (auxcap_report_call.callees). */
+#define AUXCAP_REPORT_CALL_CALLEES 4
+
 /** One call of a function, from the call into it to the return out of it. */
 struct auxcap_report_call {
 	uint64_t start, end;	/* perf time of the call and of the return, ns */
@@ -155,6 +158,20 @@ struct auxcap_report_call {
 	uint64_t ns;		/* end - start when @timed, else 0 */
 	uint64_t insns;		/* instructions the trace says ran in it, its callees' too */
 	const struct auxcap_report_func *caller; /* the function it returned to; NULL: none */
+	/*
+	 * Where its time went.  @trace_ns: the trace time of the call (its thread's time
+	 * between trace events, tracing on), so @ns - @trace_ns is time the thread spent
+	 * blocked, preempted, in untraced code (the kernel, with a user-only trace) or in a
+	 * stopped trace; of @trace_ns, @callees_ns in its callees (their trace time in this
+	 * call, their own callees' included), the rest in its own code; the callees that took
+	 * the most (and how many calls of each).
+	 */
+	uint64_t trace_ns, callees_ns;
+	size_t nr_callees;
+	struct auxcap_report_callee {
+		const struct auxcap_report_func *func;
+		uint64_t ns, calls;
+	} callees[AUXCAP_REPORT_CALL_CALLEES];
 };
 
 /**
