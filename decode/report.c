@@ -1171,7 +1171,8 @@ static void edges_finish(struct auxcap_report *r)
 		r->edges[i].pub.caller = &r->funcs[r->edges[i].caller].pub;
 		r->edges[i].pub.callee = &r->funcs[r->edges[i].callee].pub;
 	}
-	qsort(r->edges, r->nr_edges, sizeof(*r->edges), cmp_edge);
+	if (r->nr_edges)
+		qsort(r->edges, r->nr_edges, sizeof(*r->edges), cmp_edge);
 	free(r->eindex);
 	r->eindex = NULL;
 }
