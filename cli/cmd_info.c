@@ -224,11 +224,17 @@ static void print_snapshots(const struct auxcap_perf_features *f)
 		if (sn->cpu != (uint32_t)-1)
 			printf(" cpu %u", sn->cpu);
 		printf(": at %" PRIu64 ".%09" PRIu64 " s, frozen after %.1f us, %u coalesced, "
-		       "data to %" PRIu64 "\n",
+		       "data to %" PRIu64,
 		       sn->trigger_ns / 1000000000, sn->trigger_ns % 1000000000,
 		       sn->frozen_ns > sn->trigger_ns ? (double)(sn->frozen_ns - sn->trigger_ns) / 1e3
 						      : 0.0,
 		       sn->coalesced, sn->data_end);
+		if (sn->call_ns) {
+			char b[32];
+
+			printf(", after a call of %s", cli_duration_str(b, sizeof(b), sn->call_ns));
+		}
+		putchar('\n');
 	}
 	if (n > 64)
 		printf("    ... %zu more\n", n - 64);

@@ -1200,14 +1200,15 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 
 #if AUXCAP_HAVE_TRACER
 /* The tracer saw the watched function run (on the emulator's producer thread). */
-static void emu_on_hit(void *ctx, uint64_t time_ns, uint32_t pid, uint32_t tid)
+static void emu_on_hit(void *ctx, uint64_t time_ns, uint32_t pid, uint32_t tid, uint64_t call_ns)
 {
 	struct auxcap_session *s = __atomic_load_n(&g_session, __ATOMIC_ACQUIRE);
 	const struct emu_live *live = ctx;
 
 	(void)pid;
 	if (s)
-		auxcap_session_request_hit(s, time_ns, tid, live->per_cpu ? 0 : (uint32_t)-1);
+		auxcap_session_request_call(s, time_ns, tid, live->per_cpu ? 0 : (uint32_t)-1,
+					    call_ns);
 }
 #endif
 

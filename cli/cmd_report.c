@@ -260,6 +260,7 @@ struct snap_stats {
 	uint64_t by_source[AUXCAP_TRIGGER_SOURCE_MAX];
 	bool has_lat;
 	uint64_t lat_min, lat_med, lat_max;
+	uint64_t calls, call_max_ns; /* snapshots taken after a slow call, the longest call */
 };
 
 static void snap_stats(const struct auxcap_perf_features *ft, struct snap_stats *st)
@@ -270,10 +271,16 @@ static void snap_stats(const struct auxcap_perf_features *ft, struct snap_stats 
 	if (!ft || !ft->nr_snapshots)
 		return;
 	st->n = ft->nr_snapshots;
-	for (size_t i = 0; i < st->n; i++)
-		st->by_source[ft->snapshots[i].source < AUXCAP_TRIGGER_SOURCE_MAX
-				      ? ft->snapshots[i].source
-				      : 0]++;
+	for (size_t i = 0; i < st->n; i++) {
+		const struct auxcap_perf_snapshot *sn = &ft->snapshots[i];
+
+		st->by_source[sn->source < AUXCAP_TRIGGER_SOURCE_MAX ? sn->source : 0]++;
+		if (sn->call_ns) {
+			st->calls++;
+			st->call_max_ns = sn->call_ns > st->call_max_ns ? sn->call_ns
+								   : st->call_max_ns;
+		}
+	}
 	lat = calloc(st->n, sizeof(*lat));
 	if (!lat)
 		return;
@@ -417,6 +424,9 @@ static void text_header(struct ctx *c)
 			fprintf(f, "; trigger to frozen: min %.1f us, median %.1f us, max %.1f us",
 				(double)st.lat_min / 1e3, (double)st.lat_med / 1e3,
 				(double)st.lat_max / 1e3);
+		if (st.calls)
+			fprintf(f, "; %" PRIu64 " after a slow call (the longest %s)", st.calls,
+				cli_duration_str(b1, sizeof(b1), st.call_max_ns));
 		fputc('\n', f);
 	} else if (info->snapshot) {
 		fputs("# snapshots: snapshot mode, no snapshot table in the file\n", f);
@@ -1211,8 +1221,12 @@ static void json_header(struct ctx *c)
 			sep = ",";
 		}
 		fprintf(f, "},\"latency_ns\":{\"min\":%" PRIu64 ",\"median\":%" PRIu64
-			   ",\"max\":%" PRIu64 "}}",
-			st.lat_min, st.lat_med, st.lat_max);
+			   ",\"max\":%" PRIu64 "},\"slow_calls\":%" PRIu64 ",\"slow_call_max_ns\":",
+			st.lat_min, st.lat_med, st.lat_max, st.calls);
+		if (st.calls)
+			fprintf(f, "%" PRIu64 "}", st.call_max_ns);
+		else
+			fputs("null}", f);
 	} else {
 		fputs("null", f);
 	}

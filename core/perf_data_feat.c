@@ -162,6 +162,8 @@ int pd_feat_encode_snapshots(struct pd_buf *b, const struct auxcap_perf_snapshot
 			r = pd_buf_put_u32(b, s[i].tid);
 		if (r == 0)
 			r = pd_buf_put_u32(b, s[i].cpu);
+		if (r == 0)
+			r = pd_buf_put_u64(b, s[i].call_ns);
 	}
 	return r;
 }
@@ -719,7 +721,7 @@ static int parse_snapshots(struct pd_feat_store *st, struct fcur *c)
 		return r;
 	if (version != AUXCAP_PERF_SNAPSHOTS_VERSION)
 		return 0; /* a later layout: left out, the rest of the file reads */
-	if (esize < AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE)
+	if (esize < AUXCAP_PERF_SNAPSHOT_ENTRY_MIN)
 		return fbad(c, "entries too small");
 	if (nr > (c->len - c->pos) / esize)
 		return fbad(c, "more entries than the section holds");
@@ -736,6 +738,8 @@ static int parse_snapshots(struct pd_feat_store *st, struct fcur *c)
 		memcpy(&v[i].coalesced, e + 28, 4);
 		memcpy(&v[i].tid, e + 32, 4);
 		memcpy(&v[i].cpu, e + 36, 4);
+		if (esize >= 48)
+			memcpy(&v[i].call_ns, e + 40, 8);
 	}
 	c->pos += nr * esize;
 	free(st->snapshots);

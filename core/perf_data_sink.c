@@ -71,6 +71,7 @@ static int ps_snapshot(void *ctx, const struct auxcap_snapshot_info *info)
 		.coalesced = info->coalesced,
 		.tid = info->tid,
 		.cpu = info->cpu,
+		.call_ns = info->call_ns,
 	};
 	int r = auxcap_perf_writer_add_snapshot(ps->w, &snap);
 

@@ -131,6 +131,7 @@ struct auxcap_session {
 	pthread_mutex_t hit_lock;   /* orders the request word and hit_tid/hit_cpu between the loop
 				       and auxcap_session_request_hit() callers */
 	uint32_t hit_tid, hit_cpu;  /* the hit that made the pending request (under hit_lock) */
+	uint64_t hit_call_ns;	    /* ... its call's duration, 0 if not a timed call */
 	/* opts.trigger_min_ns: which trigger each sample id is, the hits of a loop pass, and
 	 * the calls each thread has open (time_calls()) */
 	struct trig_id *trig_ids;
@@ -1240,6 +1241,7 @@ int auxcap_session_snapshot(struct auxcap_session *s)
 		pthread_mutex_lock(&s->hit_lock);
 		info.tid = s->hit_tid;
 		info.cpu = s->hit_cpu;
+		info.call_ns = s->hit_call_ns;
 		pthread_mutex_unlock(&s->hit_lock);
 	}
 	/* Freeze, unless the loop did as soon as a trigger woke it. */
@@ -1330,7 +1332,7 @@ void auxcap_session_request(struct auxcap_session *s, unsigned int req)
  * between the two) read them only once they are set.
  */
 static void request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid, uint32_t cpu,
-			bool wake)
+			uint64_t call_ns, bool wake)
 {
 	__atomic_fetch_add(&s->stats.trigger_hits, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&s->hit_lock);
@@ -1338,6 +1340,7 @@ static void request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid
 			 wake)) {
 		s->hit_tid = tid;
 		s->hit_cpu = cpu;
+		s->hit_call_ns = call_ns;
 	}
 	pthread_mutex_unlock(&s->hit_lock);
 }
@@ -1345,7 +1348,13 @@ static void request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid
 void auxcap_session_request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
 				uint32_t cpu)
 {
-	request_hit(s, time_ns, tid, cpu, true);
+	request_hit(s, time_ns, tid, cpu, 0, true);
+}
+
+void auxcap_session_request_call(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
+				 uint32_t cpu, uint64_t call_ns)
+{
+	request_hit(s, time_ns, tid, cpu, call_ns, true);
 }
 
 /* opts.trigger_min_ns: the open calls of thread @tid (made if new); NULL on ENOMEM. */
@@ -1429,7 +1438,7 @@ static int time_calls(struct auxcap_session *s, bool *hit)
 			s->stats.trigger_max_ns = d;
 		if (d >= s->opts.trigger_min_ns) {
 			*hit = true;
-			request_hit(s, h->time, h->tid, h->cpu, false);
+			request_hit(s, h->time, h->tid, h->cpu, d, false);
 		}
 	}
 	s->nr_hits = 0;
@@ -1493,7 +1502,7 @@ static int read_triggers(struct auxcap_session *s, struct set *set, bool *hit)
 			continue;
 		}
 		*hit = true;
-		request_hit(s, rec.u.sample.time, rec.u.sample.tid, cpu, false);
+		request_hit(s, rec.u.sample.time, rec.u.sample.tid, cpu, 0, false);
 	}
 	if (r == -EBADMSG) {
 		s->stats.corrupt++;

@@ -169,7 +169,8 @@ static uint64_t now_ns(void)
  * past the call) ends the call without a time.  Returns the time of a return that ended a
  * call of at least min_ns, else 0.
  */
-static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tracer_insn *insn)
+static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tracer_insn *insn,
+			  uint64_t *call_ns)
 {
 	uint64_t t, d;
 
@@ -194,6 +195,7 @@ static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tra
 	__atomic_fetch_add(&ls->calls, 1, __ATOMIC_RELAXED);
 	if (d > __atomic_load_n(&ls->max_ns, __ATOMIC_RELAXED))
 		__atomic_store_n(&ls->max_ns, d, __ATOMIC_RELAXED);
+	*call_ns = d;
 	return d >= ls->min_ns ? t : 0;
 }
 
@@ -202,13 +204,13 @@ static uint64_t time_call(struct auxcap_live_source *ls, const struct auxcap_tra
 static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
 {
 	struct auxcap_live_source *ls = ctx;
-	uint64_t t;
+	uint64_t t, call_ns = 0;
 	pid_t pid;
 
 	if (!ls->trig_addr)
 		return 0;
 	if (ls->min_ns) {
-		t = time_call(ls, insn);
+		t = time_call(ls, insn, &call_ns);
 		if (!t)
 			return 0;
 	} else {
@@ -224,7 +226,7 @@ static int on_insn(void *ctx, const struct auxcap_tracer_insn *insn)
 	auxcap_tracer_yield(ls->tr);
 	ls->hit_pause = true;
 	if (ls->on_hit)
-		ls->on_hit(ls->hit_ctx, t, (uint32_t)pid, (uint32_t)ls->tid);
+		ls->on_hit(ls->hit_ctx, t, (uint32_t)pid, (uint32_t)ls->tid, call_ns);
 	return 0;
 }
 

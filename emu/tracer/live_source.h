@@ -77,11 +77,12 @@ bool auxcap_live_source_ended(const struct auxcap_live_source *ls, int *ret_err,
 /**
  * Receives a hit of the watched function (auxcap_live_source_set_trigger()): @time_ns is when
  * the tracer saw its first instruction execute (CLOCK_MONOTONIC, at the ptrace stop right
- * after it), @pid/@tid the task.  Runs on the emulator's producer thread, under the
+ * after it), @pid/@tid the task; with a minimum duration, when the call returned, and
+ * @call_ns how long it took (else 0).  Runs on the emulator's producer thread, under the
  * emulator's lock: it must not call into the emulator.
  */
 typedef void (*auxcap_live_source_hit_fn)(void *ctx, uint64_t time_ns, uint32_t pid,
-					  uint32_t tid);
+					  uint32_t tid, uint64_t call_ns);
 
 /**
  * Watch the function whose first byte is at @file_offset in the file @binary: whenever the

@@ -201,6 +201,8 @@ $A record -S -e raw_syscalls:sys_enter --trigger-on run --trigger-min-duration 1
 check '[ $st -eq 0 ] && [ "$(tcalls d1.err)" = 1 ] && [ "$(tslow d1.err)" = 1 ] && [ "$(snaps d1.err)" = 1 ]' "run() timed by a uprobe and a return probe: $(tail -1 d1.err)"
 at=$($A info d1.data | sed -n 's/^    #0 function tid [0-9]* cpu [0-9]*: at \([0-9.]*\) s.*/\1/p')
 perf script -i d1.data -F time,trace 2>/dev/null | sed -n 's/^ *\([0-9.]*\): NR 110 .*/\1/p' >d1.getppid
+longest=$(sed -n 's/.* calls returned (the longest \([^)]*\)).*/\1/p' d1.err)
+check '[ -n "$longest" ] && $A info d1.data | grep -q "^    #0 function .*, after a call of $longest\$"' "the snapshot table keeps the call's duration ($longest): $($A info d1.data | grep '^    #0')"
 check '[ -n "$at" ] && [ "$(wc -l <d1.getppid)" = 3 ] && awk -v at="$at" "NR == 1 { first = \$1 } END { exit !(at > \$1 && at - first >= 0.001) }" d1.getppid' "the snapshot is taken at run()'s return ($at s), after its last getppid and 1 ms or more after its first: $(tr '\n' ' ' <d1.getppid)"
 # (Two uprobe hits per call, back to back: on a loaded machine the loop may fall behind and
 # the kernel drop samples, which the summary counts; each lost sample costs at most the call
@@ -246,6 +248,8 @@ else
 	# The tracer times the calls itself, from the call instruction to the return back.
 	$A record --emulate -S -e intel_pt//u --trigger-on run --trigger-min-duration 1ms -o e5.data -- "$E" 300 >/dev/null 2>e5.err; st=$?
 	check '[ $st -eq 0 ] && [ "$(tcalls e5.err)" = 1 ] && [ "$(tslow e5.err)" = 1 ] && [ "$(snaps e5.err)" = 1 ]' "--emulate: run() timed by the tracer: $(tail -1 e5.err)"
+	longest=$(sed -n 's/.* calls returned (the longest \([^)]*\)).*/\1/p' e5.err)
+	check '[ -n "$longest" ] && $A info e5.data | grep -q "^    #0 function .*, after a call of $longest\$"' "--emulate: the table keeps the call's duration ($longest)"
 	check '$A decode e5.data --itrace=c 2>/dev/null | grep -v "^#" | grep "return" | tail -1 | grep -q "return *main+0x[0-9a-f]* (from run+0x"' "the snapshot's trace ends with run()'s return to main: $($A decode e5.data --itrace=c 2>/dev/null | grep return | tail -1)"
 	# A library function called through the PLT (and, first, the lazy binder): timed from
 	# the return address the stack points at on entry.  getppid runs once in 300 iterations.

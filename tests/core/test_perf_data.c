@@ -1427,9 +1427,9 @@ static void test_sample_time_offset(void **state)
 static void test_snapshot_feature(void **state)
 {
 	static const struct auxcap_perf_snapshot snaps[3] = {
-		{ 1000, 1500, 4096, 4, 2, 77, 1 },
-		{ 2000, 2100, 8192, 1, 0, (uint32_t)-1, (uint32_t)-1 },
-		{ 3000, 3333, 9000, 5, 0, (uint32_t)-1, (uint32_t)-1 },
+		{ 1000, 1500, 4096, 4, 2, 77, 1, 250 }, /* a call of 250 ns ended at 1000 */
+		{ 2000, 2100, 8192, 1, 0, (uint32_t)-1, (uint32_t)-1, 0 },
+		{ 3000, 3333, 9000, 5, 0, (uint32_t)-1, (uint32_t)-1, 0 },
 	};
 	const struct auxcap_perf_features *f;
 	struct auxcap_perf_writer *w;
@@ -1464,22 +1464,51 @@ static void test_snapshot_feature(void **state)
 			    "auxcap_snapshots");
 	/* The bytes, as the header comment documents them. */
 	assert_int_equal(auxcap_perf_reader_feature_raw(r, 255, (const void **)&p, &len), 0);
-	assert_int_equal(len, 16 + 3 * 40);
+	assert_int_equal(len, 16 + 3 * 48);
 	memcpy(u32, p, 8);
 	memcpy(&u64, p + 8, 8);
 	assert_int_equal(u32[0], 1);
-	assert_int_equal(u32[1], 40);
+	assert_int_equal(u32[1], 48);
 	assert_int_equal(u64, 3);
-	memcpy(&u64, p + 16 + 40 + 8, 8); /* entry 1, frozen_ns */
+	memcpy(&u64, p + 16 + 48 + 8, 8); /* entry 1, frozen_ns */
 	assert_int_equal(u64, 2100);
 	memcpy(u32, p + 16 + 24, 8); /* entry 0, source and coalesced */
 	assert_int_equal(u32[0], 4);
 	assert_int_equal(u32[1], 2);
+	memcpy(&u64, p + 16 + 40, 8); /* entry 0, call_ns */
+	assert_int_equal(u64, 250);
 	auxcap_perf_reader_close(r);
+
+	/* A table of the first entry size (40 bytes, no call_ns) still reads. */
+	{
+		unsigned char old[16 + 40];
+		const uint32_t hdr[2] = { 1, 40 };
+		const uint64_t one = 1;
+		char p40[128];
+
+		memcpy(old, hdr, 8);
+		memcpy(old + 8, &one, 8);
+		memcpy(old + 16, &snaps[0], 40); /* (the first 40 bytes: the fields in order) */
+		tmp_path(p40, sizeof(p40), "snaps40.data");
+		assert_int_equal(auxcap_perf_writer_open(p40, NULL, &w), 0);
+		assert_int_equal(auxcap_perf_writer_add_attr(w, &a, "alpha", ids_a, 2), 0);
+		assert_int_equal(auxcap_perf_writer_set_feature(w, AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS,
+								old, sizeof(old)),
+				 0);
+		assert_int_equal(auxcap_perf_writer_close(w), 0);
+		r = open_ok(p40);
+		f = auxcap_perf_reader_features(r);
+		assert_int_equal(f->nr_snapshots, 1);
+		assert_int_equal(f->snapshots[0].trigger_ns, 1000);
+		assert_int_equal(f->snapshots[0].tid, 77);
+		assert_int_equal(f->snapshots[0].cpu, 1);
+		assert_int_equal(f->snapshots[0].call_ns, 0);
+		auxcap_perf_reader_close(r);
+	}
 
 	/* A later version of the table is left out; the file still reads. */
 	{
-		static const uint64_t head[3] = { 1 | (40ULL << 32), 3, 1000 };
+		static const uint64_t head[3] = { 1 | (48ULL << 32), 3, 1000 };
 		struct blob b;
 		unsigned char *at = NULL;
 

@@ -579,7 +579,8 @@ def main(argv):
         sn = rep["snapshots"]
         check(m and sn and sn["count"] == int(m.group(1)) and
               ["%.1f" % (sn["latency_ns"][k] / 1e3) for k in ("min", "median", "max")] ==
-              [m.group(2), m.group(3), m.group(4)],
+              [m.group(2), m.group(3), m.group(4)] and
+              sn["slow_calls"] == len(re.findall(r", after a call of ", info)),
               "snapshot table as auxcap info prints it: %s" % (sn,))
     else:
         check(rep["snapshots"] is None, "no snapshot table")

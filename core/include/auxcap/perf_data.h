@@ -119,17 +119,19 @@ enum auxcap_perf_feat {
 	 * auxcap's own section, at the last bit: perf reads only bits below its
 	 * HEADER_LAST_FEATURE, and the table entry of this bit comes after all of perf's, so
 	 * perf's own sections are found where it expects them.  Payload (native endian):
-	 * u32 version (1), u32 entry_size (40, bytes per entry; readers skip bytes past the
-	 * fields they know), u64 nr, then nr entries of struct auxcap_perf_snapshot's fields
-	 * in order: u64 trigger_ns, u64 frozen_ns, u64 data_end, u32 source, u32 coalesced,
-	 * u32 tid, u32 cpu.
+	 * u32 version (1), u32 entry_size (48, bytes per entry; readers skip bytes past the
+	 * fields they know, and read entries of 40 bytes, the first size, without call_ns),
+	 * u64 nr, then nr entries of struct auxcap_perf_snapshot's fields in order: u64
+	 * trigger_ns, u64 frozen_ns, u64 data_end, u32 source, u32 coalesced, u32 tid, u32 cpu,
+	 * u64 call_ns.
 	 */
 	AUXCAP_PERF_FEAT_AUXCAP_SNAPSHOTS = 255,
 	AUXCAP_PERF_FEAT_BITS = 256, /* size of the header's feature bitmap */
 };
 
 #define AUXCAP_PERF_SNAPSHOTS_VERSION	 1  /* payload version of AUXCAP_SNAPSHOTS */
-#define AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE 40 /* bytes per snapshot entry, version 1 */
+#define AUXCAP_PERF_SNAPSHOT_ENTRY_SIZE 48 /* bytes per snapshot entry written, version 1 */
+#define AUXCAP_PERF_SNAPSHOT_ENTRY_MIN 40  /* ... the first entries' (no call_ns) */
 
 /** Name of a feature bit ("hostname", "auxtrace", "auxcap_snapshots"...), or NULL if unknown. */
 const char *auxcap_perf_feat_name(unsigned int feat);
@@ -285,6 +287,8 @@ struct auxcap_perf_snapshot {
 	uint32_t coalesced;  /* further requests merged into it */
 	uint32_t tid;	     /* thread that hit a function trigger, else (uint32_t)-1 */
 	uint32_t cpu;	     /* its CPU, else (uint32_t)-1 */
+	uint64_t call_ns;    /* a minimum-duration trigger: the call's duration (it ended at
+				@trigger_ns), else 0 */
 };
 
 /**

@@ -103,6 +103,8 @@ struct auxcap_snapshot_info {
 	uint32_t coalesced;  /* further requests merged into this snapshot */
 	uint32_t tid;        /* AUXCAP_TRIGGER_FUNCTION: thread that hit it, else (uint32_t)-1 */
 	uint32_t cpu;        /* AUXCAP_TRIGGER_FUNCTION: its CPU if known, else (uint32_t)-1 */
+	uint64_t call_ns;    /* a timed call (trigger_min_ns): how long it took (it ended at
+				@trigger_ns), else 0 */
 };
 
 struct auxcap_session_opts {
@@ -312,6 +314,14 @@ void auxcap_session_request_from(struct auxcap_session *s, unsigned int req,
  */
 void auxcap_session_request_hit(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
 				uint32_t cpu);
+
+/**
+ * As auxcap_session_request_hit(), for a call that ended at @time_ns after @call_ns (a
+ * minimum-duration trigger seen outside the session's trigger events): the snapshot's record
+ * keeps the call's duration (auxcap_snapshot_info.call_ns).
+ */
+void auxcap_session_request_call(struct auxcap_session *s, uint64_t time_ns, uint32_t tid,
+				 uint32_t cpu, uint64_t call_ns);
 
 /** Drain every ring once now (full-trace mode), as the loop does on a wakeup. */
 int auxcap_session_drain(struct auxcap_session *s);
