@@ -121,6 +121,37 @@ struct auxcap_tracer_encoder_ops {
 	void (*fini)(void *priv);
 };
 
+/**
+ * The memory hierarchy model of the emulated SPE unit (spe_cache.c): an L1 data cache
+ * (32 KiB, 8-way), a last-level cache (2 MiB, 16-way), both of 64-byte lines, and a data TLB
+ * (64 entries, 4-way, 4 KiB pages), true LRU, looked up by virtual address.
+ */
+struct auxcap_tracer_spe_cache;
+
+/** What one access missed: bits of auxcap_tracer_spe_cache_access()'s result. */
+enum auxcap_tracer_spe_cache_miss {
+	AUXCAP_TRACER_SPE_CACHE_L1_MISS = 1u << 0,  /* not in the L1D (then filled) */
+	AUXCAP_TRACER_SPE_CACHE_LLC_MISS = 1u << 1, /* not in the LLC either (then filled) */
+	AUXCAP_TRACER_SPE_CACHE_TLB_WALK = 1u << 2, /* not in the DTLB: a table walk */
+};
+
+/**
+ * Allocate an empty model (every line and TLB entry invalid) into @ret_cache, owned by the
+ * caller (auxcap_tracer_spe_cache_free()).
+ *
+ * Returns -EINVAL if @ret_cache is NULL.
+ * Returns -ENOMEM if out of memory.
+ */
+int auxcap_tracer_spe_cache_new(struct auxcap_tracer_spe_cache **ret_cache);
+/** Free @cache (NULL is fine). */
+void auxcap_tracer_spe_cache_free(struct auxcap_tracer_spe_cache *cache);
+/**
+ * One data access at virtual address @addr, load or store alike: the TLB and the caches are
+ * looked up and updated (LRU order, fills on misses).  The access is one line, the line of
+ * @addr (its first byte).  Returns its enum auxcap_tracer_spe_cache_miss bits (0: hits).
+ */
+unsigned int auxcap_tracer_spe_cache_access(struct auxcap_tracer_spe_cache *cache, uint64_t addr);
+
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_bts;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_spe;
