@@ -23,10 +23,12 @@
  *                                          (general-purpose register access)
  *                     c = 2 branch:        payload bit 0 = conditional, bit 1 = indirect
  *                                          (indirect jumps, indirect calls and returns)
- *   0x52 + 2 bytes  Events: bit 1 retired (always), bit 2 L1D access and bit 4 TLB access
- *                   (loads/stores), bit 6 not taken (conditional branch not taken).
- *   0x98 + 2 bytes  Counter, index 0: total latency, here the TSC cycles between the ptrace
- *                   stops before and after the instruction, saturating at 0xFFFF.
+ *   0x52 + 2 bytes  Events: bit 1 retired (always); loads/stores: bit 2 L1D access and
+ *                   bit 4 TLB access (always), bit 3 L1D refill and bit 8 LLC access (an L1
+ *                   miss), bit 9 LLC miss, bit 5 TLB walk (a TLB miss); bit 6 not taken (a
+ *                   conditional branch not taken).
+ *   0x98 + 2 bytes  Counter, index 0: total latency in cycles, the memory model's (below).
+ *   0x9A + 2 bytes  Counter, index 2: translation latency (loads/stores only), the model's.
  *   0xB1 + 8 bytes  Address, index 1: branch target (branches only): the address executed
  *                   next; same NS/EL format as the PC.
  *   0xB2 + 8 bytes  Address, index 2: data virtual address (loads/stores only); payload is the
@@ -37,12 +39,26 @@
  * An instruction with a memory operand and a branch (e.g. "jmp *mem") is reported as a
  * branch.  System calls are "other" operations.
  *
+ * Latencies and cache events come from a model of the memory hierarchy (spe_cache.c), not
+ * from the clock: the TSC between two ptrace stops measures the tracer.  Every data access
+ * the tracer reports goes through the model, sampled or not and inside the address filter
+ * or not (caches see all accesses of the thread): an L1 data cache of 32 KiB (8-way), a
+ * last-level cache of 2 MiB (16-way), both of 64-byte lines, and a data TLB of 64 entries
+ * (4-way, 4 KiB pages), true LRU, indexed and tagged by virtual address.  The total latency
+ * is SPE_LAT_OTHER (1) for branches and other operations; for a load or store SPE_LAT_L1_HIT
+ * (4) on an L1 hit, SPE_LAT_LLC_HIT (36) on an L1 miss that hits the LLC, SPE_LAT_MEMORY
+ * (200) on an LLC miss, plus SPE_LAT_TLB_WALK (30) when the TLB walked; the translation
+ * latency is SPE_LAT_TLB_WALK after a walk, else SPE_LAT_TLB_HIT (1).  Approximated: an
+ * access is one line (its first byte's), loads and stores are alike (stores allocate),
+ * the LLC is non-inclusive (looked up on an L1 miss, both filled on a miss); no prefetcher,
+ * no coherence (other threads and the kernel do not evict), no large pages, no queueing.
+ *
  * The event's format terms (passed in spe_flags, spe_min_latency, spe_event_filter) act as the
  * driver's registers do on hardware: a sampled operation that the filters reject is dropped
  * (no record; the interval counter is reloaded all the same): load_filter / store_filter /
  * branch_filter keep only those operation types (any of them), event_filter keeps records
- * whose events include all its bits, min_latency those whose total latency reaches it;
- * ts_enable=0 ends records with an End packet (0x01) instead of the timestamp.
+ * whose events include all its bits, min_latency those whose (modelled) total latency reaches
+ * it; ts_enable=0 ends records with an End packet (0x01) instead of the timestamp.
  */
 #include "config.h"
 
@@ -57,7 +73,8 @@
 #define SPE_HDR_CONTEXT_EL1  0x64u
 #define SPE_HDR_OP_TYPE	     0x48u
 #define SPE_HDR_EVENTS_2B    0x52u
-#define SPE_HDR_COUNTER_TOT  0x98u
+#define SPE_HDR_COUNTER_TOT  0x98u /* 0b10011iii, index 0: total latency */
+#define SPE_HDR_COUNTER_XLAT 0x9au /* index 2: translation latency */
 #define SPE_HDR_TIMESTAMP    0x71u
 #define SPE_HDR_END	     0x01u
 
@@ -71,22 +88,35 @@
 
 #define SPE_EV_RETIRED	  (1u << 1)
 #define SPE_EV_L1D_ACCESS (1u << 2)
+#define SPE_EV_L1D_REFILL (1u << 3)
 #define SPE_EV_TLB_ACCESS (1u << 4)
+#define SPE_EV_TLB_WALK	  (1u << 5)
 #define SPE_EV_NOT_TAKEN  (1u << 6)
+#define SPE_EV_LLC_ACCESS (1u << 8)
+#define SPE_EV_LLC_MISS	  (1u << 9)
+
+/* The memory model's latencies, cycles. */
+#define SPE_LAT_OTHER	 1u   /* total latency of a branch or other operation */
+#define SPE_LAT_L1_HIT	 4u   /* load/store hitting the L1D */
+#define SPE_LAT_LLC_HIT	 36u  /* missing the L1D, hitting the LLC */
+#define SPE_LAT_MEMORY	 200u /* missing the LLC */
+#define SPE_LAT_TLB_HIT	 1u   /* translation latency of a TLB hit */
+#define SPE_LAT_TLB_WALK 30u  /* translation latency of a TLB walk, added to the total */
 
 #define SPE_ADDR_NS	 (1ull << 63)
 #define SPE_ADDR_VA_MASK ((1ull << 56) - 1)
 
 struct enc_spe {
-	struct auxcap_tracer_out *out; /* borrowed */
-	uint32_t interval;	       /* instructions between samples */
-	bool jitter;		       /* add 0..255 on reload */
-	uint64_t rng;		       /* xorshift64 state */
-	uint64_t countdown;	       /* instructions until the next sample */
-	uint32_t tid;		       /* context packet payload */
-	uint32_t flags;		       /* AUXCAP_TRACER_SPE_* */
-	uint32_t min_latency;	       /* cycles, with AUXCAP_TRACER_SPE_MIN_LATENCY */
-	uint64_t event_filter;	       /* event bits a record must have */
+	struct auxcap_tracer_out *out;	       /* borrowed */
+	uint32_t interval;		       /* instructions between samples */
+	bool jitter;			       /* add 0..255 on reload */
+	uint64_t rng;			       /* xorshift64 state */
+	uint64_t countdown;		       /* instructions until the next sample */
+	uint32_t tid;			       /* context packet payload */
+	uint32_t flags;			       /* AUXCAP_TRACER_SPE_* */
+	uint32_t min_latency;		       /* cycles, with AUXCAP_TRACER_SPE_MIN_LATENCY */
+	uint64_t event_filter;		       /* event bits a record must have */
+	struct auxcap_tracer_spe_cache *cache; /* the memory model, owned */
 };
 
 static uint64_t reload(struct enc_spe *s)
@@ -106,7 +136,11 @@ static int spe_init(void *priv, const struct auxcap_tracer_opts *opts,
 		    struct auxcap_tracer_out *out)
 {
 	struct enc_spe *s = priv;
+	int r;
 
+	r = auxcap_tracer_spe_cache_new(&s->cache);
+	if (r < 0)
+		return r;
 	s->out = out;
 	s->interval = opts->spe_interval ? opts->spe_interval : 1024;
 	s->jitter = opts->spe_jitter;
@@ -120,7 +154,10 @@ static int spe_init(void *priv, const struct auxcap_tracer_opts *opts,
 
 static void spe_fini(void *priv)
 {
-	(void)priv;
+	struct enc_spe *s = priv;
+
+	auxcap_tracer_spe_cache_free(s->cache);
+	s->cache = NULL;
 }
 
 static int spe_begin(void *priv, const struct auxcap_tracer_begin *b)
@@ -168,12 +205,16 @@ static bool spe_keep(const struct enc_spe *s, uint8_t op_class, uint8_t op, uint
 	return true;
 }
 
-static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
+/*
+ * The record of the sampled instruction @in; @miss is what its data access missed in the
+ * memory model (enum auxcap_tracer_spe_cache_miss).
+ */
+static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in, unsigned int miss)
 {
 	uint8_t rec[64], *p = rec;
 	uint8_t op_class = SPE_OP_OTHER, op = 0;
 	uint16_t events = SPE_EV_RETIRED;
-	uint64_t lat = in->tsc_delta > 0xffff ? 0xffff : in->tsc_delta;
+	uint64_t lat = SPE_LAT_OTHER, xlat = 0;
 	int r;
 
 	if (is_branch(in->kind)) {
@@ -190,6 +231,21 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 		if (in->mem & AUXCAP_TRACER_MEM_STORE)
 			op |= SPE_OP_ST;
 		events |= SPE_EV_L1D_ACCESS | SPE_EV_TLB_ACCESS;
+		lat = SPE_LAT_L1_HIT;
+		if (miss & AUXCAP_TRACER_SPE_CACHE_L1_MISS) {
+			events |= SPE_EV_L1D_REFILL | SPE_EV_LLC_ACCESS;
+			lat = SPE_LAT_LLC_HIT;
+		}
+		if (miss & AUXCAP_TRACER_SPE_CACHE_LLC_MISS) {
+			events |= SPE_EV_LLC_MISS;
+			lat = SPE_LAT_MEMORY;
+		}
+		xlat = SPE_LAT_TLB_HIT;
+		if (miss & AUXCAP_TRACER_SPE_CACHE_TLB_WALK) {
+			events |= SPE_EV_TLB_WALK;
+			xlat = SPE_LAT_TLB_WALK;
+			lat += SPE_LAT_TLB_WALK;
+		}
 	}
 	if (!spe_keep(s, op_class, op, events, lat))
 		return 0; /* the filters drop it */
@@ -203,6 +259,10 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 	p = put_le(p, events, 2);
 	*p++ = SPE_HDR_COUNTER_TOT;
 	p = put_le(p, lat, 2);
+	if (op_class == SPE_OP_LDST) {
+		*p++ = SPE_HDR_COUNTER_XLAT;
+		p = put_le(p, xlat, 2);
+	}
 	if (op_class == SPE_OP_BRANCH && in->next_ip) {
 		*p++ = SPE_HDR_ADDR_BRANCH;
 		p = put_le(p, SPE_ADDR_NS | (in->next_ip & SPE_ADDR_VA_MASK), 8);
@@ -226,13 +286,17 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in)
 static int spe_insn(void *priv, const struct auxcap_tracer_insn *in)
 {
 	struct enc_spe *s = priv;
+	unsigned int miss = 0;
 
+	/* The caches see every access of the thread, sampled or not, traced or not. */
+	if (in->mem)
+		miss = auxcap_tracer_spe_cache_access(s->cache, in->data_addr);
 	if (!in->traced)
 		return 0;
 	if (--s->countdown)
 		return 0;
 	s->countdown = reload(s);
-	return spe_record(s, in);
+	return spe_record(s, in, miss);
 }
 
 static int spe_async(void *priv, uint64_t from, uint64_t to, bool to_traced, uint64_t tsc)

@@ -3,7 +3,9 @@
  * The live tracer with the Arm SPE-style encoder.  A minimal parser written here from the
  * encoding documented in emu/tracer/enc_spe.c splits the stream into records and checks
  * PCs, operation types, data addresses (against the test program's ELF symbols) and the
- * sampling interval.
+ * sampling interval.  The memory model behind the events and latencies (spe_cache.c) is
+ * tested alone, replayed over a run's instruction log against its records, and against a
+ * program that walks a large and a small buffer (tracer_cache_prog.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,11 +16,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "tracer_int.h"
 #include "tracer_run.h"
 #include "util.h"
+
+/* Event bits (Arm ARM, SPE events packet). */
+#define EV_RETIRED    (1u << 1)
+#define EV_L1D_ACCESS (1u << 2)
+#define EV_L1D_REFILL (1u << 3)
+#define EV_TLB_ACCESS (1u << 4)
+#define EV_TLB_WALK   (1u << 5)
+#define EV_NOT_TAKEN  (1u << 6)
+#define EV_LLC_ACCESS (1u << 8)
+#define EV_LLC_MISS   (1u << 9)
+#define EV_MISSES     (EV_L1D_REFILL | EV_TLB_WALK | EV_LLC_ACCESS | EV_LLC_MISS)
+
+/* The model's latencies, cycles, as enc_spe.c documents them. */
+#define LAT_OTHER    1u
+#define LAT_L1_HIT   4u
+#define LAT_LLC_HIT  36u
+#define LAT_MEMORY   200u
+#define LAT_TLB_HIT  1u
+#define LAT_TLB_WALK 30u
 
 /* One parsed record. */
 struct spe_rec {
@@ -33,6 +56,8 @@ struct spe_rec {
 	uint8_t op;	  /* op type payload */
 	uint16_t events;  /* events payload */
 	uint16_t latency; /* counter index 0 */
+	uint16_t xlat;	  /* counter index 2 (translation latency) */
+	int has_xlat;	  /* a translation latency packet was present */
 	uint64_t ts;	  /* timestamp payload */
 	int ended_by_end; /* the record ended with an End packet (no timestamp) */
 };
@@ -93,8 +118,12 @@ static size_t spe_parse(const uint8_t *buf, size_t len, struct spe_rec **ret)
 			}
 		} else if ((h & 0xf8) == 0x98) {
 			assert_int_equal(sz, 2);
-			if ((h & 7) == 0)
+			if ((h & 7) == 0) {
 				cur.latency = (uint16_t)v;
+			} else if ((h & 7) == 2) {
+				cur.xlat = (uint16_t)v;
+				cur.has_xlat = 1;
+			}
 		} else if ((h & 0xfc) == 0x64) {
 			assert_int_equal(sz, 4);
 			cur.context = (uint32_t)v;
@@ -124,6 +153,86 @@ static size_t spe_parse(const uint8_t *buf, size_t len, struct spe_rec **ret)
 	return n;
 }
 
+static bool is_branch_kind(uint8_t kind)
+{
+	return kind >= AUXCAP_TRACER_COND && kind <= AUXCAP_TRACER_RETURN;
+}
+
+/* A load or store record: a memory operand and not a branch. */
+static bool is_ldst(const struct tr_insn *e)
+{
+	return e->mem && !is_branch_kind(e->kind);
+}
+
+/* The memory events of an access the model says missed @miss (AUXCAP_TRACER_SPE_CACHE_*). */
+static uint16_t model_events(unsigned int miss)
+{
+	uint16_t ev = EV_L1D_ACCESS | EV_TLB_ACCESS;
+
+	if (miss & AUXCAP_TRACER_SPE_CACHE_L1_MISS)
+		ev |= EV_L1D_REFILL | EV_LLC_ACCESS;
+	if (miss & AUXCAP_TRACER_SPE_CACHE_LLC_MISS)
+		ev |= EV_LLC_MISS;
+	if (miss & AUXCAP_TRACER_SPE_CACHE_TLB_WALK)
+		ev |= EV_TLB_WALK;
+	return ev;
+}
+
+/* The total latency a load/store record with @events must carry. */
+static unsigned int ldst_latency(uint16_t events)
+{
+	unsigned int lat = LAT_L1_HIT;
+
+	if (events & EV_LLC_MISS)
+		lat = LAT_MEMORY;
+	else if (events & EV_L1D_REFILL)
+		lat = LAT_LLC_HIT;
+	return lat + (events & EV_TLB_WALK ? LAT_TLB_WALK : 0);
+}
+
+/* The model's latency of logged instruction @e whose access missed @miss. */
+static unsigned int model_latency(const struct tr_insn *e, unsigned int miss)
+{
+	return is_ldst(e) ? ldst_latency(model_events(miss)) : LAT_OTHER;
+}
+
+/*
+ * What the model says each access of the log missed, replayed independently of the encoder:
+ * every logged instruction's access in order, traced or not.  Returns a malloc'd array of
+ * run->nlog miss bit sets (0 for instructions without an access).
+ */
+static unsigned int *replay_model(const struct tr_run *run)
+{
+	struct auxcap_tracer_spe_cache *c;
+	unsigned int *miss = calloc(run->nlog ? run->nlog : 1, sizeof(*miss));
+
+	assert_non_null(miss);
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (size_t i = 0; i < run->nlog; i++)
+		if (run->log[i].mem)
+			miss[i] = auxcap_tracer_spe_cache_access(c, run->log[i].data_addr);
+	auxcap_tracer_spe_cache_free(c);
+	return miss;
+}
+
+/* The latency counters agree with the events as the model's constants say. */
+static void check_latency(const struct spe_rec *r)
+{
+	if (r->op_class != 1) {
+		assert_int_equal(r->latency, LAT_OTHER);
+		assert_false(r->has_xlat);
+		return;
+	}
+	assert_int_equal(r->events & (EV_L1D_ACCESS | EV_TLB_ACCESS),
+			 EV_L1D_ACCESS | EV_TLB_ACCESS);
+	/* LLC access exactly with an L1 refill; an LLC miss only after an LLC access */
+	assert_int_equal(!!(r->events & EV_L1D_REFILL), !!(r->events & EV_LLC_ACCESS));
+	assert_true(!(r->events & EV_LLC_MISS) || (r->events & EV_LLC_ACCESS));
+	assert_int_equal(r->latency, ldst_latency(r->events));
+	assert_true(r->has_xlat);
+	assert_int_equal(r->xlat, r->events & EV_TLB_WALK ? LAT_TLB_WALK : LAT_TLB_HIT);
+}
+
 static void check_record(const struct tr_run *run, const struct spe_rec *r, const struct tr_insn *e)
 {
 	assert_int_equal(r->pc, e->ip);
@@ -147,6 +256,7 @@ static void check_record(const struct tr_run *run, const struct spe_rec *r, cons
 		assert_int_equal(r->op_class, 0);
 		assert_false(r->has_va);
 	}
+	check_latency(r);
 }
 
 static void test_spe_every_instruction_with_known_data_addresses(void **state)
@@ -154,9 +264,10 @@ static void test_spe_every_instruction_with_known_data_addresses(void **state)
 	char *argv[] = { (char *)tr_prog(), "25", NULL };
 	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_ARM_SPE, .spe_interval = 1 };
 	uint64_t lo, hi, store_sym, load_sym, prev_ts = 0;
-	size_t n, j = 0, stores = 0, loads = 0;
+	size_t n, j = 0, stores = 0, loads = 0, misses = 0, untraced = 0;
 	struct spe_rec *recs;
 	struct tr_run run;
+	unsigned int *miss;
 
 	(void)state;
 	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
@@ -168,15 +279,29 @@ static void test_spe_every_instruction_with_known_data_addresses(void **state)
 	n = spe_parse(run.trace, run.trace_len, &recs);
 	assert_int_equal(n, run.stats.traced_insns);
 	assert_int_equal(n, run.stats.packets);
+	/* Every record's events and latencies are the model's, fed every access (also those
+	 * of the untraced code: ld.so and libc run outside the filter). */
+	miss = replay_model(&run);
 	for (size_t i = 0; i < run.nlog; i++) {
-		if (!run.log[i].traced)
+		if (!run.log[i].traced) {
+			untraced += run.log[i].mem != 0;
 			continue;
+		}
 		check_record(&run, &recs[j], &run.log[i]);
+		assert_int_equal(recs[j].latency, model_latency(&run.log[i], miss[i]));
+		if (is_ldst(&run.log[i])) {
+			assert_int_equal(recs[j].events & ~(EV_RETIRED | EV_NOT_TAKEN),
+					 model_events(miss[i]));
+			misses += (miss[i] & AUXCAP_TRACER_SPE_CACHE_L1_MISS) != 0;
+		}
 		assert_true(recs[j].ts >= prev_ts);
 		prev_ts = recs[j].ts;
 		j++;
 	}
 	assert_int_equal(j, n);
+	assert_true(untraced > 1000);
+	assert_true(misses > 0);
+	free(miss);
 	/* The program stores to one global and loads from another once per iteration. */
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].op_class != 1 || !recs[i].has_va)
@@ -244,7 +369,8 @@ static void test_spe_filters(void **state)
 	uint64_t lo, hi;
 	struct spe_rec *recs;
 	struct tr_run run;
-	size_t n, j, want;
+	size_t n, j, want, dropped;
+	unsigned int *miss;
 
 	(void)state;
 	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
@@ -314,27 +440,194 @@ static void test_spe_filters(void **state)
 	assert_int_equal(run.trace_len, 0);
 	tr_run_fini(&run);
 
-	/* min_latency: exactly the operations whose total latency (the TSC cycles of the
-	 * step, saturating at 0xffff) reaches it.  Single steps take some 10^4 cycles: a
-	 * threshold near the median keeps some and drops some. */
+	/* min_latency: exactly the operations whose modelled total latency reaches it (the
+	 * model replayed over the run's log).  36 is an L1 miss that hits the LLC: it keeps the
+	 * L1 misses and drops L1 hits, also those that walked the TLB (4 + 30 = 34), and every
+	 * branch and other operation (1). */
 	opts.spe_event_filter = 0;
 	opts.spe_flags = AUXCAP_TRACER_SPE_MIN_LATENCY;
-	opts.spe_min_latency = 0x8000;
+	opts.spe_min_latency = LAT_LLC_HIT;
 	assert_int_equal(tr_run(&run, &opts, argv), 0);
 	n = spe_parse(run.trace, run.trace_len, &recs);
-	for (size_t i = want = j = 0; i < run.nlog; i++) {
+	miss = replay_model(&run);
+	for (size_t i = want = j = dropped = 0; i < run.nlog; i++) {
 		const struct tr_insn *e = &run.log[i];
-		uint64_t lat = e->tsc_delta > 0xffff ? 0xffff : e->tsc_delta;
+		unsigned int lat = model_latency(e, miss[i]);
 
-		if (!e->traced || lat < 0x8000)
+		if (!e->traced)
 			continue;
+		if (lat < LAT_LLC_HIT) {
+			dropped += is_ldst(e);
+			continue;
+		}
 		want++;
 		assert_true(j < n);
-		assert_int_equal(recs[j].pc, e->ip);
+		check_record(&run, &recs[j], e);
 		assert_int_equal(recs[j].latency, lat);
+		assert_int_equal(recs[j].events & ~EV_RETIRED, model_events(miss[i]));
 		j++;
 	}
+	assert_true(want > 0);
+	assert_true(dropped > 0);
 	assert_int_equal(n, want);
+	free(miss);
+	free(recs);
+	tr_run_fini(&run);
+}
+
+/* The memory model alone: L1D and LLC sets in LRU order, the TLB's reach. */
+static void test_spe_cache_model(void **state)
+{
+	const unsigned int l1 = AUXCAP_TRACER_SPE_CACHE_L1_MISS;
+	const unsigned int llc = AUXCAP_TRACER_SPE_CACHE_LLC_MISS;
+	const unsigned int walk = AUXCAP_TRACER_SPE_CACHE_TLB_WALK;
+	const uint64_t l1_set_stride = 64 * 64;	   /* 64 sets of 64-byte lines */
+	const uint64_t llc_set_stride = 2048 * 64; /* 2048 sets */
+	const uint64_t base = 0x7f0000000000ull;
+	struct auxcap_tracer_spe_cache *c;
+
+	(void)state;
+	assert_int_equal(auxcap_tracer_spe_cache_new(NULL), -EINVAL);
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+
+	/* Cold: everything misses; the same line again hits everywhere, whichever byte. */
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 8), l1 | llc | walk);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 8), 0);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 63), 0);
+	/* The next line: a cache miss on a page the TLB holds. */
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), l1 | llc);
+	auxcap_tracer_spe_cache_free(c);
+
+	/* Nine lines of one L1D set (each on its own page and LLC set): the ninth evicts the
+	 * first, which then misses the L1D and hits the LLC. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (uint64_t k = 0; k < 9; k++)
+		assert_int_equal(auxcap_tracer_spe_cache_access(c, base + k * l1_set_stride) & l1,
+				 l1);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base), l1);
+	/* Nine lines of another set, the first used again before the ninth: it survives, the
+	 * second (now the least recently used) goes. */
+	for (uint64_t k = 0; k < 8; k++)
+		assert_int_equal(
+			auxcap_tracer_spe_cache_access(c, base + 64 + k * l1_set_stride) & l1, l1);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), 0);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64 + 8 * l1_set_stride) & l1, l1);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), 0);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64 + l1_set_stride) & l1, l1);
+	auxcap_tracer_spe_cache_free(c);
+
+	/* Seventeen lines of one LLC set: the seventeenth evicts the first from the LLC too. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (uint64_t k = 0; k < 17; k++) {
+		unsigned int m = auxcap_tracer_spe_cache_access(c, base + k * llc_set_stride);
+
+		assert_int_equal(m & (l1 | llc), l1 | llc);
+	}
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base) & (l1 | llc), l1 | llc);
+	/* the second was the least recently used in the LLC when the first came back */
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + llc_set_stride) & (l1 | llc),
+			 l1 | llc);
+	/* the fourth is still in the LLC, long gone from the L1D (whose set holds the last
+	 * eight of these lines): an L1D miss that hits the LLC */
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 3 * llc_set_stride) & (l1 | llc),
+			 l1);
+	auxcap_tracer_spe_cache_free(c);
+
+	/* The TLB: one walk per new page while 64 pages (its reach) are in use, none on the
+	 * other lines of those pages or on a second pass (whose lines, 256 KiB away, come from
+	 * the LLC); a 65th page evicts the least
+	 * recently used page of its set, the first. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (uint64_t pg = 0; pg < 64; pg++) {
+		for (uint64_t off = 0; off < 4096; off += 64)
+			assert_int_equal(auxcap_tracer_spe_cache_access(c, base + pg * 4096 + off) &
+						 walk,
+					 off ? 0 : walk);
+	}
+	for (uint64_t pg = 0; pg < 64; pg++)
+		assert_int_equal(auxcap_tracer_spe_cache_access(c, base + pg * 4096 + 8), l1);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64 * 4096) & walk, walk);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base) & walk, walk);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 4096) & walk, 0);
+	auxcap_tracer_spe_cache_free(c);
+	auxcap_tracer_spe_cache_free(NULL);
+}
+
+static const char *cache_prog(void)
+{
+	const char *p = getenv("AUXCAP_TRACER_CACHE_PROG");
+
+	if (!p || access(p, X_OK) != 0)
+		test_skip("AUXCAP_TRACER_CACHE_PROG does not name the cache test program; run "
+			  "through meson test");
+	return p;
+}
+
+/*
+ * Records of a real program's loads (tracer_cache_prog.c, every load sampled): its walk of a
+ * 4 MiB buffer (twice the LLC) misses the L1D and the LLC on every line, in both passes (a
+ * sequential walk of more lines than a set has ways leaves none for LRU to hit), and walks
+ * the TLB once per page (64 lines); its walk of a 4 KiB buffer misses on the first pass only.
+ * The latencies are the model's constants for the record's events.
+ */
+static void test_spe_cache_walks(void **state)
+{
+	char *argv[] = { (char *)cache_prog(), NULL };
+	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_ARM_SPE,
+					   .spe_interval = 1,
+					   .spe_flags = AUXCAP_TRACER_SPE_FILTER_LOAD };
+	uint64_t lo, hi, big, big_sz, small, small_sz;
+	const uint16_t cold = EV_L1D_REFILL | EV_LLC_ACCESS | EV_LLC_MISS;
+	size_t n, nbig = 0, nsmall = 0, walks = 0;
+	struct spe_rec *recs;
+	struct tr_run run;
+
+	(void)state;
+	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
+	assert_int_equal(tr_elf_symbol(argv[0], "tracer_cache_big", &big, &big_sz), 0);
+	assert_int_equal(tr_elf_symbol(argv[0], "tracer_cache_small", &small, &small_sz), 0);
+	assert_int_equal(big_sz, 4u << 20);
+	assert_int_equal(small_sz, 4096);
+	assert_int_equal(big % 4096, 0);
+	assert_int_equal(small % 4096, 0);
+	opts.filter_start = lo;
+	opts.filter_end = hi;
+	assert_int_equal(tr_run(&run, &opts, argv), 0);
+	assert_int_equal(run.exit_status, 0);
+	n = spe_parse(run.trace, run.trace_len, &recs);
+	for (size_t i = 0; i < n; i++) {
+		const struct spe_rec *r = &recs[i];
+
+		assert_int_equal(r->op_class, 1);
+		assert_int_equal(r->op & 1, 0); /* loads only */
+		check_latency(r);
+		if (r->va >= big && r->va < big + big_sz) {
+			bool page = r->va % 4096 == 0;
+
+			/* in order, two passes */
+			assert_int_equal(r->va, big + (nbig % (big_sz / 64)) * 64);
+			assert_int_equal(r->events & EV_MISSES, cold | (page ? EV_TLB_WALK : 0));
+			assert_int_equal(r->latency, LAT_MEMORY + (page ? LAT_TLB_WALK : 0));
+			assert_int_equal(r->xlat, page ? LAT_TLB_WALK : LAT_TLB_HIT);
+			walks += page;
+			nbig++;
+		} else if (r->va >= small && r->va < small + small_sz) {
+			assert_int_equal(nbig, 2 * big_sz / 64); /* after the large walk */
+			assert_int_equal(r->va, small + (nsmall % (small_sz / 64)) * 64);
+			if (nsmall < small_sz / 64) { /* first pass: cold */
+				assert_int_equal(r->events & EV_MISSES,
+						 cold | (nsmall ? 0 : EV_TLB_WALK));
+			} else {
+				assert_int_equal(r->events & EV_MISSES, 0);
+				assert_int_equal(r->latency, LAT_L1_HIT);
+				assert_int_equal(r->xlat, LAT_TLB_HIT);
+			}
+			nsmall++;
+		}
+	}
+	assert_int_equal(nbig, 2 * big_sz / 64);
+	assert_int_equal(walks, 2 * big_sz / 4096);
+	assert_int_equal(nsmall, 4 * small_sz / 64);
 	free(recs);
 	tr_run_fini(&run);
 }
@@ -346,6 +639,8 @@ int main(void)
 		cmocka_unit_test(test_spe_interval_samples_every_nth_instruction),
 		cmocka_unit_test(test_spe_jitter_spreads_samples),
 		cmocka_unit_test(test_spe_filters),
+		cmocka_unit_test(test_spe_cache_model),
+		cmocka_unit_test(test_spe_cache_walks),
 	};
 
 	return cmocka_run_group_tests_name("emu/tracer_spe", tests, NULL, NULL);
