@@ -117,9 +117,10 @@ static inline bool tail_is_zero(const struct auxcap_trace_event *ev)
 	typedef uint64_t v2 __attribute__((vector_size(16)));
 	const unsigned char *p = (const unsigned char *)ev + QEV_HEAD;
 	v2 a, b, c;
+	uint64_t w;
 
-	_Static_assert(QEV_TAIL_WORDS == 12, "tail_is_zero() reads 12 words");
-	/* six 16-byte words (written out: a loop is copied to the stack first) */
+	_Static_assert(QEV_TAIL_WORDS == 13, "tail_is_zero() reads 13 words");
+	/* six 16-byte words and one of 8 (written out: a loop is copied to the stack first) */
 	memcpy(&a, p, 16);
 	memcpy(&b, p + 16, 16);
 	a |= b;
@@ -130,7 +131,8 @@ static inline bool tail_is_zero(const struct auxcap_trace_event *ev)
 	a |= b | c;
 	memcpy(&b, p + 80, 16);
 	a |= b;
-	return !(a[0] | a[1]);
+	memcpy(&w, p + 96, 8);
+	return !(a[0] | a[1] | w);
 }
 
 /*

@@ -206,6 +206,41 @@ static enum auxcap_branch_type spe_branch_type(const struct auxcap_spe_op *op)
 	return AUXCAP_BR_JUMP;
 }
 
+/* A load or store's data access in the decode stage's terms (AUXCAP_TRACE_MEM_*): its
+ * direction, and the events packet's cache and TLB bits. */
+static uint32_t spe_mem(const struct auxcap_spe_op *op, uint64_t events)
+{
+	static const struct {
+		uint64_t ev;
+		uint32_t mem;
+	} bits[] = {
+		{ AUXCAP_SPE_EV_L1D_ACCESS, AUXCAP_TRACE_MEM_L1_ACCESS },
+		{ AUXCAP_SPE_EV_L1D_REFILL, AUXCAP_TRACE_MEM_L1_MISS },
+		{ AUXCAP_SPE_EV_LLC_ACCESS, AUXCAP_TRACE_MEM_LLC_ACCESS },
+		{ AUXCAP_SPE_EV_LLC_MISS, AUXCAP_TRACE_MEM_LLC_MISS },
+		{ AUXCAP_SPE_EV_REMOTE_ACCESS, AUXCAP_TRACE_MEM_REMOTE },
+		{ AUXCAP_SPE_EV_TLB_ACCESS, AUXCAP_TRACE_MEM_TLB_ACCESS },
+		{ AUXCAP_SPE_EV_TLB_WALK, AUXCAP_TRACE_MEM_TLB_MISS },
+	};
+	uint32_t m;
+
+	if (op->flags & AUXCAP_SPE_OP_ATOMIC)
+		m = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_STORE;
+	else
+		m = (op->flags & AUXCAP_SPE_OP_ST) ? AUXCAP_TRACE_MEM_STORE : AUXCAP_TRACE_MEM_LOAD;
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (events & bits[i].ev)
+			m |= bits[i].mem;
+	/* a refill or a miss implies the look-up, whether or not the unit said so */
+	if (m & AUXCAP_TRACE_MEM_L1_MISS)
+		m |= AUXCAP_TRACE_MEM_L1_ACCESS;
+	if (m & AUXCAP_TRACE_MEM_LLC_MISS)
+		m |= AUXCAP_TRACE_MEM_LLC_ACCESS;
+	if (m & AUXCAP_TRACE_MEM_TLB_MISS)
+		m |= AUXCAP_TRACE_MEM_TLB_ACCESS;
+	return m;
+}
+
 static void spe_sample_event(const struct spe_dec *sd, const struct auxcap_spe_sample *s,
 			     struct auxcap_trace_event *ev)
 {
@@ -255,6 +290,8 @@ static void spe_sample_event(const struct spe_dec *sd, const struct auxcap_spe_s
 	}
 	if (s->present & AUXCAP_SPE_HAS_TARGET)
 		ev->to = s->target;
+	if ((s->present & AUXCAP_SPE_HAS_OP) && s->op.cls == AUXCAP_SPE_OP_CLASS_LDST)
+		ev->mem = spe_mem(&s->op, s->present & AUXCAP_SPE_HAS_EVENTS ? s->events : 0);
 }
 
 static int spe_decoder_next(void *dec, struct auxcap_trace_event *ev)

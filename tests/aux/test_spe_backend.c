@@ -162,6 +162,56 @@ static void test_samples(void **state)
 }
 
 /* Without TIME_CONV (or with a zero multiplier) timestamps stay raw. */
+/* A record's data access in the decode stage's terms (auxcap_trace_event.mem). */
+static void test_mem(void **state)
+{
+	struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = 0 };
+	struct auxcap_trace_event ev;
+	struct pkts p = { .len = 0 };
+	void *dec = NULL;
+
+	(void)state;
+	/* a store that missed everything, walked the page tables, served by another socket */
+	put(&p, 0xb0, NS | 0x1000, 8);
+	put(&p, 0x49, 0x01, 1);	   /* LDST: store, GP register */
+	put(&p, 0x52, 0x073e, 2);  /* RETIRED, L1D access+refill, TLB access+walk, LLC
+				    * access+miss, remote */
+	put(&p, 0xb2, 0x7000, 8);
+	p.b[p.len++] = 0x01;
+	/* an atomic (extended: AT, ST) that hit the last-level cache; the refill alone says it
+	 * looked up the L1 */
+	put(&p, 0xb0, NS | 0x1004, 8);
+	put(&p, 0x49, 0x07, 1);
+	put(&p, 0x52, 0x0108, 2); /* L1D refill, LLC access */
+	p.b[p.len++] = 0x01;
+	/* a load without an events packet: a data access of no known level */
+	put(&p, 0xb0, NS | 0x1008, 8);
+	put(&p, 0x49, 0x00, 1);
+	p.b[p.len++] = 0x01;
+	/* a branch: no data access */
+	put(&p, 0xb0, NS | 0x100c, 8);
+	put(&p, 0x4a, 0x00, 1);
+	put(&p, 0x52, 0x0008, 2); /* (an L1D refill bit on a branch says nothing of data) */
+	p.b[p.len++] = 0x01;
+
+	assert_int_equal(spe()->decoder_new(&ctx, p.b, p.len, &dec), 0);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.mem, AUXCAP_TRACE_MEM_STORE | AUXCAP_TRACE_MEM_L1_ACCESS |
+					 AUXCAP_TRACE_MEM_L1_MISS | AUXCAP_TRACE_MEM_TLB_ACCESS |
+					 AUXCAP_TRACE_MEM_TLB_MISS | AUXCAP_TRACE_MEM_LLC_ACCESS |
+					 AUXCAP_TRACE_MEM_LLC_MISS | AUXCAP_TRACE_MEM_REMOTE);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.mem, AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_STORE |
+					 AUXCAP_TRACE_MEM_L1_ACCESS | AUXCAP_TRACE_MEM_L1_MISS |
+					 AUXCAP_TRACE_MEM_LLC_ACCESS);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.mem, AUXCAP_TRACE_MEM_LOAD);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+	assert_int_equal(ev.mem, 0);
+	assert_int_equal(spe()->decoder_next(dec, &ev), 0);
+	spe()->decoder_free(dec);
+}
+
 static void test_no_time(void **state)
 {
 	struct auxcap_perf_time_conv tc = { .time_shift = 1, .time_mult = 0 };
@@ -465,7 +515,7 @@ int main(void)
 		cmocka_unit_test(test_samples),		  cmocka_unit_test(test_no_time),
 		cmocka_unit_test(test_dump),		  cmocka_unit_test(test_recording_options),
 		cmocka_unit_test(test_info),		  cmocka_unit_test(test_find_snapshot),
-		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_pieces),		  cmocka_unit_test(test_mem),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

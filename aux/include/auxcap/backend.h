@@ -51,8 +51,9 @@ extern "C" {
 #endif
 
 /** Version of this contract; a backend's @abi must equal it. */
-#define AUXCAP_BACKEND_ABI 4 /* 2: reference, alignment, flags appended to the ops;
-				* 3: decoder_next_batch; 4: describe */
+#define AUXCAP_BACKEND_ABI 5 /* 2: reference, alignment, flags appended to the ops;
+				* 3: decoder_next_batch; 4: describe;
+				* 5: auxcap_trace_event.mem appended */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
@@ -180,6 +181,28 @@ struct auxcap_trace_event {
 	int native;	  /* GAP: the decoder's own error code (libipt pt_error_code, ...) */
 	const char *what; /* GAP, OTHER: static text naming the event ("overflow", "psb") */
 	uint64_t payload; /* OTHER: backend-specific value */
+	/* SAMPLE (ABI 5): its data access in the backend-neutral terms of AUXCAP_TRACE_MEM_*
+	 * (what the decode stage's memory report reads); 0: not a data access */
+	uint32_t mem;
+	uint32_t reserved; /* zero */
+};
+
+/**
+ * A sampled data access (auxcap_trace_event.mem), from what the trace says of it (Arm SPE:
+ * the operation type and the events packet).  A level's MISS bit without its ACCESS bit
+ * does not occur; an access served below the L1 without reaching the last-level cache
+ * (an L2 hit under an L3) has L1_MISS and no LLC bit.
+ */
+enum {
+	AUXCAP_TRACE_MEM_LOAD = 1u << 0,       /* a load (an atomic read-modify-write: both) */
+	AUXCAP_TRACE_MEM_STORE = 1u << 1,      /* a store */
+	AUXCAP_TRACE_MEM_L1_ACCESS = 1u << 2,  /* it looked up the L1 data cache */
+	AUXCAP_TRACE_MEM_L1_MISS = 1u << 3,    /* ... and missed (a refill) */
+	AUXCAP_TRACE_MEM_LLC_ACCESS = 1u << 4, /* it looked up the last-level cache */
+	AUXCAP_TRACE_MEM_LLC_MISS = 1u << 5,   /* ... and missed: memory served it */
+	AUXCAP_TRACE_MEM_REMOTE = 1u << 6,     /* another socket served it */
+	AUXCAP_TRACE_MEM_TLB_ACCESS = 1u << 7, /* it looked up the TLB */
+	AUXCAP_TRACE_MEM_TLB_MISS = 1u << 8,   /* ... and the translation walked the tables */
 };
 
 /**
