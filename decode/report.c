@@ -27,6 +27,7 @@
 
 #include "auxcap/decode_report.h"
 #include "decode_int.h"
+#include "report_mem.h"
 
 #define FCACHE_SIZE 4096 /* (pid, addr, thread) -> function, power of two */
 #define NO_FUNC UINT32_MAX
@@ -139,6 +140,7 @@ struct auxcap_report {
 	uint64_t *dso_counts; /* nr_dsos * nr_slots self samples */
 	struct fcache *fcache;
 	uint64_t sample_seq;
+	struct rmem *mem; /* sampled data accesses */
 
 	struct rthread *threads; /* open addressing by tid */
 	size_t tcap, tn;
@@ -791,6 +793,8 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 			c[slot]++;
 			c[r->nr_slots + slot]++;
 		}
+		if (te->mem && rc == 0)
+			rc = mem_add(r->mem, te, ev->pid, ev->tid, fs);
 		break;
 	}
 	default:
@@ -1230,6 +1234,14 @@ static int calls_finish(struct auxcap_report *r)
 	return 0;
 }
 
+/* The public entry of function @f (the report's table no longer moves). */
+static const struct auxcap_report_func *func_at(void *arg, uint32_t f)
+{
+	struct auxcap_report *r = arg;
+
+	return &r->funcs[f].pub;
+}
+
 int auxcap_report_finish(struct auxcap_report *r)
 {
 	const struct auxcap_decode_info *info;
@@ -1274,7 +1286,7 @@ int auxcap_report_finish(struct auxcap_report *r)
 			r->cpus[n++] = c;
 	r->sum.cpus = r->cpus;
 	r->sum.nr_cpus = n;
-	if (make_dsos(r) < 0 || calls_finish(r) < 0)
+	if (make_dsos(r) < 0 || calls_finish(r) < 0 || mem_finish(r->mem, func_at, r) < 0)
 		return -ENOMEM;
 	edges_finish(r);
 
@@ -1318,7 +1330,8 @@ int auxcap_report_new(struct auxcap_decode *d, const struct auxcap_report_opts *
 	r->fcache = calloc(FCACHE_SIZE, sizeof(*r->fcache));
 	r->gap_notes = calloc(r->opts.max_notes, sizeof(*r->gap_notes));
 	r->error_notes = calloc(r->opts.max_notes, sizeof(*r->error_notes));
-	if (!r->slots || !r->fcache || !r->gap_notes || !r->error_notes) {
+	r->mem = mem_new(r->opts.mem);
+	if (!r->slots || !r->fcache || !r->gap_notes || !r->error_notes || !r->mem) {
 		auxcap_report_free(r);
 		return -ENOMEM;
 	}
@@ -1383,6 +1396,7 @@ void auxcap_report_free(struct auxcap_report *r)
 	free(r->dsos);
 	free(r->dso_counts);
 	free(r->fcache);
+	mem_free(r->mem);
 	for (size_t i = 0; i < r->tcap; i++)
 		if (r->threads[i].used)
 			thread_fini(&r->threads[i]);
@@ -1398,6 +1412,38 @@ void auxcap_report_free(struct auxcap_report *r)
 const struct auxcap_report_summary *auxcap_report_get_summary(const struct auxcap_report *r)
 {
 	return r ? &r->sum : NULL;
+}
+
+const struct auxcap_report_mem *auxcap_report_get_mem(const struct auxcap_report *r)
+{
+	return r ? mem_total(r->mem) : NULL;
+}
+
+size_t auxcap_report_nr_mem_funcs(const struct auxcap_report *r)
+{
+	return r && r->finished ? mem_nr_funcs(r->mem) : 0;
+}
+
+const struct auxcap_report_mem_func *auxcap_report_get_mem_func(const struct auxcap_report *r,
+								 size_t i)
+{
+	return r && r->finished ? mem_func(r->mem, i) : NULL;
+}
+
+size_t auxcap_report_nr_mem_lines(const struct auxcap_report *r)
+{
+	return r && r->finished ? mem_nr_lines(r->mem) : 0;
+}
+
+const struct auxcap_report_mem_line *auxcap_report_get_mem_line(const struct auxcap_report *r,
+								 size_t i)
+{
+	return r && r->finished ? mem_line(r->mem, i) : NULL;
+}
+
+uint64_t auxcap_report_mem_lines_untracked(const struct auxcap_report *r)
+{
+	return r ? mem_untracked(r->mem) : 0;
 }
 
 size_t auxcap_report_nr_funcs(const struct auxcap_report *r)

@@ -19,6 +19,8 @@
  *                       time, instructions, caller, histograms, the longest kept; calls
  *                       over a gap, still running at the end, recursion
  *   progress            the session's callback: both phases, 0 to total, never back
+ *   memory              sampled data accesses by level, function and cache line: sums,
+ *                       latencies, the order of both tables, who touched a line
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -870,6 +872,147 @@ static void test_call_graph(void **state)
 	auxcap_decode_close(d);
 }
 
+/* A sampled data access at @tsc by the code at @ip, of address @addr. */
+static struct toy_rec access_rec(uint64_t tsc, uint64_t ip, uint64_t addr, uint32_t mem,
+				 uint32_t lat)
+{
+	struct toy_rec t = rec(tsc, AUXCAP_TRACE_SAMPLE, 0, ip, addr, mem | lat << 16);
+
+	t.flags |= TOY_MEM;
+	return t;
+}
+
+static const struct auxcap_report_mem_func *mem_func(const struct auxcap_report *r,
+						     uint64_t addr)
+{
+	for (size_t i = 0; i < auxcap_report_nr_mem_funcs(r); i++)
+		if (auxcap_report_get_mem_func(r, i)->func->addr == addr)
+			return auxcap_report_get_mem_func(r, i);
+	fail_msg("no memory figures of the function at 0x%" PRIx64, addr);
+	return NULL;
+}
+
+/*
+ * Thread 9's sampled data accesses (L: load, S: store, lat in cycles; each function's at
+ * its entry: without symbols, an address is a function of its own):
+ *   MAIN  L 0x10000 L1 hit 4, L 0x10010 L1 hit 4, L 0x10020 L1 hit 6
+ *   RUN   L 0x20040 memory, TLB walk 200; S 0x20048 L1 hit 4; L+S (atomic) 0x20050 LLC 40
+ *   WORK  S 0x10008 L2 (L1 miss, no LLC) 12; L 0x30000 memory, remote 300; L 0x30100 no
+ *         cache event 1
+ *   LEAF  a branch sample (no data access)
+ */
+static void test_mem(void **state)
+{
+	const uint32_t L = AUXCAP_TRACE_MEM_LOAD, S = AUXCAP_TRACE_MEM_STORE,
+		       L1 = AUXCAP_TRACE_MEM_L1_ACCESS, L1M = L1 | AUXCAP_TRACE_MEM_L1_MISS,
+		       LLC = L1M | AUXCAP_TRACE_MEM_LLC_ACCESS,
+		       MEM = LLC | AUXCAP_TRACE_MEM_LLC_MISS, TLB = AUXCAP_TRACE_MEM_TLB_ACCESS,
+		       WALK = TLB | AUXCAP_TRACE_MEM_TLB_MISS;
+	struct toy_rec t[] = {
+		access_rec(1000, MAIN, 0x10000, L | L1 | TLB, 4),
+		access_rec(1100, MAIN, 0x10010, L | L1 | TLB, 4),
+		access_rec(1200, MAIN, 0x10020, L | L1 | TLB, 6),
+		access_rec(2000, RUN, 0x20040, L | MEM | WALK, 200),
+		access_rec(2100, RUN, 0x20048, S | L1 | TLB, 4),
+		access_rec(2200, RUN, 0x20050, L | S | LLC | TLB, 40),
+		access_rec(3000, WORK, 0x10008, S | L1M | TLB, 12),
+		access_rec(3100, WORK, 0x30000, L | MEM | AUXCAP_TRACE_MEM_REMOTE | TLB, 300),
+		access_rec(3200, WORK, 0x30100, L, 1),
+		rec(4000, AUXCAP_TRACE_SAMPLE, AUXCAP_BR_CALL, LEAF + 1, LEAF + 0x10, 0),
+	};
+	struct auxcap_report_opts o = { .sz = sizeof(o) };
+	const struct auxcap_report_mem *m;
+	const struct auxcap_report_mem_line *l;
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("mem.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	/* Without the option: the sums, no tables. */
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	m = auxcap_report_get_mem(r);
+	assert_int_equal(m->accesses, 9);
+	assert_int_equal(auxcap_report_nr_mem_funcs(r), 0);
+	assert_int_equal(auxcap_report_nr_mem_lines(r), 0);
+	assert_null(auxcap_report_get_mem_line(r, 0));
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+
+	d = open_capture(path, NULL, NULL);
+	o.mem = true;
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	m = auxcap_report_get_mem(r);
+	assert_int_equal(m->accesses, 9);
+	assert_int_equal(m->loads, 7);
+	assert_int_equal(m->stores, 3);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_L1], 4);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_MID], 1);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_LLC], 1);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_DRAM], 2);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_NA], 1);
+	assert_int_equal(m->level_lat[AUXCAP_REPORT_MEM_L1], 4 + 4 + 6 + 4);
+	assert_int_equal(m->level_lat_max[AUXCAP_REPORT_MEM_L1], 6);
+	assert_int_equal(m->level_lat[AUXCAP_REPORT_MEM_DRAM], 500);
+	assert_int_equal(m->level_lat_max[AUXCAP_REPORT_MEM_DRAM], 300);
+	assert_int_equal(m->remote, 1);
+	assert_int_equal(m->tlb_walks, 1);
+	assert_int_equal(m->lat, 4 + 4 + 6 + 200 + 4 + 40 + 12 + 300 + 1);
+	assert_int_equal(m->lat_max, 300);
+
+	/* By function: latency, most first (WORK 313, RUN 244, MAIN 14); LEAF made none. */
+	assert_int_equal(auxcap_report_nr_mem_funcs(r), 3);
+	assert_int_equal(auxcap_report_get_mem_func(r, 0)->func->addr, WORK);
+	assert_int_equal(auxcap_report_get_mem_func(r, 1)->func->addr, RUN);
+	assert_int_equal(auxcap_report_get_mem_func(r, 2)->func->addr, MAIN);
+	assert_null(auxcap_report_get_mem_func(r, 3));
+	assert_int_equal(mem_func(r, WORK)->m.lat, 313);
+	assert_int_equal(mem_func(r, WORK)->m.level[AUXCAP_REPORT_MEM_MID], 1);
+	assert_int_equal(mem_func(r, RUN)->m.loads, 2);
+	assert_int_equal(mem_func(r, RUN)->m.stores, 2);
+	assert_int_equal(mem_func(r, RUN)->m.tlb_walks, 1);
+	assert_int_equal(mem_func(r, MAIN)->m.level[AUXCAP_REPORT_MEM_L1], 3);
+
+	/* By line: 0x10000 (MAIN's three loads, WORK's store: one L1 miss), 0x20040 (RUN's
+	 * three: two misses), 0x30000 (one miss), 0x30100 (none): misses, most first. */
+	assert_int_equal(auxcap_report_nr_mem_lines(r), 4);
+	l = auxcap_report_get_mem_line(r, 0);
+	assert_int_equal(l->addr, 0x20040);
+	assert_int_equal(l->m.accesses, 3);
+	assert_int_equal(l->nr_funcs, 1);
+	assert_int_equal(l->funcs[0].func->addr, RUN);
+	assert_int_equal(l->funcs[0].accesses, 3);
+	assert_int_equal(l->threads, 1);
+	assert_int_equal(l->store_threads, 1);
+	/* two lines of one miss: the one of more latency first */
+	l = auxcap_report_get_mem_line(r, 1);
+	assert_int_equal(l->addr, 0x30000);
+	assert_int_equal(l->m.lat, 300);
+	assert_int_equal(l->store_threads, 0);
+	l = auxcap_report_get_mem_line(r, 2);
+	assert_int_equal(l->addr, 0x10000);
+	assert_int_equal(l->m.accesses, 4);
+	assert_int_equal(l->m.level[AUXCAP_REPORT_MEM_MID], 1);
+	assert_int_equal(l->nr_funcs, 2);
+	assert_int_equal(l->funcs[0].func->addr, MAIN);
+	assert_int_equal(l->funcs[0].accesses, 3);
+	assert_int_equal(l->funcs[1].func->addr, WORK);
+	assert_int_equal(l->funcs[1].accesses, 1);
+	assert_int_equal(l->other_funcs, 0);
+	assert_int_equal(l->pid, 9);
+	l = auxcap_report_get_mem_line(r, 3);
+	assert_int_equal(l->addr, 0x30100);
+	assert_null(auxcap_report_get_mem_line(r, 4));
+	assert_int_equal(auxcap_report_mem_lines_untracked(r), 0);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
 static void test_bad_arguments(void **state)
 {
 	struct auxcap_report_opts o = { .sz = sizeof(o) - 1 };
@@ -924,7 +1067,7 @@ int main(void)
 		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_call_graph),
-		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_bad_arguments),
 	};
 
 	return cmocka_run_group_tests_name("decode/report", tests, setup, teardown);

@@ -74,6 +74,14 @@ static int toy_next(void *p, struct auxcap_trace_event *ev)
 		ev->tid = (int64_t)(r.to & 0xffff);
 		ev->flags |= AUXCAP_TRACE_F_HAS_TID;
 	}
+	if (r.flags & TOY_MEM) {
+		ev->mem = r.ninsn & 0xffff;
+		ev->total_latency = r.ninsn >> 16;
+		ev->ninsn = 0;
+		ev->addr = r.to;
+		ev->to = 0;
+		ev->flags |= AUXCAP_TRACE_F_HAS_ADDR;
+	}
 	if (r.kind == AUXCAP_TRACE_GAP) {
 		ev->err = -EBADMSG;
 		ev->what = "toy gap";

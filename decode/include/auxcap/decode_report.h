@@ -76,6 +76,9 @@ struct auxcap_report_opts {
 	void *calls_arg;
 	size_t slowest; /* calls kept in detail per such function; 0: AUXCAP_REPORT_SLOWEST_DEFAULT */
 	bool call_graph; /* keep the trace's call graph (auxcap_report_get_edge()) */
+	/* the sampled data accesses by function and by cache line (auxcap_report_get_mem_func(),
+	 * auxcap_report_get_mem_line()); their sum is always kept (auxcap_report_get_mem()) */
+	bool mem;
 };
 
 /** Calls kept in detail per function by default (auxcap_report_calls.slowest). */
@@ -281,6 +284,67 @@ struct auxcap_report_summary {
 	bool no_loss; /* nothing of the above: no record, sample, AUX byte or trace lost */
 };
 
+/** Where a sampled data access was served, from what its trace record says. */
+enum auxcap_report_mem_level {
+	AUXCAP_REPORT_MEM_L1 = 0, /* the L1 data cache: a hit */
+	AUXCAP_REPORT_MEM_MID,	  /* an L1 miss that did not reach the last-level cache (an L2
+				   * hit under an L3) */
+	AUXCAP_REPORT_MEM_LLC,	  /* the last-level cache: a hit */
+	AUXCAP_REPORT_MEM_DRAM,	  /* a last-level cache miss: memory, or another socket (remote) */
+	AUXCAP_REPORT_MEM_NA,	  /* the record has no cache event */
+	AUXCAP_REPORT_MEM_LEVELS
+};
+
+/**
+ * Sampled data accesses (Arm SPE's loads and stores: auxcap_trace_event.mem) and where they
+ * were served.  Latencies are the records' own, in cycles: total (issue to completion, perf
+ * mem's "weight") and translation.
+ */
+struct auxcap_report_mem {
+	uint64_t accesses;     /* sampled data accesses */
+	uint64_t loads, stores; /* of them (an atomic read-modify-write is both) */
+	uint64_t level[AUXCAP_REPORT_MEM_LEVELS];	/* accesses by where they were served */
+	uint64_t level_lat[AUXCAP_REPORT_MEM_LEVELS];	/* their total latency, summed */
+	uint64_t level_lat_max[AUXCAP_REPORT_MEM_LEVELS]; /* ... and the longest */
+	uint64_t remote;       /* served by another socket (of level DRAM or LLC) */
+	uint64_t tlb_walks;    /* the translation missed the TLB and walked the page tables */
+	uint64_t lat, lat_max; /* total latency: sum and longest */
+	uint64_t xlat_lat;     /* translation latency, summed */
+};
+
+/** Sampled data accesses of one function (the function of the access's PC). */
+struct auxcap_report_mem_func {
+	const struct auxcap_report_func *func;
+	struct auxcap_report_mem m;
+};
+
+/** Bytes of a cache line as auxcap_report_get_mem_line() groups data addresses. */
+#define AUXCAP_REPORT_LINE_SIZE 64
+/** Functions and threads told apart per cache line. */
+#define AUXCAP_REPORT_LINE_FUNCS   4
+#define AUXCAP_REPORT_LINE_THREADS 8
+
+/**
+ * Sampled data accesses to one cache line of one process: which functions made them and how
+ * many threads (perf c2c's question: a line that several threads store to is shared, truly
+ * or falsely).
+ */
+struct auxcap_report_mem_line {
+	uint64_t addr; /* the line's first byte (a data virtual address) */
+	int32_t pid;   /* its process, -1 if not known */
+	struct auxcap_report_mem m;
+	size_t nr_funcs; /* the functions that accessed it most, most first */
+	struct {
+		const struct auxcap_report_func *func;
+		uint64_t accesses;
+	} funcs[AUXCAP_REPORT_LINE_FUNCS];
+	uint64_t other_funcs; /* accesses by functions past those */
+	/* threads that accessed it (at most AUXCAP_REPORT_LINE_THREADS are told apart: more is
+	 * said by @threads_more), and of them those that stored to it */
+	size_t threads, store_threads;
+	bool threads_more;
+};
+
 struct auxcap_report;
 
 /**
@@ -366,6 +430,35 @@ const struct auxcap_report_calls *auxcap_report_get_calls(const struct auxcap_re
  */
 size_t auxcap_report_nr_edges(const struct auxcap_report *r);
 const struct auxcap_report_edge *auxcap_report_get_edge(const struct auxcap_report *r, size_t i);
+
+/**
+ * The sampled data accesses of the capture (borrowed, valid until free; complete after
+ * finish): all zero for a trace that samples none (Intel PT, BTS, Arm SPE without loads or
+ * stores).
+ */
+const struct auxcap_report_mem *auxcap_report_get_mem(const struct auxcap_report *r);
+
+/**
+ * With auxcap_report_opts.mem, after auxcap_report_finish(): the functions that made sampled
+ * data accesses, by their total latency (perf mem's weight), then accesses, most first.
+ * Borrowed from @r.  Returns 0 (NULL) before finish, without the option, or past the end.
+ */
+size_t auxcap_report_nr_mem_funcs(const struct auxcap_report *r);
+const struct auxcap_report_mem_func *auxcap_report_get_mem_func(const struct auxcap_report *r,
+								 size_t i);
+
+/**
+ * With auxcap_report_opts.mem, after auxcap_report_finish(): the cache lines accessed, by
+ * their accesses that missed the L1 (level MID, LLC or DRAM), then total latency, then
+ * accesses, most first.  At most AUXCAP_REPORT_MEM_LINES_MAX lines are kept, the first ones
+ * met; the accesses to others are counted by auxcap_report_mem_lines_untracked().  Borrowed
+ * from @r.  Returns 0 (NULL) before finish, without the option, or past the end.
+ */
+#define AUXCAP_REPORT_MEM_LINES_MAX 16384
+size_t auxcap_report_nr_mem_lines(const struct auxcap_report *r);
+const struct auxcap_report_mem_line *auxcap_report_get_mem_line(const struct auxcap_report *r,
+								 size_t i);
+uint64_t auxcap_report_mem_lines_untracked(const struct auxcap_report *r);
 
 /** Free @r (NULL is a no-op); @d is not touched. */
 void auxcap_report_free(struct auxcap_report *r);
