@@ -51,6 +51,10 @@ static void usage(FILE *f)
 		"                         histograms of time and instructions, the slowest calls\n"
 		"                         with their time (perf ftrace latency's view)\n"
 		"  --slowest N            --latency: the N slowest calls of each (default %d)\n"
+		"  --mem                  instead of the tables: the trace's sampled data accesses\n"
+		"                         (Arm SPE loads and stores) by where they were served (L1,\n"
+		"                         LLC, memory), by function and by cache line, with their\n"
+		"                         latency (perf mem report's and c2c's view)\n"
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
@@ -80,6 +84,7 @@ struct report_args {
 	bool call_graph;	   /* --call-graph */
 	struct cli_filter latency; /* --latency: its syms */
 	size_t slowest;		   /* --slowest */
+	bool mem;		   /* --mem */
 };
 
 static const struct {
@@ -159,6 +164,8 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->per_thread = true;
 		} else if (!strcmp(arg, "--call-graph")) {
 			a->call_graph = true;
+		} else if (!strcmp(arg, "--mem")) {
+			a->mem = true;
 		} else if (!strcmp(arg, "--no-demangle")) {
 			a->raw_names = true;
 		} else if (!strcmp(arg, "--progress")) {
@@ -178,6 +185,12 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	}
 	if (!a->file) {
 		cli_err("no file given: auxcap report FILE (a perf.data capture with AUX trace)");
+		return -EINVAL;
+	}
+	if (a->mem && (a->latency.nr_syms || a->call_graph || a->per_thread)) {
+		cli_err("--mem is a view of its own: give it without %s",
+			a->latency.nr_syms ? "--latency" : a->call_graph ? "--call-graph"
+									  : "--per-thread (use --tid TIDS)");
 		return -EINVAL;
 	}
 	if (a->slowest && !a->latency.nr_syms) {
@@ -407,6 +420,13 @@ static void text_header(struct ctx *c)
 	}
 	if (!s->samples)
 		fputs("# samples:   no counter samples\n", f);
+	if (auxcap_report_get_mem(c->r)->accesses && !c->a->mem) {
+		const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
+
+		fprintf(f, "# memory:    %" PRIu64 " sampled data accesses (%" PRIu64 " loads, %" PRIu64
+			   " stores): --mem shows where they were served\n",
+			m->accesses, m->loads, m->stores);
+	}
 	if (!info->backend)
 		return;
 	snap_stats(ft, &st);
@@ -1020,6 +1040,129 @@ static void text_latency(struct ctx *c)
 		text_calls(c, auxcap_report_get_calls(c->r, i));
 }
 
+/* ---- --mem ---------------------------------------------------------------------------- */
+
+static const char *const level_names[AUXCAP_REPORT_MEM_LEVELS] = {
+	[AUXCAP_REPORT_MEM_L1] = "L1",
+	[AUXCAP_REPORT_MEM_MID] = "L2 (L1 miss, not LLC)",
+	[AUXCAP_REPORT_MEM_LLC] = "LLC",
+	[AUXCAP_REPORT_MEM_DRAM] = "memory (LLC miss)",
+	[AUXCAP_REPORT_MEM_NA] = "no cache event",
+};
+
+static const char *const level_keys[AUXCAP_REPORT_MEM_LEVELS] = {
+	[AUXCAP_REPORT_MEM_L1] = "l1",	 [AUXCAP_REPORT_MEM_MID] = "l2",
+	[AUXCAP_REPORT_MEM_LLC] = "llc", [AUXCAP_REPORT_MEM_DRAM] = "memory",
+	[AUXCAP_REPORT_MEM_NA] = "na",
+};
+
+static double mean(uint64_t sum, uint64_t n)
+{
+	return n ? (double)sum / (double)n : 0.0;
+}
+
+static uint64_t l1_misses(const struct auxcap_report_mem *m)
+{
+	return m->level[AUXCAP_REPORT_MEM_MID] + m->level[AUXCAP_REPORT_MEM_LLC] +
+	       m->level[AUXCAP_REPORT_MEM_DRAM];
+}
+
+/* --mem: a capture without sampled data accesses is a one-line error. */
+static int check_mem(const struct ctx *c)
+{
+	if (auxcap_report_get_mem(c->r)->accesses)
+		return 0;
+	cli_err("--mem: '%s' has no sampled data accesses (%s); record Arm SPE with loads and "
+		"stores, e.g. -e arm_spe_0/load_filter=1,store_filter=1/ (or --emulate)",
+		c->a->file,
+		auxcap_decode_get_info(c->d)->sampled ? "no load or store among its records"
+						       : "its trace samples no operations");
+	return -EINVAL;
+}
+
+static void text_mem(struct ctx *c)
+{
+	const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
+	size_t nf = auxcap_report_nr_mem_funcs(c->r), nl = auxcap_report_nr_mem_lines(c->r);
+	size_t top = c->a->top;
+	uint64_t untracked = auxcap_report_mem_lines_untracked(c->r);
+	FILE *f = c->f;
+
+	fprintf(f, "\nData accesses sampled: %" PRIu64 " (%" PRIu64 " loads, %" PRIu64
+		   " stores); latency in cycles, issue to completion:\n",
+		m->accesses, m->loads, m->stores);
+	fprintf(f, "  %-22s %10s %7s %9s %8s\n", "served by", "accesses", "%", "mean lat",
+		"max lat");
+	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++) {
+		if (!m->level[k] && k == AUXCAP_REPORT_MEM_NA)
+			continue;
+		fprintf(f, "  %-22s %10" PRIu64 " %6.2f%% %9.1f %8" PRIu64 "\n", level_names[k],
+			m->level[k], pct(m->level[k], m->accesses),
+			mean(m->level_lat[k], m->level[k]), m->level_lat_max[k]);
+	}
+	fprintf(f, "  %-22s %10" PRIu64 " %6.2f%% %9.1f %8" PRIu64 "\n", "all", m->accesses,
+		100.0, mean(m->lat, m->accesses), m->lat_max);
+	fprintf(f, "  TLB walks: %" PRIu64 " (%.2f%%, translation latency mean %.1f); from another "
+		   "socket: %" PRIu64 "\n",
+		m->tlb_walks, pct(m->tlb_walks, m->accesses), mean(m->xlat_lat, m->accesses),
+		m->remote);
+
+	fprintf(f, "\nFunctions by data access latency (%s%zu of %zu; %" PRIu64 " cycles in all):\n",
+		top ? "top " : "", top && top < nf ? top : nf, nf, m->lat);
+	fprintf(f, "  %7s %9s %8s %8s %8s %8s %8s %8s  %s\n", "lat%", "accesses", "stores",
+		"L1miss%", "LLCmiss%", "TLBwalk%", "mean lat", "max lat", "function");
+	for (size_t i = 0; i < nf && (!top || i < top); i++) {
+		const struct auxcap_report_mem_func *mf = auxcap_report_get_mem_func(c->r, i);
+		const struct auxcap_report_mem *x = &mf->m;
+
+		fprintf(f, "  %6.2f%% %9" PRIu64 " %8" PRIu64 " %7.2f%% %7.2f%% %7.2f%% %8.1f %8" PRIu64
+			   "  ",
+			pct(x->lat, m->lat), x->accesses, x->stores, pct(l1_misses(x), x->accesses),
+			pct(x->level[AUXCAP_REPORT_MEM_DRAM], x->accesses),
+			pct(x->tlb_walks, x->accesses), mean(x->lat, x->accesses), x->lat_max);
+		print_func(f, mf->func);
+	}
+
+	fprintf(f, "\nCache lines by L1 misses (%s%zu of %zu lines of %d bytes", top ? "top " : "",
+		top && top < nl ? top : nl, nl, AUXCAP_REPORT_LINE_SIZE);
+	if (untracked)
+		fprintf(f, "; %" PRIu64 " accesses to lines past the first %d not counted here",
+			untracked, AUXCAP_REPORT_MEM_LINES_MAX);
+	fputs("):\n", f);
+	fprintf(f, "  %-18s %7s %8s %9s %8s %8s  %s\n", "line", "pid", "L1 miss", "accesses",
+		"mean lat", "threads", "functions (accesses)");
+	for (size_t i = 0; i < nl && (!top || i < top); i++) {
+		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(c->r, i);
+		char thr[32];
+
+		snprintf(thr, sizeof(thr), "%zu%s/%zu", l->threads, l->threads_more ? "+" : "",
+			 l->store_threads);
+		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s ", l->addr,
+			l->pid, l1_misses(&l->m), l->m.accesses, mean(l->m.lat, l->m.accesses), thr);
+		for (size_t k = 0; k < l->nr_funcs; k++) {
+			const struct auxcap_report_func *fn = l->funcs[k].func;
+
+			fputs(k ? ", " : " ", f);
+			if (!fn)
+				fputs("[none]", f);
+			else if (fn->name)
+				fputs(fn->name, f);
+			else if (fn->kernel)
+				fputs("[kernel]", f);
+			else
+				fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
+			fprintf(f, " (%" PRIu64 ")", l->funcs[k].accesses);
+		}
+		if (l->other_funcs)
+			fprintf(f, ", others (%" PRIu64 ")", l->other_funcs);
+		fputc('\n', f);
+	}
+	if (nl)
+		fputs("  (threads: those that accessed the line / those of them that stored to it;\n"
+		      "   a line stored to by one thread and accessed by others is shared)\n",
+		      f);
+}
+
 static int write_text(struct ctx *c)
 {
 	int r;
@@ -1027,6 +1170,11 @@ static int write_text(struct ctx *c)
 	text_header(c);
 	if (c->a->latency.nr_syms) {
 		text_latency(c);
+		text_losses(c);
+		return 0;
+	}
+	if (c->a->mem) {
+		text_mem(c);
 		text_losses(c);
 		return 0;
 	}
@@ -1516,6 +1664,67 @@ static void json_call_graph(struct ctx *c)
 	putc(']', f);
 }
 
+static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
+{
+	fprintf(f, "\"accesses\":%" PRIu64 ",\"loads\":%" PRIu64 ",\"stores\":%" PRIu64
+		   ",\"levels\":{",
+		m->accesses, m->loads, m->stores);
+	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++)
+		fprintf(f, "%s\"%s\":{\"accesses\":%" PRIu64 ",\"lat_sum\":%" PRIu64
+			   ",\"lat_max\":%" PRIu64 "}",
+			k ? "," : "", level_keys[k], m->level[k], m->level_lat[k],
+			m->level_lat_max[k]);
+	fprintf(f, "},\"remote\":%" PRIu64 ",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64
+		   ",\"lat_max\":%" PRIu64 ",\"xlat_lat_sum\":%" PRIu64,
+		m->remote, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
+}
+
+/* --mem: the sum, every function, the lines (--top of them). */
+static void json_mem(struct ctx *c)
+{
+	size_t nf = auxcap_report_nr_mem_funcs(c->r), nl = auxcap_report_nr_mem_lines(c->r);
+	size_t top = c->a->top;
+	FILE *f = c->f;
+
+	fputs(",\"mem\":{", f);
+	json_mem_row(f, auxcap_report_get_mem(c->r));
+	fprintf(f, ",\"line_size\":%d,\"lines_total\":%zu,\"lines_untracked_accesses\":%" PRIu64
+		   ",\"functions\":[",
+		AUXCAP_REPORT_LINE_SIZE, nl, auxcap_report_mem_lines_untracked(c->r));
+	for (size_t i = 0; i < nf; i++) {
+		const struct auxcap_report_mem_func *mf = auxcap_report_get_mem_func(c->r, i);
+
+		fputs(i ? ",{" : "{", f);
+		json_func_id(f, mf->func, false);
+		putc(',', f);
+		json_mem_row(f, &mf->m);
+		putc('}', f);
+	}
+	fputs("],\"lines\":[", f);
+	for (size_t i = 0; i < nl && (!top || i < top); i++) {
+		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(c->r, i);
+
+		fprintf(f, "%s{\"addr\":\"0x%" PRIx64 "\",\"pid\":", i ? "," : "", l->addr);
+		if (l->pid >= 0)
+			fprintf(f, "%d,", l->pid);
+		else
+			fputs("null,", f);
+		json_mem_row(f, &l->m);
+		fprintf(f, ",\"threads\":%zu,\"threads_more\":%s,\"store_threads\":%zu,\"funcs\":[",
+			l->threads, l->threads_more ? "true" : "false", l->store_threads);
+		for (size_t k = 0; k < l->nr_funcs; k++) {
+			fputs(k ? ",{" : "{", f);
+			if (l->funcs[k].func)
+				json_func_id(f, l->funcs[k].func, false);
+			else
+				fputs("\"name\":null,\"dso\":null,\"addr\":null,\"kernel\":false", f);
+			fprintf(f, ",\"accesses\":%" PRIu64 "}", l->funcs[k].accesses);
+		}
+		fprintf(f, "],\"other_funcs\":%" PRIu64 "}", l->other_funcs);
+	}
+	fputs("]}", f);
+}
+
 static int write_json(struct ctx *c)
 {
 	int r;
@@ -1532,6 +1741,8 @@ static int write_json(struct ctx *c)
 		json_latency(c);
 	if (c->a->call_graph)
 		json_call_graph(c);
+	if (c->a->mem)
+		json_mem(c);
 	fputs("}\n", c->f);
 	return 0;
 }
@@ -1559,6 +1770,7 @@ static int cmd_report_run(int argc, char **argv)
 	ro.per_thread = a.per_thread;
 	ro.filter = cli_filter_get(&a.filter);
 	ro.call_graph = a.call_graph;
+	ro.mem = a.mem;
 	if (a.latency.nr_syms) {
 		if (!auxcap_decode_get_info(d)->nr_queues) {
 			cli_err("--latency times calls by the trace's calls and returns, and '%s' has "
@@ -1592,7 +1804,7 @@ static int cmd_report_run(int argc, char **argv)
 		goto out;
 	}
 	c.f = out;
-	if (a.latency.nr_syms && check_latency(&c) < 0)
+	if ((a.latency.nr_syms && check_latency(&c) < 0) || (a.mem && check_mem(&c) < 0))
 		goto out;
 	r = a.json ? write_json(&c) : write_text(&c);
 	if (r < 0) {

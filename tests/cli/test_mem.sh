@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# auxcap report --mem end to end: the bundled example-mem (a walk through a large array, sums
+# over a small one, a store to a counter) recorded with Arm SPE on the emulated PMU, whose unit
+# models an L1, a last-level cache and a TLB; the report must say where its loads were served
+# function by function and line by line, and agree with perf 6.1's reading of the same file
+# (its l1d-miss, llc-miss, tlb-miss and memory samples, per symbol).
+# usage: test_mem.sh   (AUXCAP, AUXCAP_EXAMPLE_MEM, AUXCAP_EXAMPLE_LOOP in the environment)
+set -u
+A=${AUXCAP:?}
+M=${AUXCAP_EXAMPLE_MEM:?}
+E=${AUXCAP_EXAMPLE_LOOP:?}
+T=$(mktemp -d)
+. "$(dirname "$0")/keep_failed.sh"
+trap 'keep_failed "$T"; rm -rf "$T"' EXIT
+cd "$T" || exit 1
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "not ok - $*"; fails=$((fails + 1)); }
+check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
+export AUXCAP_PLUGIN_DIR=
+
+if ! $A record --emulate --max-insns 10 -o probe.data -- "$E" 1 >/dev/null 2>probe.err; then
+	if grep -q "needs the live tracer" probe.err; then
+		echo "SKIP: this build has no live tracer: $(cat probe.err)"
+		exit 77
+	fi
+fi
+
+# --- the capture -----------------------------------------------------------------------------
+# (every operation sampled: with a fixed period, a loop whose length shares a factor with it
+# would show the same few of its instructions, as on hardware without jitter=1)
+$A record --emulate -e arm_spe_0/period=1,load_filter=1,store_filter=1/ --max-insns 300000 \
+	-o m.data -- "$M" >m.out 2>m.err
+st=$?
+check '[ $st -eq 0 ]' "SPE record of example-mem exits 0 ($(tail -1 m.err))"
+$A report m.data >plain.txt 2>plain.err
+check 'grep -q "^# memory: .* sampled data accesses (.* loads, .* stores): --mem shows" plain.txt' \
+	"the plain report names the data accesses and points at --mem ($(grep '^# memory' plain.txt))"
+
+# --- text ------------------------------------------------------------------------------------
+$A report m.data --mem --top 5 >mem.txt 2>mem.err
+st=$?
+check '[ $st -eq 0 ] && [ ! -s mem.err ]' "report --mem exits 0, nothing on stderr ($(head -2 mem.err))"
+check 'grep -q "^Data accesses sampled: " mem.txt && grep -q "^  memory (LLC miss) " mem.txt' "the levels table"
+first=$(awk '/^Functions by data access latency/ { getline; getline; print $NF == "[auxcap-example-mem]" ? $(NF-1) : $NF; exit }' mem.txt)
+check '[ "$first" = walk_large ]' "the walk through the large array takes the most latency ($first)"
+check 'grep -q "^Cache lines by L1 misses" mem.txt && ! grep -q "^Functions by self trace time" mem.txt' "line table, no trace tables"
+
+# --- JSON: the figures add up, and the program's known behaviour -----------------------------
+$A report m.data --mem --top 0 --format json >mem.json 2>mem.jerr
+check '[ $? -eq 0 ]' "report --mem --format json exits 0"
+python3 - mem.json >py.out 2>&1 <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d['mem']
+L = ('l1', 'l2', 'llc', 'memory', 'na')
+def lv(x, k): return x['levels'][k]['accesses']
+bad = []
+def want(c, what):
+    print(('ok' if c else 'BAD') + ': ' + what)
+    if not c: bad.append(what)
+want(m['accesses'] == sum(lv(m, k) for k in L), f"levels add up to the {m['accesses']} accesses")
+want(m['accesses'] == sum(f['accesses'] for f in m['functions']), "functions add up to the accesses")
+want(m['lat_sum'] == sum(m['levels'][k]['lat_sum'] for k in L), "latency by level adds up")
+want(m['lat_sum'] == sum(f['lat_sum'] for f in m['functions']), "latency by function adds up")
+want(m['lines_total'] == len(m['lines']) and m['lines_untracked_accesses'] == 0 and
+     sum(l['accesses'] for l in m['lines']) == m['accesses'], f"{m['lines_total']} lines hold every access")
+fn = {f['name']: f for f in m['functions']}
+wl, ss, bp = fn.get('walk_large'), fn.get('sum_small'), fn.get('bump')
+want(wl and wl['accesses'] > 1000 and lv(wl, 'memory') >= 0.99 * wl['loads'],
+     "walk_large: its loads miss the last-level cache (%s of %s)" % (wl and lv(wl, 'memory'), wl and wl['accesses']))
+wlines = [l for l in m['lines'] if l['funcs'] and l['funcs'][0]['name'] == 'walk_large']
+pages = len({int(l['addr'], 16) >> 12 for l in wlines})
+want(wl and wl['tlb_walks'] == pages,
+     f"walk_large: a TLB walk for each of the {pages} pages it read ({wl and wl['tlb_walks']})")
+want(ss and ss['accesses'] > 1000 and lv(ss, 'memory') == 0 and ss['tlb_walks'] == 0,
+     "sum_small: no load of the 16 KiB array goes to memory (%s)" % (ss and lv(ss, 'memory')))
+want(ss and lv(ss, 'l1') > 0.5 * ss['accesses'], "sum_small: most of its loads hit the L1")
+want(bp and bp['loads'] > 0 and abs(bp['loads'] - bp['stores']) <= 1 and
+     bp['loads'] + bp['stores'] == bp['accesses'],
+     f"bump: a load and a store of the counter per call ({bp and bp['loads']} and {bp and bp['stores']})")
+want(m['functions'][0]['name'] == 'walk_large', "functions by latency: walk_large first")
+# lines: walk_large reads each line once; the counter's line is bump's alone
+want(len(wlines) > 1000 and all(l['accesses'] == 1 and l['funcs'][0]['accesses'] == 1 for l in wlines),
+     f"walk_large's {len(wlines)} lines of the large array are each read once")
+want(all(int(l['addr'], 16) % 64 == 0 for l in m['lines']), "line addresses are 64-byte aligned")
+blines = [l for l in m['lines'] if any(f['name'] == 'bump' for f in l['funcs'])]
+want(len(blines) == 1 and blines[0]['accesses'] == bp['accesses'] and
+     blines[0]['store_threads'] == 1 and blines[0]['threads'] == 1,
+     "the counter bump stores to is one line of its own, one thread stores to it")
+ms = [l for l in m['lines'] if lv(l, 'l1') < l['accesses']]
+want([ (lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms] ==
+     sorted([(lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms], reverse=True),
+     "lines by L1 misses, most first")
+# the per-function figures, for perf's comparison
+# (the program's own functions: libc's and ld.so's have aliases, which perf and auxcap name
+# apart)
+def row(name, x):
+    return '%s %d %d %d %d\n' % (name, x['accesses'], lv(x, 'l2') + lv(x, 'llc') + lv(x, 'memory'),
+                                 lv(x, 'memory'), x['tlb_walks'])
+with open('ours.sym', 'w') as o:
+    o.write(row('ALL', m))
+    for f in m['functions']:
+        if f['name'] in ('main', 'sum_small', 'walk_large', 'bump'):
+            o.write(row(f['name'], f))
+sys.exit(1 if bad else 0)
+PY
+st=$?
+sed 's/^/  /' py.out
+check '[ $st -eq 0 ]' "the memory figures hold together and match the program"
+if command -v jsonschema >/dev/null 2>&1 || python3 -c 'import jsonschema' 2>/dev/null; then
+	python3 -c 'import json, sys, jsonschema; jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+		mem.json "$(dirname "$0")/../../docs/report-json.schema.json" 2>schema.err
+	check '[ $? -eq 0 ]' "the JSON validates against docs/report-json.schema.json ($(tail -1 schema.err))"
+fi
+
+# --- perf 6.1 reads the same records: its per-symbol memory samples are ours ------------------
+if command -v perf >/dev/null; then
+	perf script -i m.data -F event,ip,sym 2>/dev/null |
+		awk '{ e = $1; sub(":", "", e); s = $3; n[s] += 0
+		       if (e == "memory") a[s]++; else if (e == "l1d-miss") l1[s]++
+		       else if (e == "llc-miss") llc[s]++; else if (e == "tlb-miss") t[s]++
+		       A += (e == "memory"); L1 += (e == "l1d-miss"); LLC += (e == "llc-miss"); TT += (e == "tlb-miss") }
+		     END { printf "ALL %d %d %d %d\n", A, L1, LLC, TT
+			   for (s in n) if (s ~ /^(main|sum_small|walk_large|bump)$/)
+				printf "%s %d %d %d %d\n", s, a[s], l1[s], llc[s], t[s] }' |
+		sort >perf.sym
+	sort ours.sym >ours.sorted
+	check '[ -s perf.sym ] && cmp -s ours.sorted perf.sym' \
+		"perf's memory, l1d-miss, llc-miss and tlb-miss samples are ours, in all and in the program's functions ($(tr '\n' ' ' <perf.sym); $(diff ours.sorted perf.sym | head -4 | tr '\n' ' '))"
+else
+	echo "# perf is not installed: no comparison with perf script"
+fi
+
+# --- what --mem refuses ------------------------------------------------------------------------
+$A record --emulate -e intel_pt//u --max-insns 2000 -o pt.data -- "$E" 10 >/dev/null 2>&1
+$A report pt.data --mem >/dev/null 2>pt.err
+st=$?
+check '[ $st -eq 1 ] && [ "$(wc -l <pt.err)" -eq 1 ] && grep -q "no sampled data accesses" pt.err' \
+	"--mem on an Intel PT capture: one line, exit 1 ($(cat pt.err))"
+$A report m.data --mem --latency walk_large >/dev/null 2>both.err
+st=$?
+check '[ $st -eq 1 ] && [ "$(wc -l <both.err)" -eq 1 ] && grep -q "view of its own" both.err' \
+	"--mem with --latency: one line, exit 1 ($(cat both.err))"
+
+[ "$fails" -eq 0 ] && echo "report --mem: all checks passed"
+exit $((fails > 0))
