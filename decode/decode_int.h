@@ -100,6 +100,10 @@ int auxcap_symbols_lookup(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 /* auxcap_symbols_lookup() with the mappings in place at perf time @t. */
 int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint64_t t,
 			     const char **ret_name, uint64_t *ret_off, const char **ret_dso);
+/* As auxcap_decode_data_symbolize_at(). */
+int auxcap_symbols_data_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+				  uint64_t t, const char **ret_name, uint64_t *ret_off,
+				  const char **ret_dso);
 /* As auxcap_decode_srcline_dir() (@ret_dir may be NULL). */
 int auxcap_symbols_srcline(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
 			   const char **ret_file, unsigned int *ret_line, const char **ret_dir);

@@ -42,6 +42,8 @@ struct auxcap_elf {
 	size_t nsegs;
 	struct elf_sym *syms; /* owned, sorted by addr */
 	size_t nsyms;
+	struct elf_sym *dsyms; /* data objects (owned, sorted by addr; sized) */
+	size_t ndsyms, cap_dsyms;
 	char *names;	  /* owned pool of NUL-terminated names */
 	size_t names_len; /* bytes used in @names */
 	size_t names_cap; /* bytes allocated at @names */
@@ -110,6 +112,7 @@ static int read_segments(Elf *e, struct auxcap_elf *elf)
 			.offset = ph.p_offset,
 			.filesz = ph.p_filesz,
 			.exec = (ph.p_flags & PF_X) != 0,
+			.memsz = ph.p_memsz,
 		};
 	}
 	return 0;
@@ -212,6 +215,32 @@ static void settle_labels(struct auxcap_elf *elf)
 	}
 }
 
+/* A data object of a symbol table (a variable: sized, defined, at an address). */
+static int add_data_sym(Elf *e, const GElf_Shdr *sh, const GElf_Sym *sym, struct auxcap_elf *elf)
+{
+	const char *name;
+	struct elf_sym *d;
+
+	if (!sym->st_size || sym->st_shndx == SHN_UNDEF || sym->st_shndx == SHN_COMMON ||
+	    !sym->st_value)
+		return 0;
+	name = elf_strptr(e, sh->sh_link, sym->st_name);
+	if (!name || !*name)
+		return 0;
+	if (auxcap_grow_array(&elf->dsyms, &elf->cap_dsyms, elf->ndsyms + 1, 64,
+			      sizeof(*elf->dsyms)) < 0)
+		return -ENOMEM;
+	d = &elf->dsyms[elf->ndsyms];
+	memset(d, 0, sizeof(*d));
+	d->addr = sym->st_value;
+	d->size = sym->st_size;
+	d->sized = true;
+	if (add_sym_name(elf, d, name, "") < 0)
+		return -ENOMEM;
+	elf->ndsyms++;
+	return 0;
+}
+
 static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_elf *elf)
 {
 	Elf_Data *data;
@@ -238,6 +267,12 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct auxcap_
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			return -EBADMSG;
+		if (GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
+			r = add_data_sym(e, sh, &sym, elf);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC && !code_label(e, &sym)) ||
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
@@ -551,6 +586,8 @@ static int read_symbols(Elf *e, const GElf_Ehdr *eh, struct auxcap_elf *elf)
 		qsort(elf->syms, elf->nsyms, sizeof(*elf->syms), cmp_sym);
 		settle_labels(elf);
 	}
+	if (elf->ndsyms)
+		qsort(elf->dsyms, elf->ndsyms, sizeof(*elf->dsyms), cmp_sym);
 	return 0;
 }
 
@@ -672,6 +709,7 @@ void auxcap_elf_free(struct auxcap_elf *elf)
 	free(elf->path);
 	free(elf->segs);
 	free(elf->syms);
+	free(elf->dsyms);
 	free(elf->names);
 	free(elf);
 }
@@ -705,6 +743,33 @@ size_t auxcap_elf_segments(const struct auxcap_elf *elf, const struct auxcap_elf
 size_t auxcap_elf_nsyms(const struct auxcap_elf *elf)
 {
 	return elf->nsyms;
+}
+
+int auxcap_elf_data_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			      uint64_t *ret_off)
+{
+	size_t lo = 0, hi = elf ? elf->ndsyms : 0;
+
+	/* the last object at or below @addr, then back over the ones before it: an alias or an
+	 * object that holds others (a struct and its members' symbols) may still cover it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->dsyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && lo - i <= 8;) {
+		const struct elf_sym *d = &elf->dsyms[i];
+
+		if (addr - d->addr < d->size) {
+			*ret_name = shown_name(elf, d);
+			*ret_off = addr - d->addr;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,

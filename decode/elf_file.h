@@ -16,6 +16,7 @@ struct auxcap_elf_segment {
 	uint64_t offset; /* file offset (bytes, p_offset) */
 	uint64_t filesz; /* bytes present in the file (p_filesz) */
 	bool exec;	 /* PF_X: contains code */
+	uint64_t memsz;	 /* bytes in memory (p_memsz: .bss included) */
 };
 
 struct auxcap_elf;
@@ -81,6 +82,15 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
  */
 int auxcap_elf_symbolize_sized(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			       uint64_t *ret_off, uint64_t *ret_size);
+
+/**
+ * Name the link-time data address @addr: the data object (STT_OBJECT of a size, as the
+ * function symbols from .symtab, the debug file's or .dynsym) containing it: a global or
+ * static variable, a table.  @ret_name is borrowed (valid until auxcap_elf_free()).
+ * Returns 1 if one covers it, 0 if none.
+ */
+int auxcap_elf_data_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
+			      uint64_t *ret_off);
 
 /**
  * The source line of the link-time address @addr, from the DWARF line table of the file (or of

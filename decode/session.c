@@ -1762,6 +1762,15 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 	return auxcap_symbols_lookup_at(d->syms, pid, addr, time, ret_name, ret_off, ret_dso);
 }
 
+int auxcap_decode_data_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+				    uint64_t time, const char **ret_name, uint64_t *ret_off,
+				    const char **ret_dso)
+{
+	if (!d || !ret_name || !ret_off)
+		return 0;
+	return auxcap_symbols_data_lookup_at(d->syms, pid, addr, time, ret_name, ret_off, ret_dso);
+}
+
 int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,
 			  const char **ret_file, unsigned int *ret_line)
 {

@@ -576,6 +576,49 @@ int auxcap_symbols_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t add
 	return r;
 }
 
+int auxcap_symbols_data_lookup_at(struct auxcap_symbols *s, int32_t pid, uint64_t addr,
+				  uint64_t t, const char **ret_name, uint64_t *ret_off,
+				  const char **ret_dso)
+{
+#if AUXCAP_HAVE_LIBELF
+	/*
+	 * A variable lives in its file's data segment, which the capture has no mapping of
+	 * (MMAP2 records are of code): through each code mapping of @pid in place at @t, the
+	 * file's load bias (where its link-time addresses are), then the data segments of
+	 * that file at that bias.
+	 */
+	if (addr >> 63)
+		return 0;
+	for (size_t i = s->n; i-- > 0;) {
+		const struct sym_map *m = &s->maps[i];
+		const struct auxcap_elf_segment *segs;
+		struct auxcap_elf *elf;
+		uint64_t v, bias;
+		size_t n;
+
+		if (m->pid != pid || !map_has(m, pid, m->start, t) ||
+		    !(elf = map_elf(s, m, m->start, &v)))
+			continue;
+		bias = m->start - v;
+		n = auxcap_elf_segments(elf, &segs);
+		for (size_t k = 0; k < n; k++) {
+			uint64_t dv = addr - bias;
+
+			if (segs[k].exec || dv < segs[k].vaddr || dv - segs[k].vaddr >= segs[k].memsz)
+				continue;
+			if (auxcap_elf_data_symbolize(elf, dv, ret_name, ret_off) != 1)
+				return 0;
+			if (ret_dso)
+				*ret_dso = s->files[m->file].path;
+			return 1;
+		}
+	}
+#else
+	(void)s, (void)pid, (void)addr, (void)t, (void)ret_name, (void)ret_off, (void)ret_dso;
+#endif
+	return 0;
+}
+
 int auxcap_symbols_read(struct auxcap_symbols *s, int32_t pid, uint64_t addr, uint8_t *buf,
 			size_t len)
 {

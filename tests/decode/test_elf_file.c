@@ -111,6 +111,55 @@ static void test_elf_open_self_finds_segments_and_symbols(void **state)
 	(void)auxcap_test_elf_marker(1);
 }
 
+/* Data objects of this test binary: a static array in .bss, a global in .data. */
+static uint64_t test_bss_table[32];
+uint32_t auxcap_test_data_word = 7;
+
+static void test_elf_data_objects(void **state)
+{
+	struct auxcap_elf *elf = NULL;
+	const struct auxcap_elf_segment *segs;
+	uint64_t base = 0, tbl, word, off = 99;
+	const char *name = NULL;
+	size_t nsegs;
+	bool in_seg = false;
+	Dl_info info;
+
+	(void)state;
+	test_bss_table[3] = auxcap_test_data_word; /* (kept) */
+	assert_int_equal(auxcap_elf_open("/proc/self/exe", &elf), 0);
+	assert_true(dladdr((void *)&auxcap_test_data_word, &info) != 0);
+	if (auxcap_elf_is_dyn(elf))
+		base = (uint64_t)(uintptr_t)info.dli_fbase;
+	tbl = (uint64_t)(uintptr_t)test_bss_table - base;
+	word = (uint64_t)(uintptr_t)&auxcap_test_data_word - base;
+	/* .bss is past the file's bytes of its segment: memsz covers it */
+	nsegs = auxcap_elf_segments(elf, &segs);
+	for (size_t i = 0; i < nsegs; i++)
+		in_seg |= !segs[i].exec && tbl >= segs[i].vaddr && tbl - segs[i].vaddr < segs[i].memsz;
+	assert_true(in_seg);
+	assert_int_equal(auxcap_elf_data_symbolize(elf, tbl, &name, &off), 1);
+	assert_string_equal(name, "test_bss_table");
+	assert_int_equal(off, 0);
+	assert_int_equal(auxcap_elf_data_symbolize(elf, tbl + 8 * 31 + 7, &name, &off), 1);
+	assert_string_equal(name, "test_bss_table");
+	assert_int_equal(off, 8 * 31 + 7);
+	assert_int_equal(auxcap_elf_data_symbolize(elf, word + 2, &name, &off), 1);
+	assert_string_equal(name, "auxcap_test_data_word");
+	assert_int_equal(off, 2);
+	/* a function is not a data object, and past an object's end is not in it */
+	name = "untouched";
+	assert_int_equal(auxcap_elf_data_symbolize(elf, (uint64_t)(uintptr_t)auxcap_test_elf_marker -
+								 base,
+						   &name, &off),
+			 0);
+	assert_string_equal(name, "untouched");
+	if (auxcap_elf_data_symbolize(elf, tbl + sizeof(test_bss_table), &name, &off) == 1)
+		assert_string_not_equal(name, "test_bss_table");
+	assert_int_equal(auxcap_elf_data_symbolize(NULL, tbl, &name, &off), 0);
+	auxcap_elf_free(elf);
+}
+
 #if defined(__x86_64__)
 /*
  * Code labels without a type, as hand-written entry points are (ld.so's _start): one between
@@ -630,6 +679,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_open_self_finds_segments_and_symbols),
+		cmocka_unit_test(test_elf_data_objects),
 		cmocka_unit_test(test_elf_lines_without_aranges),
 		cmocka_unit_test(test_elf_inlines_like_addr2line),
 		cmocka_unit_test(test_elf_inlines_cxx),

@@ -350,6 +350,18 @@ int auxcap_decode_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t ad
 			       const char **ret_dso);
 
 /**
+ * The data object (a global or static variable: a sized STT_OBJECT symbol) holding the data
+ * address @addr of process @pid at perf time @time, through the files of its code mappings
+ * then: their data segments at the same load bias (.data, .bss).  *@ret_name (borrowed until
+ * close), *@ret_off and *@ret_dso (may be NULL) are set when one is found; heap, stack and
+ * anonymous memory have none.
+ * Returns 1 if found, 0 if not (no such object, no symbol table, built without libelf).
+ */
+int auxcap_decode_data_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+				    uint64_t time, const char **ret_name, uint64_t *ret_off,
+				    const char **ret_dso);
+
+/**
  * The source file and line of the address @addr of process @pid, from the DWARF line table of
  * its binary (or of the binary's separate debug file), as the mappings stand where the decode
  * has reached.  *@ret_file is the name the table gives (often relative to the compilation
