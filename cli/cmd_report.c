@@ -1129,16 +1129,22 @@ static void text_mem(struct ctx *c)
 		fprintf(f, "; %" PRIu64 " accesses to lines past the first %d not counted here",
 			untracked, AUXCAP_REPORT_MEM_LINES_MAX);
 	fputs("):\n", f);
-	fprintf(f, "  %-18s %7s %8s %9s %8s %8s  %s\n", "line", "pid", "L1 miss", "accesses",
-		"mean lat", "threads", "functions (accesses)");
+	fprintf(f, "  %-18s %7s %8s %9s %8s %8s  %-22s %s\n", "line", "pid", "L1 miss",
+		"accesses", "mean lat", "threads", "variable", "functions (accesses)");
 	for (size_t i = 0; i < nl && (!top || i < top); i++) {
 		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(c->r, i);
-		char thr[32];
+		char thr[32], var[256] = "-";
+		const char *name;
+		uint64_t off;
 
 		snprintf(thr, sizeof(thr), "%zu%s/%zu", l->threads, l->threads_more ? "+" : "",
 			 l->store_threads);
-		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s ", l->addr,
-			l->pid, l1_misses(&l->m), l->m.accesses, mean(l->m.lat, l->m.accesses), thr);
+		if (auxcap_decode_data_symbolize_at(c->d, l->pid, l->addr, l->time, &name, &off,
+						    NULL) == 1)
+			snprintf(var, sizeof(var), "%s+0x%" PRIx64, name, off);
+		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s  %-22s", l->addr,
+			l->pid, l1_misses(&l->m), l->m.accesses, mean(l->m.lat, l->m.accesses), thr,
+			var);
 		for (size_t k = 0; k < l->nr_funcs; k++) {
 			const struct auxcap_report_func *fn = l->funcs[k].func;
 
@@ -1679,6 +1685,24 @@ static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
 		m->remote, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
 }
 
+/* A line's "object": the variable holding its first byte, or null. */
+static void json_data_object(struct ctx *c, const struct auxcap_report_mem_line *l)
+{
+	const char *name, *dso = NULL;
+	uint64_t off;
+
+	if (auxcap_decode_data_symbolize_at(c->d, l->pid, l->addr, l->time, &name, &off, &dso) !=
+	    1) {
+		fputs(",\"object\":null", c->f);
+		return;
+	}
+	fputs(",\"object\":{\"name\":", c->f);
+	auxcap_out_json_str(c->f, name);
+	fprintf(c->f, ",\"off\":%" PRIu64 ",\"dso\":", off);
+	auxcap_out_json_str(c->f, dso);
+	putc('}', c->f);
+}
+
 /* --mem: the sum, every function, the lines (--top of them). */
 static void json_mem(struct ctx *c)
 {
@@ -1710,6 +1734,7 @@ static void json_mem(struct ctx *c)
 		else
 			fputs("null,", f);
 		json_mem_row(f, &l->m);
+		json_data_object(c, l);
 		fprintf(f, ",\"threads\":%zu,\"threads_more\":%s,\"store_threads\":%zu,\"funcs\":[",
 			l->threads, l->threads_more ? "true" : "false", l->store_threads);
 		for (size_t k = 0; k < l->nr_funcs; k++) {

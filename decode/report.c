@@ -794,7 +794,7 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 			c[r->nr_slots + slot]++;
 		}
 		if (te->mem && rc == 0)
-			rc = mem_add(r->mem, te, ev->pid, ev->tid, fs);
+			rc = mem_add(r->mem, te, ev->pid, ev->tid, ev->time, fs);
 		break;
 	}
 	default:

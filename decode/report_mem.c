@@ -205,7 +205,7 @@ static void line_who(struct mline *l, uint32_t func, int32_t tid, bool store)
 }
 
 int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, int32_t tid,
-	    uint32_t func)
+	    uint64_t time, uint32_t func)
 {
 	enum auxcap_report_mem_level lv = level_of(te->mem);
 	struct mline *l;
@@ -232,6 +232,8 @@ int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, in
 		m->untracked++;
 		return err;
 	}
+	if (!l->pub.m.accesses)
+		l->pub.time = time;
 	row_add(&l->pub.m, te, lv);
 	line_who(l, func, tid, te->mem & AUXCAP_TRACE_MEM_STORE);
 	return 0;

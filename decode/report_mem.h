@@ -21,10 +21,11 @@ struct rmem;
 /* A new set of figures; @detail: by function and by line too.  NULL on ENOMEM. */
 struct rmem *mem_new(bool detail);
 
-/* Count the data access of trace sample @te (its mem not 0) of thread @tid of process @pid,
- * made by function @func (the report's index; UINT32_MAX: none).  0 or -ENOMEM. */
+/* Count the data access of trace sample @te (its mem not 0) of thread @tid of process @pid
+ * at perf time @time, made by function @func (the report's index; UINT32_MAX: none).
+ * 0 or -ENOMEM. */
 int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, int32_t tid,
-	    uint32_t func);
+	    uint64_t time, uint32_t func);
 
 /* Resolve function indexes with @func_at and sort.  0 or -ENOMEM. */
 int mem_finish(struct rmem *m,

@@ -50,7 +50,8 @@ check 'grep -q "^Cache lines by L1 misses" mem.txt && ! grep -q "^Functions by s
 # --- JSON: the figures add up, and the program's known behaviour -----------------------------
 $A report m.data --mem --top 0 --format json >mem.json 2>mem.jerr
 check '[ $? -eq 0 ]' "report --mem --format json exits 0"
-python3 - mem.json >py.out 2>&1 <<'PY'
+cnt=$(nm "$M" | awk '$3 == "counters" { print $1 }')
+python3 - mem.json "${cnt:-0}" >py.out 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 m = d['mem']
@@ -89,6 +90,13 @@ blines = [l for l in m['lines'] if any(f['name'] == 'bump' for f in l['funcs'])]
 want(len(blines) == 1 and blines[0]['accesses'] == bp['accesses'] and
      blines[0]['store_threads'] == 1 and blines[0]['threads'] == 1,
      "the counter bump stores to is one line of its own, one thread stores to it")
+# the counter's variable: counters[8] of the program's .bss, its offset as nm places it
+cnt = int(sys.argv[2], 16)
+want(blines and blines[0]['object'] and blines[0]['object']['name'] == 'counters' and
+     blines[0]['object']['off'] == ((cnt + 64) & ~63) - cnt and
+     blines[0]['object']['dso'].endswith('auxcap-example-mem'),
+     f"the counter's line is in the variable counters ({blines and blines[0]['object']})")
+want(all(l['object'] is None for l in wlines), "the large array (anonymous memory) is no variable")
 ms = [l for l in m['lines'] if lv(l, 'l1') < l['accesses']]
 want([ (lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms] ==
      sorted([(lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms], reverse=True),

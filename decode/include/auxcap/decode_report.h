@@ -332,6 +332,8 @@ struct auxcap_report_mem_func {
 struct auxcap_report_mem_line {
 	uint64_t addr; /* the line's first byte (a data virtual address) */
 	int32_t pid;   /* its process, -1 if not known */
+	uint64_t time; /* perf time of its first sampled access: the variable there is
+			* auxcap_decode_data_symbolize_at(d, pid, addr, time, ...)'s */
 	struct auxcap_report_mem m;
 	size_t nr_funcs; /* the functions that accessed it most, most first */
 	struct {
