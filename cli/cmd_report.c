@@ -1050,12 +1050,6 @@ static const char *const level_names[AUXCAP_REPORT_MEM_LEVELS] = {
 	[AUXCAP_REPORT_MEM_NA] = "no cache event",
 };
 
-static const char *const level_keys[AUXCAP_REPORT_MEM_LEVELS] = {
-	[AUXCAP_REPORT_MEM_L1] = "l1",	 [AUXCAP_REPORT_MEM_MID] = "l2",
-	[AUXCAP_REPORT_MEM_LLC] = "llc", [AUXCAP_REPORT_MEM_DRAM] = "memory",
-	[AUXCAP_REPORT_MEM_NA] = "na",
-};
-
 static double mean(uint64_t sum, uint64_t n)
 {
 	return n ? (double)sum / (double)n : 0.0;
@@ -1678,7 +1672,7 @@ static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
 	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++)
 		fprintf(f, "%s\"%s\":{\"accesses\":%" PRIu64 ",\"lat_sum\":%" PRIu64
 			   ",\"lat_max\":%" PRIu64 "}",
-			k ? "," : "", level_keys[k], m->level[k], m->level_lat[k],
+			k ? "," : "", auxcap_report_mem_level_key(k), m->level[k], m->level_lat[k],
 			m->level_lat_max[k]);
 	fprintf(f, "},\"remote\":%" PRIu64 ",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64
 		   ",\"lat_max\":%" PRIu64 ",\"xlat_lat_sum\":%" PRIu64,

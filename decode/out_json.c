@@ -14,6 +14,7 @@
 #include <linux/perf_event.h>
 
 #include "disasm.h"
+#include "auxcap/decode_report.h"
 #include "out_int.h"
 
 struct json {
@@ -206,10 +207,31 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 	case AUXCAP_TRACE_SAMPLE:
 		trace_head(w, "trace_sample", ev);
 		addr_sym(w, ev->pid, "ip", te->ip);
-		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR)
+		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
+			const char *name;
+			uint64_t off;
+			char buf[300];
+
 			addr(f, "addr", te->addr);
+			fputs(",\"addr_sym\":", f);
+			if (auxcap_decode_data_symbolize_at(w->d, ev->pid, te->addr, ev->time, &name,
+							    &off, NULL) == 1) {
+				snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, name, off);
+				out_json_str(f, buf);
+			} else {
+				fputs("null", f);
+			}
+		}
 		fprintf(f, ",\"latency\":%u,\"events\":%" PRIu64 ",\"op\":%u", te->total_latency,
 			te->events, te->op);
+		if (te->mem)
+			fprintf(f, ",\"mem\":{\"load\":%s,\"store\":%s,\"level\":\"%s\","
+				   "\"tlb_walk\":%s,\"remote\":%s}",
+				te->mem & AUXCAP_TRACE_MEM_LOAD ? "true" : "false",
+				te->mem & AUXCAP_TRACE_MEM_STORE ? "true" : "false",
+				auxcap_report_mem_level_key(auxcap_report_mem_level_of(te->mem)),
+				te->mem & AUXCAP_TRACE_MEM_TLB_MISS ? "true" : "false",
+				te->mem & AUXCAP_TRACE_MEM_REMOTE ? "true" : "false");
 		break;
 	default:
 		trace_head(w, "trace_event", ev);

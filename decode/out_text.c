@@ -487,6 +487,15 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 			if (te->total_latency)
 				fprintf(w->f, " lat=%u", te->total_latency);
 		}
+		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
+			const char *name;
+			uint64_t off;
+
+			/* the variable there, as perf mem's symbol_daddr */
+			if (auxcap_decode_data_symbolize_at(w->d, ev->pid, te->addr, ev->time,
+							    &name, &off, NULL) == 1)
+				fprintf(w->f, " data=%s+0x%" PRIx64, name, off);
+		}
 		putc('\n', w->f);
 		return 0;
 	}

@@ -65,7 +65,18 @@ void mem_free(struct rmem *m)
 	free(m);
 }
 
-static enum auxcap_report_mem_level level_of(uint32_t mem)
+const char *auxcap_report_mem_level_key(enum auxcap_report_mem_level level)
+{
+	static const char *const keys[AUXCAP_REPORT_MEM_LEVELS] = {
+		[AUXCAP_REPORT_MEM_L1] = "l1",	 [AUXCAP_REPORT_MEM_MID] = "l2",
+		[AUXCAP_REPORT_MEM_LLC] = "llc", [AUXCAP_REPORT_MEM_DRAM] = "memory",
+		[AUXCAP_REPORT_MEM_NA] = "na",
+	};
+
+	return (unsigned)level < AUXCAP_REPORT_MEM_LEVELS ? keys[level] : NULL;
+}
+
+enum auxcap_report_mem_level auxcap_report_mem_level_of(uint32_t mem)
 {
 	if (mem & AUXCAP_TRACE_MEM_LLC_MISS)
 		return AUXCAP_REPORT_MEM_DRAM;
@@ -207,7 +218,7 @@ static void line_who(struct mline *l, uint32_t func, int32_t tid, bool store)
 int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, int32_t tid,
 	    uint64_t time, uint32_t func)
 {
-	enum auxcap_report_mem_level lv = level_of(te->mem);
+	enum auxcap_report_mem_level lv = auxcap_report_mem_level_of(te->mem);
 	struct mline *l;
 	int err = 0;
 

@@ -123,6 +123,28 @@ if command -v jsonschema >/dev/null 2>&1 || python3 -c 'import jsonschema' 2>/de
 	check '[ $? -eq 0 ]' "the JSON validates against docs/report-json.schema.json ($(tail -1 schema.err))"
 fi
 
+# --- decode: each sample's level and variable, as the report counts them ---------------------
+$A decode m.data --format json >dec.jsonl 2>dec.err
+python3 - dec.jsonl mem.json >dec.out 2>&1 <<'PY'
+import json, sys
+lv = {}
+bump = set()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e['type'] != 'trace_sample' or 'mem' not in e:
+        continue
+    lv[e['mem']['level']] = lv.get(e['mem']['level'], 0) + 1
+    if (e['ip_sym'] or '').startswith('bump+'):
+        bump.add(e['addr_sym'])
+m = json.load(open(sys.argv[2]))['mem']
+want = {k: v['accesses'] for k, v in m['levels'].items() if v['accesses']}
+print('decode', lv, 'report', want, 'bump', bump)
+sys.exit(0 if lv == want and bump == {'counters+0x40'} else 1)
+PY
+check '[ $? -eq 0 ]' "decode --format json: samples by level as the report counts them, bump's at counters+0x40 ($(tail -1 dec.out))"
+$A decode m.data 2>/dev/null | grep "trace-sample .* bump+" >dec.txt
+check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]' "decode text: bump's samples end in data=counters+0x40 ($(head -1 dec.txt | cut -c60-))"
+
 # --- perf 6.1 reads the same records: its per-symbol memory samples are ours ------------------
 if command -v perf >/dev/null; then
 	perf script -i m.data -F event,ip,sym 2>/dev/null |

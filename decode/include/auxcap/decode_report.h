@@ -295,6 +295,14 @@ enum auxcap_report_mem_level {
 	AUXCAP_REPORT_MEM_LEVELS
 };
 
+/** The level a sampled data access's auxcap_trace_event.mem (AUXCAP_TRACE_MEM_*) says
+ * served it: the lowest one it missed in (no cache bit: AUXCAP_REPORT_MEM_NA). */
+enum auxcap_report_mem_level auxcap_report_mem_level_of(uint32_t mem);
+
+/** The short name of @level: "l1", "l2", "llc", "memory", "na" (the JSON outputs' keys);
+ * NULL if out of range. */
+const char *auxcap_report_mem_level_key(enum auxcap_report_mem_level level);
+
 /**
  * Sampled data accesses (Arm SPE's loads and stores: auxcap_trace_event.mem) and where they
  * were served.  Latencies are the records' own, in cycles: total (issue to completion, perf
