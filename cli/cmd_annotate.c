@@ -304,6 +304,7 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 	const char *last_file = NULL;
 	unsigned int last_line = 0;
 	bool trace = has_flow(c);
+	const struct auxcap_annotate_mem *mem = fn->mem; /* (the columns of data accesses) */
 	size_t n;
 	int r;
 	FILE *f = c->f;
@@ -323,6 +324,13 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 	for (size_t k = 0; k < nslots; k++)
 		fprintf(f, "#  %s: %" PRIu64 " samples here of %" PRIu64 "\n", slot_name(c, slots[k]),
 			fn->samples ? fn->samples[slots[k]] : 0, c->s->slot_samples[slots[k]]);
+	if (mem)
+		fprintf(f,
+			"#  data accesses: %" PRIu64 " sampled, %" PRIu64 " missed the L1 (%.2f%%), %" PRIu64
+			" served by memory, %" PRIu64 " TLB walks; latency mean %.1f cycles\n",
+			mem->accesses, mem->l1_misses,
+			100.0 * (double)mem->l1_misses / (double)mem->accesses, mem->llc_misses,
+			mem->tlb_walks, (double)mem->lat / (double)mem->accesses);
 	r = auxcap_annotate_insns(c->an, i, &in, &n);
 	if (r < 0) {
 		fprintf(f, "#  (its code cannot be read: %s)\n", strerror(-r));
@@ -333,6 +341,8 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 		fprintf(f, "%12s %7s %10s", "execs", "share", "taken");
 	for (size_t k = 0; k < nslots; k++)
 		fprintf(f, " %10.10s", slot_name(c, slots[k]));
+	if (mem)
+		fprintf(f, " %8s %8s", "L1 miss", "mean lat");
 	fprintf(f, "  address: instruction\n");
 	for (size_t j = 0; j < n; j++) {
 		const struct auxcap_annotate_insn *x = &in[j];
@@ -341,7 +351,7 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 		    (!last_file || x->src_line != last_line || strcmp(x->src_file, last_file))) {
 			const char *t = src_line(c, x->src_file, x->src_dir, x->src_line);
 
-			fprintf(f, "%*s%s:%u%s%s", (trace ? 33 : 2) + 11 * (int)nslots, "",
+			fprintf(f, "%*s%s:%u%s%s", (trace ? 33 : 2) + 11 * (int)nslots + (mem ? 18 : 0), "",
 				cli_base_name(x->src_file), x->src_line, t ? "  " : "", t ? t : "");
 			if (x->src_func)
 				inline_chain(c, i, x->offset, "  [inlined: ", "]");
@@ -364,6 +374,11 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 			else
 				fprintf(f, " %10s", ".");
 		}
+		if (mem && x->mem)
+			fprintf(f, " %8" PRIu64 " %8.1f", x->mem->l1_misses,
+				(double)x->mem->lat / (double)x->mem->accesses);
+		else if (mem)
+			fprintf(f, " %8s %8s", ".", "");
 		fprintf(f, "  %" PRIx64 ":  %s\n", x->addr, x->text);
 	}
 	return 0;
@@ -436,6 +451,18 @@ static void json_inline(struct actx *c, size_t i, uint32_t offset)
 	auxcap_out_json_inlines(c->f, fr, k > 0 ? (size_t)k : 0);
 }
 
+static void json_mem(FILE *f, const struct auxcap_annotate_mem *m)
+{
+	if (!m) {
+		fputs(",\"mem\":null", f);
+		return;
+	}
+	fprintf(f,
+		",\"mem\":{\"accesses\":%" PRIu64 ",\"l1_misses\":%" PRIu64 ",\"llc_misses\":%" PRIu64
+		",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64 "}",
+		m->accesses, m->l1_misses, m->llc_misses, m->tlb_walks, m->lat);
+}
+
 static int json_func(struct actx *c, size_t i)
 {
 	const struct auxcap_annotate_func *fn = auxcap_annotate_get_func(c->an, i);
@@ -455,6 +482,7 @@ static int json_func(struct actx *c, size_t i)
 		",\"pid\":%" PRId32 ",\"insns\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"samples\":",
 		fn->addr, fn->vaddr, fn->size, fn->pid, fn->insns, fn->taken);
 	json_samples(c, fn->samples);
+	json_mem(f, fn->mem);
 	fprintf(f, ",\"readable\":%s,\"instructions\":[", r == 0 ? "true" : "false");
 	for (size_t j = 0; j < n; j++) {
 		const struct auxcap_annotate_insn *x = &in[j];
@@ -468,6 +496,7 @@ static int json_func(struct actx *c, size_t i)
 			x->valid ? "true" : "false", x->branch ? "true" : "false", x->execs,
 			x->taken);
 		json_samples(c, x->samples);
+		json_mem(f, x->mem);
 		fputs(",\"srcline\":", f);
 		if (x->src_file) {
 			fputs("{\"file\":", f);

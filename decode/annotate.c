@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "auxcap/decode_annotate.h"
+#include "auxcap/decode_report.h"
 #include "decode_int.h"
 #include "disasm.h"
 #include "grow.h"
@@ -32,6 +33,7 @@ struct aent {
 	uint64_t time;	   /* perf time it last ran: its code is looked up as mapped then */
 	uint64_t count;	   /* stretch: runs; point: branches taken from it */
 	uint64_t *samples; /* point: per slot (NULL until a sample) */
+	struct auxcap_annotate_mem *mem; /* point: its data accesses (NULL until one) */
 	uint32_t ninsn;	   /* stretch: instructions per run the trace gave (0: not known; a
 			    * stretch run with another count is another entry) */
 	bool point;
@@ -55,6 +57,8 @@ struct afunc {
 	uint64_t *execs, *taken;
 	uint64_t *samples; /* cap * nr_slots, NULL until a sample */
 	uint64_t *totals;  /* pub.samples: nr_slots */
+	struct auxcap_annotate_mem *mem; /* cap, NULL until a data access */
+	struct auxcap_annotate_mem *mem_total; /* pub.mem (owned: @f moves as funcs grows) */
 };
 
 struct auxcap_annotate {
@@ -179,9 +183,32 @@ static int add_stretch(struct auxcap_annotate *a, const struct auxcap_decode_eve
 	return 0;
 }
 
-/* A point at @ip: a taken branch (@slot SIZE_MAX) or a sample of @slot. */
+/* Count data access @mem (AUXCAP_TRACE_MEM_*) of total latency @lat in @m. */
+static void mem_count(struct auxcap_annotate_mem *m, uint32_t mem, uint64_t lat)
+{
+	enum auxcap_report_mem_level lv = auxcap_report_mem_level_of(mem);
+
+	m->accesses++;
+	m->l1_misses += lv == AUXCAP_REPORT_MEM_MID || lv == AUXCAP_REPORT_MEM_LLC ||
+			lv == AUXCAP_REPORT_MEM_DRAM;
+	m->llc_misses += lv == AUXCAP_REPORT_MEM_DRAM;
+	m->tlb_walks += !!(mem & AUXCAP_TRACE_MEM_TLB_MISS);
+	m->lat += lat;
+}
+
+static void mem_sum(struct auxcap_annotate_mem *m, const struct auxcap_annotate_mem *x)
+{
+	m->accesses += x->accesses;
+	m->l1_misses += x->l1_misses;
+	m->llc_misses += x->llc_misses;
+	m->tlb_walks += x->tlb_walks;
+	m->lat += x->lat;
+}
+
+/* A point at @ip: a taken branch (@slot SIZE_MAX) or a sample of @slot (a trace sample @t:
+ * its data access too). */
 static int add_point(struct auxcap_annotate *a, const struct auxcap_decode_event *ev, uint64_t ip,
-		     size_t slot)
+		     size_t slot, const struct auxcap_trace_event *t)
 {
 	struct aent k = { .start = ip, .end = ip, .pid = ev->pid, .epoch = epoch_of(a, ev->pid),
 			  .point = true };
@@ -197,6 +224,11 @@ static int add_point(struct auxcap_annotate *a, const struct auxcap_decode_event
 	if (!e->samples && !(e->samples = calloc(a->sum.nr_slots, sizeof(uint64_t))))
 		return -ENOMEM;
 	e->samples[slot]++;
+	if (t && t->mem) {
+		if (!e->mem && !(e->mem = calloc(1, sizeof(*e->mem))))
+			return -ENOMEM;
+		mem_count(e->mem, t->mem, t->total_latency);
+	}
 	return 0;
 }
 
@@ -248,7 +280,7 @@ static int trace_event(struct auxcap_annotate *a, const struct auxcap_decode_eve
 		}
 		th->pending = 0;
 		if (r == 0 && t->kind == AUXCAP_TRACE_BRANCH && ip_known)
-			r = add_point(a, ev, t->ip, SIZE_MAX);
+			r = add_point(a, ev, t->ip, SIZE_MAX, NULL);
 		th->have = t->kind == AUXCAP_TRACE_BRANCH && t->to;
 		th->resume = t->to;
 		return r;
@@ -267,7 +299,7 @@ static int trace_event(struct auxcap_annotate *a, const struct auxcap_decode_eve
 		return 0;
 	case AUXCAP_TRACE_SAMPLE:
 		a->slot_samples[a->sum.nr_slots - 1]++;
-		return ip_known && t->ip ? add_point(a, ev, t->ip, a->sum.nr_slots - 1) : 0;
+		return ip_known && t->ip ? add_point(a, ev, t->ip, a->sum.nr_slots - 1, t) : 0;
 	default:
 		/* anything else the backend counts instructions up to is still the same flow */
 		th->pending += t->ninsn;
@@ -289,7 +321,7 @@ int auxcap_annotate_event(struct auxcap_annotate *a, const struct auxcap_decode_
 		uint64_t ip = ev->ctx ? ev->ctx->ip : ev->rec ? ev->rec->u.sample.ip : 0;
 
 		a->slot_samples[slot]++;
-		return ip ? add_point(a, ev, ip, slot) : 0;
+		return ip ? add_point(a, ev, ip, slot, NULL) : 0;
 	}
 	case AUXCAP_DECODE_SIDEBAND:
 		/* an exec: the process has other code at the same addresses from now on */
@@ -398,6 +430,14 @@ static int func_room(struct auxcap_annotate *a, struct afunc *f, uint64_t off)
 			f->samples = s;
 			memset(s + old * a->sum.nr_slots, 0,
 			       (c - old) * a->sum.nr_slots * sizeof(uint64_t));
+		}
+		if (f->mem) {
+			struct auxcap_annotate_mem *m = realloc(f->mem, c * sizeof(*m));
+
+			if (!m)
+				return -ENOMEM;
+			f->mem = m;
+			memset(m + old, 0, (c - old) * sizeof(*m));
 		}
 		memset(f->execs + old, 0, (c - old) * sizeof(uint64_t));
 		memset(f->taken + old, 0, (c - old) * sizeof(uint64_t));
@@ -556,6 +596,14 @@ static int place_point(struct auxcap_annotate *a, const struct aent *e)
 		return err;
 	f->taken[off] += e->count;
 	f->pub.taken += e->count;
+	if (e->mem) {
+		if ((!f->mem && !(f->mem = calloc(f->cap, sizeof(*f->mem)))) ||
+		    (!f->mem_total && !(f->mem_total = calloc(1, sizeof(*f->mem_total)))))
+			return -ENOMEM;
+		mem_sum(&f->mem[off], e->mem);
+		mem_sum(f->mem_total, e->mem);
+		f->pub.mem = f->mem_total;
+	}
 	if (!e->samples)
 		return 0;
 	if (!f->samples && !(f->samples = calloc(f->cap * ns, sizeof(uint64_t))))
@@ -692,6 +740,8 @@ int auxcap_annotate_insns(struct auxcap_annotate *a, size_t i,
 		if (off < f->cap) {
 			in->execs = f->execs[off];
 			in->taken = f->taken[off];
+			if (f->mem && f->mem[off].accesses)
+				in->mem = &f->mem[off];
 			if (f->samples)
 				for (size_t s = 0; s < ns; s++)
 					if (f->samples[off * ns + s]) {
@@ -888,9 +938,13 @@ void auxcap_annotate_free(struct auxcap_annotate *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->ecap; i++)
+	for (size_t i = 0; i < a->ecap; i++) {
 		free(a->ents[i].samples);
+		free(a->ents[i].mem);
+	}
 	for (size_t i = 0; i < a->nfuncs; i++) {
+		free(a->funcs[i].mem);
+		free(a->funcs[i].mem_total);
 		free(a->funcs[i].execs);
 		free(a->funcs[i].taken);
 		free(a->funcs[i].samples);

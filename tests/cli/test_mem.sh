@@ -145,6 +145,33 @@ check '[ $? -eq 0 ]' "decode --format json: samples by level as the report count
 $A decode m.data 2>/dev/null | grep "trace-sample .* bump+" >dec.txt
 check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]' "decode text: bump's samples end in data=counters+0x40 ($(head -1 dec.txt | cut -c60-))"
 
+# --- annotate: which instruction waited, adding up to the report's figures --------------------
+$A annotate m.data walk_large bump sum_small --format json >ann.json 2>ann.err
+python3 - ann.json mem.json >ann.out 2>&1 <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))['mem']
+rep = {f['name']: f for f in m['functions']}
+bad = 0
+K = ('accesses', 'l1_misses', 'llc_misses', 'tlb_walks', 'lat_sum')
+def lv(x, k): return x['levels'][k]['accesses']
+for fn in a['functions']:
+    r = rep[fn['name']]
+    want = {'accesses': r['accesses'], 'l1_misses': lv(r, 'l2') + lv(r, 'llc') + lv(r, 'memory'),
+            'llc_misses': lv(r, 'memory'), 'tlb_walks': r['tlb_walks'], 'lat_sum': r['lat_sum']}
+    got = {k: sum(i['mem'][k] for i in fn['instructions'] if i['mem']) for k in K}
+    ok = got == want and {k: fn['mem'][k] for k in K} == want
+    print(fn['name'], 'ok' if ok else 'BAD', got, want)
+    bad += not ok
+wl = [f for f in a['functions'] if f['name'] == 'walk_large'][0]
+hot = max((i for i in wl['instructions'] if i['mem']), key=lambda i: i['mem']['l1_misses'])
+print('hot', hot['text'], hot['mem'])
+bad += not (hot['text'].startswith('movzx') and '[' in hot['text'] and
+            hot['mem']['l1_misses'] == hot['mem']['accesses'])
+sys.exit(1 if bad else 0)
+PY
+check '[ $? -eq 0 ]' "annotate: data accesses per instruction add up to report --mem's per function; walk_large's byte load misses every time ($(tail -1 ann.out))"
+
 # --- perf 6.1 reads the same records: its per-symbol memory samples are ours ------------------
 if command -v perf >/dev/null; then
 	perf script -i m.data -F event,ip,sym 2>/dev/null |

@@ -72,6 +72,19 @@ struct auxcap_annotate_func {
 	uint64_t taken;	  /* branches taken from its instructions */
 	const uint64_t *samples; /* per sample slot (auxcap_annotate_summary.nr_slots) */
 	uint64_t samples_sum;	 /* of @samples over the slots */
+	const struct auxcap_annotate_mem *mem; /* its sampled data accesses, NULL if none */
+};
+
+/**
+ * Sampled data accesses (Arm SPE loads and stores, auxcap_trace_event.mem) at an instruction
+ * or in a function: which load or store waited for data, as `auxcap report --mem` counts them.
+ */
+struct auxcap_annotate_mem {
+	uint64_t accesses;
+	uint64_t l1_misses;  /* served below the L1 (an L2, the LLC or memory) */
+	uint64_t llc_misses; /* served by memory */
+	uint64_t tlb_walks;
+	uint64_t lat;	     /* total latency, cycles, summed */
 };
 
 /** An instruction of a function. */
@@ -95,6 +108,7 @@ struct auxcap_annotate_insn {
 				  * function its source line is of (DWARF: the innermost inlined
 				  * one; auxcap_annotate_inlines() has the chain); NULL in the
 				  * function's own code */
+	const struct auxcap_annotate_mem *mem; /* its sampled data accesses, NULL if none */
 };
 
 /** The annotation as a whole. */
