@@ -10,13 +10,18 @@
  *   - counter samples: thread-scoped instant events ("i", "s":"t") with the IP, stack (with
  *     opts.inlines, the functions inlined in each frame before it: "inner (inlined)") and
  *     callchain (PERF_SAMPLE_CALLCHAIN, innermost first, return addresses as recorded);
+ *   - trace samples (Arm SPE records): thread-scoped instant events ("i", category
+ *     "trace_sample") named by the function of their PC, with the PC, the total latency and,
+ *     for a load or store, its data address, the variable there and the level that served
+ *     it; and a counter track per process, "data access latency (cycles)", of the loads' and
+ *     stores' latencies;
  *   - decode gaps: complete events ("X", category "gap"), from the gap to the queue's next
  *     event, on a track of the process named "trace gaps (AUX queue N)";
  *   - losses (LOST, LOST_SAMPLES, flagged AUX records, AUXTRACE_ERROR): global instant
  *     events ("s":"g", category "loss");
  *   - process_name / thread_name metadata ("M") from COMM.
- * "ts" and "dur" are microseconds with ns precision, relative to the first event (its perf
- * time is otherData.time_base_ns).  Threads whose id is not known get tid 1000000000 + queue.
+ * "ts" and "dur" are microseconds with ns precision, relative to the first event with a time
+ * (its perf time is otherData.time_base_ns; events without one are at 0).  Threads whose id is not known get tid 1000000000 + queue.
  */
 #include "config.h"
 
@@ -27,6 +32,7 @@
 
 #include <linux/perf_event.h>
 
+#include "auxcap/decode_report.h"
 #include "out_int.h"
 
 struct pthread {
@@ -208,6 +214,47 @@ static void gap_slice(struct auxcap_out *w, struct pgap *g, uint64_t end)
 	g->pending = false;
 }
 
+/* A trace sample (an Arm SPE record): an instant on its thread, and for a data access, the
+ * process's latency counter. */
+static void trace_sample(struct auxcap_out *w, const struct pthread *t,
+			 const struct auxcap_decode_event *ev)
+{
+	const struct auxcap_trace_event *te = ev->trace;
+	char sym[256];
+	const char *name;
+	uint64_t off;
+
+	ev_open(w, "i", out_sym(w, ev->pid, te->ip, false, sym, sizeof(sym)), "trace_sample",
+		ev->time, t->pid, t->tid);
+	fprintf(w->f, ",\"s\":\"t\",\"args\":{\"ip\":\"0x%" PRIx64 "\",\"sym\":", te->ip);
+	out_json_str(w->f, out_sym(w, ev->pid, te->ip, true, sym, sizeof(sym)));
+	fprintf(w->f, ",\"latency\":%u", te->total_latency);
+	if (te->mem) {
+		fprintf(w->f, ",\"op\":\"%s\",\"level\":\"%s\",\"tlb_walk\":%s",
+			(te->mem & AUXCAP_TRACE_MEM_LOAD) && (te->mem & AUXCAP_TRACE_MEM_STORE)
+				? "atomic"
+			: te->mem & AUXCAP_TRACE_MEM_STORE ? "store"
+							   : "load",
+			auxcap_report_mem_level_key(auxcap_report_mem_level_of(te->mem)),
+			te->mem & AUXCAP_TRACE_MEM_TLB_MISS ? "true" : "false");
+	}
+	if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
+		fprintf(w->f, ",\"addr\":\"0x%" PRIx64 "\",\"data\":", te->addr);
+		if (auxcap_decode_data_symbolize_at(w->d, ev->pid, te->addr, ev->time, &name, &off,
+						    NULL) == 1) {
+			snprintf(sym, sizeof(sym), "%s+0x%" PRIx64, name, off);
+			out_json_str(w->f, sym);
+		} else {
+			fputs("null", w->f);
+		}
+	}
+	fputs("}}", w->f);
+	if (te->mem) {
+		ev_open(w, "C", "data access latency (cycles)", NULL, ev->time, t->pid, t->tid);
+		fprintf(w->f, ",\"args\":{\"latency\":%u}}", te->total_latency);
+	}
+}
+
 static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	struct perfetto *p = w->priv;
@@ -244,6 +291,10 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 			g->tid = 2000000000 + ev->queue;
 			g->what = te->what;
 		}
+		return;
+	}
+	if (te->kind == AUXCAP_TRACE_SAMPLE) {
+		trace_sample(w, t, ev);
 		return;
 	}
 	/* Frames the thread had before this event that are not open yet: its first frame. */
@@ -328,7 +379,7 @@ static int pf_event(struct auxcap_out *w, const struct auxcap_decode_event *ev)
 {
 	struct perfetto *p = w->priv;
 
-	if (!p->have_base) {
+	if (!p->have_base && ev->time) { /* (records without a time, synthesized ones, have 0) */
 		p->have_base = true;
 		p->base = ev->time;
 	}

@@ -142,6 +142,22 @@ print('decode', lv, 'report', want, 'bump', bump)
 sys.exit(0 if lv == want and bump == {'counters+0x40'} else 1)
 PY
 check '[ $? -eq 0 ]' "decode --format json: samples by level as the report counts them, bump's at counters+0x40 ($(tail -1 dec.out))"
+$A decode m.data --format perfetto -o m.pf.json 2>pf.err
+python3 - m.pf.json dec.jsonl >pf.out 2>&1 <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+dec = [json.loads(l) for l in open(sys.argv[2])]
+ts = [e for e in dec if e['type'] == 'trace_sample']
+inst = [e for e in ev if e['ph'] == 'i' and e.get('cat') == 'trace_sample']
+cnt = [e['args']['latency'] for e in ev if e['ph'] == 'C']
+base = min(e['time'] for e in dec if e['time'])  # the first event with a time
+print(len(inst), len(ts), len(cnt), inst[0]['ts'], (ts[0]['time'] - base) / 1000)
+ok = (len(inst) == len(ts) and cnt == [e['latency'] for e in ts if 'mem' in e] and
+      [i['args'].get('level') for i in inst] == [e.get('mem', {}).get('level') for e in ts] and
+      abs(inst[0]['ts'] - (ts[0]['time'] - base) / 1000) < 0.002)
+sys.exit(0 if ok else 1)
+PY
+check '[ $? -eq 0 ]' "perfetto: an instant per SPE record with its level, the latency counter track, times from the capture's start ($(tail -1 pf.out))"
 $A decode m.data 2>/dev/null | grep "trace-sample .* bump+" >dec.txt
 check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]' "decode text: bump's samples end in data=counters+0x40 ($(head -1 dec.txt | cut -c60-))"
 
