@@ -156,5 +156,4 @@ extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_pt;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_bts;
 extern const struct auxcap_tracer_encoder_ops auxcap_tracer_enc_spe;
 
-
 #endif /* AUXCAP_EMU_TRACER_INT_H */
