@@ -84,6 +84,7 @@ struct record_opts {
 	bool no_buildid;       /* -B: no BUILD_ID entries */
 	bool no_buildid_cache; /* -N: nothing written under $HOME/.debug */
 	bool kcore;	       /* --kcore: the kernel's code into FILE.archive/ */
+	bool mem;	       /* --mem: Arm SPE's loads and stores (perf mem record) */
 	bool emulate;
 	uint64_t max_insns;
 	uint64_t freq;	 /* -F: samples per second of the counters (0: 4000, perf's default) */
@@ -190,6 +191,10 @@ static void usage(FILE *f)
 		"                       let go when recording stops\n"
 		"      --max-insns N    --emulate: stop tracing after N instructions\n"
 		"      --strict         exit with status 2 when any data was lost\n"
+		"      --mem            sample loads and stores with Arm SPE (perf mem record):\n"
+		"                       -e arm_spe_N/load_filter=1,store_filter=1,jitter=1/ added\n"
+		"                       to the events (--emulate: every load and store,\n"
+		"                       period=1); then auxcap report FILE --mem\n"
 		"      --kcore          save the running kernel's code (from /proc/kcore, as\n"
 		"                       patched now) and symbols in FILE.archive/, for decode\n"
 		"                       to follow a trace of kernel code (intel_pt//k); root\n"
@@ -336,6 +341,41 @@ static void raise_nofile(void)
 	}
 }
 
+/*
+ * --mem: Arm SPE sampling loads and stores, as perf mem record programs it: the first
+ * arm_spe PMU of the machine, its load and store filters, and a random part in the interval
+ * so a loop is not always sampled at the same instruction (the emulated unit's with
+ * --emulate: every load and store).  One line and -EINVAL where there is no such PMU.
+ */
+static int add_mem_event(struct record_opts *o)
+{
+	static char ev[96];
+	const char *pmu = o->emulate ? "arm_spe_0" : NULL;
+	struct auxcap_pmu_list *list = NULL;
+
+	if (o->nr_events == MAX_EVENTS) {
+		cli_err("too many events (at most %d) with --mem's", MAX_EVENTS);
+		return -EINVAL;
+	}
+	if (!pmu && auxcap_pmu_list_new(NULL, &list) == 0)
+		for (size_t i = 0; i < list->nr && !pmu; i++)
+			if (list->entries[i].pmu && !strncmp(list->entries[i].name, "arm_spe", 7))
+				pmu = list->entries[i].name;
+	/* the emulated unit sees some 30,000 instructions a second: each of them, exactly */
+	if (pmu)
+		snprintf(ev, sizeof(ev), "%s/load_filter=1,store_filter=1,%s/", pmu,
+			 o->emulate ? "period=1" : "jitter=1");
+	auxcap_pmu_list_free(list);
+	if (!pmu) {
+		cli_err("--mem samples loads and stores with Arm SPE, and this machine has no "
+			"arm_spe PMU (none in %s); --emulate runs the emulated SPE unit instead",
+			AUXCAP_PMU_SYSFS_ROOT);
+		return -EINVAL;
+	}
+	o->events[o->nr_events++] = ev;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
@@ -367,6 +407,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "count", required_argument, NULL, 'c' },
 		{ "call-graph", required_argument, NULL, 8 },
 		{ "kcore", no_argument, NULL, 9 },
+		{ "mem", no_argument, NULL, 11 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -473,6 +514,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->callchain = true;
 			break;
 		case 9: o->kcore = true; break;
+		case 11: o->mem = true; break;
 		case 'f': o->force = true; break;
 		case 'B': o->no_buildid = true; break;
 		case 'N': o->no_buildid_cache = true; break;
@@ -521,6 +563,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = &argv[optind];
+	if (o->mem && add_mem_event(o) < 0)
+		return -EINVAL;
 	if (o->kcore && !strcmp(o->output, "-")) {
 		cli_err("--kcore saves the kernel's code beside the capture file (FILE.archive/): "
 			"give -o FILE, not a pipe");

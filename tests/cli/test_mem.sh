@@ -28,12 +28,20 @@ if ! $A record --emulate --max-insns 10 -o probe.data -- "$E" 1 >/dev/null 2>pro
 fi
 
 # --- the capture -----------------------------------------------------------------------------
-# (every operation sampled: with a fixed period, a loop whose length shares a factor with it
-# would show the same few of its instructions, as on hardware without jitter=1)
-$A record --emulate -e arm_spe_0/period=1,load_filter=1,store_filter=1/ --max-insns 300000 \
-	-o m.data -- "$M" >m.out 2>m.err
+# record --mem: SPE's loads and stores (under --emulate every one of them: with a fixed
+# period, a loop whose length shares a factor with it would show the same few of its
+# instructions, as on hardware without jitter=1)
+$A record --emulate --mem --max-insns 300000 -o m.data -- "$M" >m.out 2>m.err
 st=$?
-check '[ $st -eq 0 ]' "SPE record of example-mem exits 0 ($(tail -1 m.err))"
+check '[ $st -eq 0 ]' "record --emulate --mem of example-mem exits 0 ($(tail -1 m.err))"
+check 'grep -q "^# captured:  arm_spe_0/load_filter=1,store_filter=1,period=1/ (AUX trace, arm_spe)" <($A report m.data)' \
+	"--mem records arm_spe_0 with the load and store filters"
+if ! ls /sys/bus/event_source/devices 2>/dev/null | grep -q '^arm_spe'; then
+	$A record --mem -o nospe.data -- true >/dev/null 2>nospe.err
+	st=$?
+	check '[ $st -eq 1 ] && [ "$(wc -l <nospe.err)" -eq 1 ] && grep -q "no arm_spe PMU" nospe.err && [ ! -e nospe.data ]' \
+		"record --mem without an SPE unit: one line, exit 1, no file ($(cat nospe.err))"
+fi
 $A report m.data >plain.txt 2>plain.err
 check 'grep -q "^# memory: .* sampled data accesses (.* loads, .* stores): --mem shows" plain.txt' \
 	"the plain report names the data accesses and points at --mem ($(grep '^# memory' plain.txt))"
