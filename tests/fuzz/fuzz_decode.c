@@ -117,6 +117,32 @@ static int dump_line(void *arg, const char *line)
 	return 0;
 }
 
+/* The report's memory figures add up: levels to the accesses, functions and lines (with the
+ * accesses to lines not kept) to no more than them; every line's variable can be looked up. */
+static void check_mem(struct auxcap_decode *d, const struct auxcap_report *rep)
+{
+	const struct auxcap_report_mem *m = auxcap_report_get_mem(rep);
+	uint64_t lv = 0, fa = 0, la = auxcap_report_mem_lines_untracked(rep);
+
+	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++)
+		lv += m->level[k];
+	FUZZ_CHECK(lv == m->accesses && m->loads + m->stores >= m->accesses);
+	for (size_t i = 0; i < auxcap_report_nr_mem_funcs(rep); i++)
+		fa += auxcap_report_get_mem_func(rep, i)->m.accesses;
+	FUZZ_CHECK(fa <= m->accesses);
+	for (size_t i = 0; i < auxcap_report_nr_mem_lines(rep); i++) {
+		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(rep, i);
+		const char *name;
+		uint64_t off;
+
+		la += l->m.accesses;
+		FUZZ_CHECK(l->addr % AUXCAP_REPORT_LINE_SIZE == 0 && l->nr_funcs <= 4);
+		if (auxcap_decode_data_symbolize_at(d, l->pid, l->addr, l->time, &name, &off, NULL))
+			fuzz_strlen(name);
+	}
+	FUZZ_CHECK(la <= m->accesses);
+}
+
 static void run(bool per_insn)
 {
 	static const struct auxcap_out_opts fmts[] = {
@@ -160,6 +186,7 @@ static void run(bool per_insn)
 		oo.sz = sizeof(oo);
 		FUZZ_CHECK(auxcap_out_new(g_null, d, &oo, &w[i]) == 0);
 	}
+	ro.mem = true;
 	FUZZ_CHECK(auxcap_report_new(d, &ro, &rep) == 0);
 	r = auxcap_annotate_new(d, NULL, &an);
 	FUZZ_CHECK(r == 0 || r == -EOPNOTSUPP);
@@ -190,6 +217,7 @@ static void run(bool per_insn)
 	FUZZ_CHECK(auxcap_report_finish(rep) == 0);
 	for (size_t i = 0; i < auxcap_report_nr_funcs(rep); i++)
 		FUZZ_CHECK(auxcap_report_get_func(rep, i));
+	check_mem(d, rep);
 	auxcap_report_free(rep);
 	/* annotate: its figures add up, every function's instructions can be listed */
 	if (an) {
