@@ -920,6 +920,8 @@ static void test_mem(void **state)
 		access_rec(3200, WORK, 0x30100, L, 1),
 		rec(4000, AUXCAP_TRACE_SAMPLE, AUXCAP_BR_CALL, LEAF + 1, LEAF + 0x10, 0),
 	};
+	/* thread 10 of the same process stores to RUN's line: shared */
+	struct toy_rec t10[] = { access_rec(2300, RUN, 0x20044, S | L1M | TLB, 12) };
 	struct auxcap_report_opts o = { .sz = sizeof(o) };
 	const struct auxcap_report_mem *m;
 	const struct auxcap_report_mem_line *l;
@@ -930,14 +932,16 @@ static void test_mem(void **state)
 
 	(void)state;
 	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_itrace_start(b, 9, 10, 610, 0);
 	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+	cb_auxtrace(b, t10, sizeof(t10), 0, 1, 10, (uint32_t)-1);
 	assert_int_equal(cb_close(b), 0);
 
 	/* Without the option: the sums, no tables. */
 	d = open_capture(path, NULL, NULL);
 	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
 	m = auxcap_report_get_mem(r);
-	assert_int_equal(m->accesses, 9);
+	assert_int_equal(m->accesses, 10);
 	assert_int_equal(auxcap_report_nr_mem_funcs(r), 0);
 	assert_int_equal(auxcap_report_nr_mem_lines(r), 0);
 	assert_null(auxcap_report_get_mem_line(r, 0));
@@ -948,11 +952,11 @@ static void test_mem(void **state)
 	o.mem = true;
 	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
 	m = auxcap_report_get_mem(r);
-	assert_int_equal(m->accesses, 9);
+	assert_int_equal(m->accesses, 10);
 	assert_int_equal(m->loads, 7);
-	assert_int_equal(m->stores, 3);
+	assert_int_equal(m->stores, 4);
 	assert_int_equal(m->level[AUXCAP_REPORT_MEM_L1], 4);
-	assert_int_equal(m->level[AUXCAP_REPORT_MEM_MID], 1);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_MID], 2);
 	assert_int_equal(m->level[AUXCAP_REPORT_MEM_LLC], 1);
 	assert_int_equal(m->level[AUXCAP_REPORT_MEM_DRAM], 2);
 	assert_int_equal(m->level[AUXCAP_REPORT_MEM_NA], 1);
@@ -962,10 +966,10 @@ static void test_mem(void **state)
 	assert_int_equal(m->level_lat_max[AUXCAP_REPORT_MEM_DRAM], 300);
 	assert_int_equal(m->remote, 1);
 	assert_int_equal(m->tlb_walks, 1);
-	assert_int_equal(m->lat, 4 + 4 + 6 + 200 + 4 + 40 + 12 + 300 + 1);
+	assert_int_equal(m->lat, 4 + 4 + 6 + 200 + 4 + 40 + 12 + 300 + 1 + 12);
 	assert_int_equal(m->lat_max, 300);
 
-	/* By function: latency, most first (WORK 313, RUN 244, MAIN 14); LEAF made none. */
+	/* By function: latency, most first (WORK 313, RUN 256, MAIN 14); LEAF made none. */
 	assert_int_equal(auxcap_report_nr_mem_funcs(r), 3);
 	assert_int_equal(auxcap_report_get_mem_func(r, 0)->func->addr, WORK);
 	assert_int_equal(auxcap_report_get_mem_func(r, 1)->func->addr, RUN);
@@ -974,21 +978,23 @@ static void test_mem(void **state)
 	assert_int_equal(mem_func(r, WORK)->m.lat, 313);
 	assert_int_equal(mem_func(r, WORK)->m.level[AUXCAP_REPORT_MEM_MID], 1);
 	assert_int_equal(mem_func(r, RUN)->m.loads, 2);
-	assert_int_equal(mem_func(r, RUN)->m.stores, 2);
+	assert_int_equal(mem_func(r, RUN)->m.stores, 3);
 	assert_int_equal(mem_func(r, RUN)->m.tlb_walks, 1);
 	assert_int_equal(mem_func(r, MAIN)->m.level[AUXCAP_REPORT_MEM_L1], 3);
 
 	/* By line: 0x10000 (MAIN's three loads, WORK's store: one L1 miss), 0x20040 (RUN's
-	 * three: two misses), 0x30000 (one miss), 0x30100 (none): misses, most first. */
+	 * four, of two threads: three misses), 0x30000 (one miss), 0x30100 (none): misses, most
+	 * first. */
 	assert_int_equal(auxcap_report_nr_mem_lines(r), 4);
 	l = auxcap_report_get_mem_line(r, 0);
 	assert_int_equal(l->addr, 0x20040);
-	assert_int_equal(l->m.accesses, 3);
+	assert_int_equal(l->m.accesses, 4);
 	assert_int_equal(l->nr_funcs, 1);
 	assert_int_equal(l->funcs[0].func->addr, RUN);
-	assert_int_equal(l->funcs[0].accesses, 3);
-	assert_int_equal(l->threads, 1);
-	assert_int_equal(l->store_threads, 1);
+	assert_int_equal(l->funcs[0].accesses, 4);
+	assert_int_equal(l->threads, 2);
+	assert_int_equal(l->store_threads, 2);
+	assert_false(l->threads_more);
 	/* two lines of one miss: the one of more latency first */
 	l = auxcap_report_get_mem_line(r, 1);
 	assert_int_equal(l->addr, 0x30000);
@@ -1011,6 +1017,54 @@ static void test_mem(void **state)
 	assert_int_equal(auxcap_report_mem_lines_untracked(r), 0);
 	auxcap_report_free(r);
 	auxcap_decode_close(d);
+}
+
+/* What a line tells apart is bounded: 8 threads (more is said), 16384 lines (the accesses
+ * to others are counted). */
+static void test_mem_limits(void **state)
+{
+	const uint32_t L1 = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS;
+	const size_t nl = AUXCAP_REPORT_MEM_LINES_MAX + 5;
+	struct toy_rec *t = calloc(nl, sizeof(*t)), one;
+	struct auxcap_report_opts o = { .sz = sizeof(o), .mem = true };
+	const struct auxcap_report_mem_line *l = NULL;
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("mem_limits.data", path, sizeof(path));
+
+	(void)state;
+	assert_non_null(t);
+	for (size_t i = 0; i < nl; i++)
+		t[i] = access_rec(1000 + i, MAIN, 0x100000 + 64 * i, L1, 4);
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_auxtrace(b, t, nl * sizeof(*t), 0, 0, 9, (uint32_t)-1);
+	/* nine more threads read the first line */
+	for (uint32_t k = 0; k < 9; k++) {
+		one = access_rec(100000 + k, RUN, 0x100008, L1, 4);
+		cb_itrace_start(b, 9, 20 + k, 610, 0);
+		cb_auxtrace(b, &one, sizeof(one), 0, 1 + k, 20 + k, (uint32_t)-1);
+	}
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(auxcap_report_get_mem(r)->accesses, nl + 9);
+	assert_int_equal(auxcap_report_nr_mem_lines(r), AUXCAP_REPORT_MEM_LINES_MAX);
+	assert_int_equal(auxcap_report_mem_lines_untracked(r), 5);
+	for (size_t i = 0; i < auxcap_report_nr_mem_lines(r); i++)
+		if (auxcap_report_get_mem_line(r, i)->addr == 0x100000)
+			l = auxcap_report_get_mem_line(r, i);
+	assert_non_null(l);
+	assert_int_equal(l->m.accesses, 10);
+	assert_int_equal(l->threads, AUXCAP_REPORT_LINE_THREADS);
+	assert_true(l->threads_more);
+	assert_int_equal(l->store_threads, 0);
+	assert_int_equal(l->nr_funcs, 2);
+	assert_int_equal(l->funcs[0].func->addr, RUN); /* 9 accesses before MAIN's one */
+	assert_int_equal(l->funcs[0].accesses, 9);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+	free(t);
 }
 
 static void test_bad_arguments(void **state)
@@ -1067,7 +1121,8 @@ int main(void)
 		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_call_graph),
-		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_mem_limits),
+		cmocka_unit_test(test_bad_arguments),
 	};
 
 	return cmocka_run_group_tests_name("decode/report", tests, setup, teardown);
