@@ -343,14 +343,15 @@ struct auxcap_report_mem_line {
 	uint64_t time; /* perf time of its first sampled access: the variable there is
 			* auxcap_decode_data_symbolize_at(d, pid, addr, time, ...)'s */
 	struct auxcap_report_mem m;
-	size_t nr_funcs; /* the functions that accessed it most, most first */
+	size_t nr_funcs; /* the first functions that accessed it (at most
+			  * AUXCAP_REPORT_LINE_FUNCS), by their accesses, most first */
 	struct {
 		const struct auxcap_report_func *func;
 		uint64_t accesses;
 	} funcs[AUXCAP_REPORT_LINE_FUNCS];
 	uint64_t other_funcs; /* accesses by functions past those */
-	/* threads that accessed it (at most AUXCAP_REPORT_LINE_THREADS are told apart: more is
-	 * said by @threads_more), and of them those that stored to it */
+	/* threads that accessed it (the first AUXCAP_REPORT_LINE_THREADS are told apart: more
+	 * is said by @threads_more), and of them those that stored to it */
 	size_t threads, store_threads;
 	bool threads_more;
 };
