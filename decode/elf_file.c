@@ -25,6 +25,7 @@
 #include "auxcap/file.h"
 #include "demangle.h"
 #include "grow.h"
+#include "sorted.h"
 
 struct elf_sym {
 	uint64_t addr; /* st_value (link-time address) */
@@ -748,18 +749,12 @@ size_t auxcap_elf_nsyms(const struct auxcap_elf *elf)
 int auxcap_elf_data_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			      uint64_t *ret_off)
 {
-	size_t lo = 0, hi = elf ? elf->ndsyms : 0;
-
 	/* the last object at or below @addr, then back over the ones before it: an alias or an
 	 * object that holds others (a struct and its members' symbols) may still cover it */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = elf ? auxcap_upper_bound_by_key(elf->dsyms, elf->ndsyms, sizeof(*elf->dsyms),
+						    addr)
+			: 0;
 
-		if (elf->dsyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t i = lo; i-- > 0 && lo - i <= 8;) {
 		const struct elf_sym *d = &elf->dsyms[i];
 
@@ -781,18 +776,10 @@ int auxcap_elf_symbolize(const struct auxcap_elf *elf, uint64_t addr, const char
 int auxcap_elf_symbolize_sized(const struct auxcap_elf *elf, uint64_t addr, const char **ret_name,
 			       uint64_t *ret_off, uint64_t *ret_size)
 {
-	size_t lo = 0, hi = elf->nsyms;
+	/* the last symbol with addr <= @addr */
+	size_t lo = auxcap_upper_bound_by_key(elf->syms, elf->nsyms, sizeof(*elf->syms), addr);
 	const struct elf_sym *s;
 
-	/* Find the last symbol with addr <= @addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (elf->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return 0;
 	s = &elf->syms[lo - 1];

@@ -366,19 +366,11 @@ int auxcap_symbols_kernel_each(struct auxcap_symbols *s,
  * one starts), 0 if none (before the first; the last one ends nowhere). */
 static size_t ksym_find(struct auxcap_symbols *s, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!s->kallsyms_tried)
 		load_kallsyms(s);
-	hi = s->nr_ksyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ksyms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = auxcap_upper_bound_by_key(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), addr);
 	return lo == s->nr_ksyms ? 0 : lo;
 }
 
