@@ -1055,19 +1055,13 @@ static double mean(uint64_t sum, uint64_t n)
 	return n ? (double)sum / (double)n : 0.0;
 }
 
-static uint64_t l1_misses(const struct auxcap_report_mem *m)
-{
-	return m->level[AUXCAP_REPORT_MEM_MID] + m->level[AUXCAP_REPORT_MEM_LLC] +
-	       m->level[AUXCAP_REPORT_MEM_DRAM];
-}
-
 /* --mem: a capture without sampled data accesses is a one-line error. */
 static int check_mem(const struct ctx *c)
 {
 	if (auxcap_report_get_mem(c->r)->accesses)
 		return 0;
-	cli_err("--mem: '%s' has no sampled data accesses (%s); record Arm SPE with loads and "
-		"stores, e.g. -e arm_spe_0/load_filter=1,store_filter=1/ (or --emulate)",
+	cli_err("--mem: '%s' has no sampled data accesses (%s); record Arm SPE's loads and "
+		"stores with auxcap record --mem (--emulate where there is no SPE unit)",
 		c->a->file,
 		auxcap_decode_get_info(c->d)->sampled ? "no load or store among its records"
 						       : "its trace samples no operations");
@@ -1111,7 +1105,8 @@ static void text_mem(struct ctx *c)
 
 		fprintf(f, "  %6.2f%% %9" PRIu64 " %8" PRIu64 " %7.2f%% %7.2f%% %7.2f%% %8.1f %8" PRIu64
 			   "  ",
-			pct(x->lat, m->lat), x->accesses, x->stores, pct(l1_misses(x), x->accesses),
+			pct(x->lat, m->lat), x->accesses, x->stores,
+			pct(auxcap_report_mem_l1_misses(x), x->accesses),
 			pct(x->level[AUXCAP_REPORT_MEM_DRAM], x->accesses),
 			pct(x->tlb_walks, x->accesses), mean(x->lat, x->accesses), x->lat_max);
 		print_func(f, mf->func);
@@ -1137,7 +1132,8 @@ static void text_mem(struct ctx *c)
 						    NULL) == 1)
 			snprintf(var, sizeof(var), "%s+0x%" PRIx64, name, off);
 		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s  %-22s", l->addr,
-			l->pid, l1_misses(&l->m), l->m.accesses, mean(l->m.lat, l->m.accesses), thr,
+			l->pid, auxcap_report_mem_l1_misses(&l->m), l->m.accesses,
+			mean(l->m.lat, l->m.accesses), thr,
 			var);
 		for (size_t k = 0; k < l->nr_funcs; k++) {
 			const struct auxcap_report_func *fn = l->funcs[k].func;

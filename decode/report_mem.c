@@ -250,12 +250,6 @@ int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, in
 	return 0;
 }
 
-static uint64_t missed(const struct auxcap_report_mem *s)
-{
-	return s->level[AUXCAP_REPORT_MEM_MID] + s->level[AUXCAP_REPORT_MEM_LLC] +
-	       s->level[AUXCAP_REPORT_MEM_DRAM];
-}
-
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
 	return a < b ? 1 : a > b ? -1 : 0;
@@ -278,7 +272,8 @@ static int cmp_line(const void *pa, const void *pb)
 {
 	const struct mline *a = *(const struct mline *const *)pa;
 	const struct mline *b = *(const struct mline *const *)pb;
-	int c = cmp_u64_desc(missed(&a->pub.m), missed(&b->pub.m));
+	int c = cmp_u64_desc(auxcap_report_mem_l1_misses(&a->pub.m),
+				 auxcap_report_mem_l1_misses(&b->pub.m));
 
 	if (!c)
 		c = cmp_u64_desc(a->pub.m.lat, b->pub.m.lat);

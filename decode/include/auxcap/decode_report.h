@@ -320,6 +320,13 @@ struct auxcap_report_mem {
 	uint64_t xlat_lat;     /* translation latency, summed */
 };
 
+/** Of @m's accesses, those that missed the L1 (served by an L2, the LLC or memory). */
+static inline uint64_t auxcap_report_mem_l1_misses(const struct auxcap_report_mem *m)
+{
+	return m->level[AUXCAP_REPORT_MEM_MID] + m->level[AUXCAP_REPORT_MEM_LLC] +
+	       m->level[AUXCAP_REPORT_MEM_DRAM];
+}
+
 /** Sampled data accesses of one function (the function of the access's PC). */
 struct auxcap_report_mem_func {
 	const struct auxcap_report_func *func;
