@@ -27,6 +27,7 @@
 
 #include "auxcap/decode_report.h"
 #include "decode_int.h"
+#include "grow.h"
 #include "report_mem.h"
 
 #define FCACHE_SIZE 4096 /* (pid, addr, thread) -> function, power of two */
@@ -210,15 +211,8 @@ static int calls_add(struct auxcap_report *r, uint32_t f)
 {
 	struct rcalls *c;
 
-	if (r->nr_calls == r->cap_calls) {
-		size_t cap = r->cap_calls ? 2 * r->cap_calls : 8;
-		struct rcalls *nc = realloc(r->calls, cap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		r->calls = nc;
-		r->cap_calls = cap;
-	}
+	if (auxcap_grow_array(&r->calls, &r->cap_calls, r->nr_calls + 1, 8, sizeof(*r->calls)) < 0)
+		return -ENOMEM;
 	c = &r->calls[r->nr_calls];
 	memset(c, 0, sizeof(*c));
 	c->func = f;
@@ -505,15 +499,8 @@ static uint32_t edge_get(struct auxcap_report *r, uint32_t caller, uint32_t call
 	     i = (i + 1) & (r->ecap - 1))
 		if (r->edges[r->eindex[i]].caller == caller && r->edges[r->eindex[i]].callee == callee)
 			return r->eindex[i];
-	if (r->nr_edges == r->cap_edges) {
-		size_t cap = r->cap_edges ? 2 * r->cap_edges : 256;
-		struct redge *ne = realloc(r->edges, cap * sizeof(*ne));
-
-		if (!ne)
-			return NO_FUNC;
-		r->edges = ne;
-		r->cap_edges = cap;
-	}
+	if (auxcap_grow_array(&r->edges, &r->cap_edges, r->nr_edges + 1, 256, sizeof(*r->edges)) < 0)
+		return NO_FUNC;
 	memset(&r->edges[r->nr_edges], 0, sizeof(r->edges[0]));
 	r->edges[r->nr_edges].caller = caller;
 	r->edges[r->nr_edges].callee = callee;
