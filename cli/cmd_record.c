@@ -1810,6 +1810,8 @@ static int run_record(int argc, char **argv)
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
 		record_backend_session(&rb, &aux_ev, &so);
+		if (o.emulate) /* ... with the data mappings when the session would have them */
+			rb.attr.attr.mmap_data = so.data_mmaps;
 	}
 	if (o.filter && !aux_spec) {
 		cli_err("--filter before any -e is the AUX event's, and there is none: put it after "

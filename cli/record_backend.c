@@ -119,6 +119,8 @@ void record_backend_session(struct record_backend *rb, struct auxcap_session_eve
 		so->find_snapshot = rb->be->find_snapshot;
 		so->reference = rb->be->reference;
 		so->aux_alignment = rb->be->alignment;
+		/* a sampled trace's data addresses are named by the mappings they fall in */
+		so->data_mmaps = (rb->be->flags & AUXCAP_BACKEND_F_SAMPLED) != 0;
 	}
 	so->use_clockid = rb->use_clockid;
 	so->clockid = rb->clockid;

@@ -284,7 +284,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 		a->config = PERF_COUNT_SW_DUMMY;
 		a->mmap = 1;
 		a->mmap2 = 1;
-		a->mmap_data = 0;
+		a->mmap_data = o->data_mmaps;
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
@@ -306,6 +306,7 @@ static int session_prepare_attrs(struct auxcap_session *s)
 			struct perf_event_attr *a = &s->attrs[i].attr;
 
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+			a->mmap_data = o->data_mmaps;
 		}
 		if (o->snapshot)
 			s->attrs[i].attr.write_backward = 1;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,7 +225,11 @@ static int emu_sideband_one(struct emu_event *e, const struct auxcap_emu_item *i
 	memcpy(p, u32, 8);
 	n = 8;
 	if (item->kind == AUXCAP_EMU_ITEM_MMAP2) {
-		if (!e->attr.mmap)
+		bool exec = item->u.mmap2.prot & PROT_EXEC;
+		uint16_t misc = PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA);
+
+		/* as the kernel: code with attr.mmap, data (flagged) with attr.mmap_data */
+		if (exec ? !e->attr.mmap : !e->attr.mmap_data)
 			return 0;
 		memcpy(p + n, &item->u.mmap2.addr, 8);
 		memcpy(p + n + 8, &item->u.mmap2.len, 8);
@@ -232,8 +237,7 @@ static int emu_sideband_one(struct emu_event *e, const struct auxcap_emu_item *i
 		n += 24;
 		if (!e->attr.mmap2) {
 			n += emu_put_string(p + n, 4096, item->u.mmap2.filename);
-			return emu_data_output(e, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, p, n,
-					       item->time);
+			return emu_data_output(e, PERF_RECORD_MMAP, misc, p, n, item->time);
 		}
 		u32[0] = item->u.mmap2.maj;
 		u32[1] = item->u.mmap2.min;
@@ -245,8 +249,7 @@ static int emu_sideband_one(struct emu_event *e, const struct auxcap_emu_item *i
 		memcpy(p + n + 24, u32, 8);
 		n += 32;
 		n += emu_put_string(p + n, 4096, item->u.mmap2.filename);
-		return emu_data_output(e, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, p, n,
-				       item->time);
+		return emu_data_output(e, PERF_RECORD_MMAP2, misc, p, n, item->time);
 	}
 	if (!e->attr.comm)
 		return 0;

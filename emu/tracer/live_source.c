@@ -54,6 +54,7 @@ struct auxcap_live_source {
 	bool spe_jitter;
 	uint32_t spe_flags, spe_min_latency;
 	uint64_t spe_event_filter;
+	bool data_maps; /* the event has attr.mmap_data: the tracer reports data mappings */
 	bool have_tc; /* side-band times from the tracer's TSC through @tc */
 	struct auxcap_perf_time_conv tc;
 	uint64_t batch; /* ptrace stops per refill (auxcap_live_source_set_batch()) */
@@ -265,6 +266,7 @@ static int start(struct auxcap_live_source *ls)
 		.spe_event_filter = ls->spe_event_filter,
 		.break_at_far = true, /* system calls are stepped by live_advance() */
 		.stop_req = &ls->stop_req,
+		.data_maps = ls->data_maps,
 	};
 	int r;
 
@@ -397,7 +399,10 @@ static int live_bind(void *ctx, const struct auxcap_emu_source_target *t)
 	struct auxcap_live_source *ls = ctx;
 	const struct perf_event_attr *a = t->attr;
 
-	if (ls->format != AUXCAP_TRACER_ARM_SPE || !a)
+	if (!a)
+		return 0;
+	ls->data_maps = a->mmap_data; /* the data mappings' side-band is asked for */
+	if (ls->format != AUXCAP_TRACER_ARM_SPE)
 		return 0;
 	ls->spe_interval = a->sample_period > UINT32_MAX ? UINT32_MAX : (uint32_t)a->sample_period;
 	ls->spe_jitter = (a->config >> 16) & 1;

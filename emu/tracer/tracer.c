@@ -318,8 +318,8 @@ static bool map_same(const struct auxcap_proc_map *a, const struct auxcap_proc_m
 }
 
 /*
- * Re-read /proc/PID/maps: report executable mappings not seen before as MMAP sideband and make
- * the known set equal to the current executable mappings.
+ * Re-read /proc/PID/maps: report executable mappings (with opts.data_maps, every mapping) not
+ * seen before as MMAP sideband and make the known set equal to the current ones.
  */
 static int scan_maps(struct auxcap_tracer *tr)
 {
@@ -335,10 +335,11 @@ static int scan_maps(struct auxcap_tracer *tr)
 		return -errno;
 	tr->stats.map_scans++;
 	while (fgets(line, sizeof(line), f)) {
-		if (auxcap_proc_map_parse(line, &m) < 0 || !(m.prot & PROT_EXEC))
+		if (auxcap_proc_map_parse(line, &m) < 0 ||
+		    !((m.prot & PROT_EXEC) || tr->opts.data_maps))
 			continue;
 		if (!m.path[0])
-			strcpy(m.path, "//anon"); /* perf's name for anonymous executable memory */
+			strcpy(m.path, "//anon"); /* the kernel's name for anonymous memory */
 		if (ncur == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
 			struct auxcap_proc_map *n = realloc(cur, ncap * sizeof(*n));
@@ -387,13 +388,15 @@ out:
 	return r;
 }
 
+/* @ip is in a known executable mapping (data ones cannot hold code that runs). */
 static bool in_known_map(struct auxcap_tracer *tr, uint64_t ip)
 {
 	if (tr->map_hint < tr->nmaps && ip >= tr->maps[tr->map_hint].start &&
-	    ip < tr->maps[tr->map_hint].end)
+	    ip < tr->maps[tr->map_hint].end && (tr->maps[tr->map_hint].prot & PROT_EXEC))
 		return true;
 	for (size_t i = 0; i < tr->nmaps; i++) {
-		if (ip >= tr->maps[i].start && ip < tr->maps[i].end) {
+		if (ip >= tr->maps[i].start && ip < tr->maps[i].end &&
+		    (tr->maps[i].prot & PROT_EXEC)) {
 			tr->map_hint = i;
 			return true;
 		}
@@ -1101,7 +1104,8 @@ static int step_one(struct auxcap_tracer *tr)
 	ev.next_traced = in_filter(tr, ev.next_ip);
 
 	if (!in_known_map(tr, ev.next_ip) ||
-	    (d.kind == AUXCAP_TRACER_FAR && changes_mappings(before.rax))) {
+	    (d.kind == AUXCAP_TRACER_FAR &&
+	     (changes_mappings(before.rax) || (tr->opts.data_maps && before.rax == SYS_brk)))) {
 		if (d.kind == AUXCAP_TRACER_FAR)
 			dcache_clear(tr);
 		r = scan_maps(tr);

@@ -167,6 +167,9 @@ struct auxcap_tracer_opts {
 	 * in its accept() as if nothing happened).  For a task attached to (auxcap_tracer_attach())
 	 * that must be let go on request. */
 	const int *stop_req;
+	/* Appended: mappings without exec are reported too (anonymous memory, [stack], [heap],
+	 * data files: the kernel's attr.mmap_data side-band), and a brk rescans the mappings. */
+	bool data_maps;
 };
 
 /* auxcap_tracer_opts.spe_flags: the arm_spe driver's PMSCR_EL1/PMSFCR_EL1 settings. */

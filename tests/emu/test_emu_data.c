@@ -186,7 +186,11 @@ static void test_emu_data_watermark_wakeup(void **state)
 	emu_fixture_fini(&f);
 }
 
-static void test_emu_sideband_from_source(void **state)
+/*
+ * A source's side-band items become records of the event; a mapping without exec only with
+ * attr.mmap_data (@data), flagged PERF_RECORD_MISC_MMAP_DATA, as the kernel writes them.
+ */
+static void sideband_from_source(bool data)
 {
 	struct emu_fixture f;
 	struct perf_event_attr attr;
@@ -199,9 +203,9 @@ static void test_emu_sideband_from_source(void **state)
 	unsigned char trace[300];
 	int n = 0;
 
-	(void)state;
 	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
 	attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = 1;
+	attr.mmap_data = data;
 	emu_fixture_init(&f, AUXCAP_EMU_PMU_INTEL_PT, &attr, NULL);
 	emu_fixture_map(&f, 4, 16, false);
 	emu_test_pattern(trace, sizeof(trace), 0, 1);
@@ -217,6 +221,10 @@ static void test_emu_sideband_from_source(void **state)
 	it.u.mmap2.len = 0x1000;
 	it.u.mmap2.prot = PROT_READ | PROT_EXEC;
 	it.u.mmap2.filename = "/usr/bin/server";
+	assert_int_equal(auxcap_emu_replay_add_item(rp, 100, &it), 0);
+	it.u.mmap2.addr = 0x7ffff000;
+	it.u.mmap2.prot = PROT_READ | PROT_WRITE;
+	it.u.mmap2.filename = "[stack]";
 	assert_int_equal(auxcap_emu_replay_add_item(rp, 100, &it), 0);
 	assert_int_equal(auxcap_emu_replay_attach(f.emu, AUXCAP_EMU_PMU_INTEL_PT, f.fd, rp), 0);
 	enable(&f, true);
@@ -251,8 +259,21 @@ static void test_emu_sideband_from_source(void **state)
 			assert_int_equal(rec.u.mmap.prot, PROT_READ | PROT_EXEC);
 			assert_string_equal(rec.u.mmap.filename, "/usr/bin/server");
 			assert_int_equal(rec.u.mmap.tid, 4243);
+			assert_int_equal(rec.misc & PERF_RECORD_MISC_MMAP_DATA, 0);
 			break;
 		case 4:
+			if (data) {
+				assert_int_equal(rec.type, PERF_RECORD_MMAP2);
+				assert_int_equal(rec.u.mmap.addr, 0x7ffff000);
+				assert_string_equal(rec.u.mmap.filename, "[stack]");
+				assert_int_equal(rec.misc, PERF_RECORD_MISC_USER |
+								   PERF_RECORD_MISC_MMAP_DATA);
+				break;
+			}
+			assert_int_equal(rec.type, PERF_RECORD_AUX); /* no record of it */
+			break;
+		case 5:
+			assert_true(data);
 			assert_int_equal(rec.type, PERF_RECORD_AUX);
 			assert_int_equal(rec.u.aux.aux_size, 300);
 			assert_int_equal(rec.sid.tid, 4243);
@@ -262,8 +283,15 @@ static void test_emu_sideband_from_source(void **state)
 		}
 	}
 	auxcap_ring_end(&f.mr.ring);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, data ? 6 : 5);
 	emu_fixture_fini(&f);
+}
+
+static void test_emu_sideband_from_source(void **state)
+{
+	(void)state;
+	sideband_from_source(false);
+	sideband_from_source(true);
 }
 
 static void test_emu_backward_overwrite_ring_newest_first(void **state)

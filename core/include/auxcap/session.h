@@ -204,6 +204,12 @@ struct auxcap_session_opts {
 	 * trigger_calls every call timed).  After lost trigger samples the stacks start afresh.
 	 */
 	uint64_t trigger_min_ns;
+	/**
+	 * Side-band also has the mappings of data (attr.mmap_data): anonymous memory, the
+	 * stack, the heap, files mapped without exec, each flagged PERF_RECORD_MISC_MMAP_DATA.
+	 * They name the data addresses of a sampled trace (Arm SPE), as perf record -d does.
+	 */
+	bool data_mmaps;
 };
 
 struct auxcap_session_stats {
