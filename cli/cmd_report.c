@@ -1119,18 +1119,15 @@ static void text_mem(struct ctx *c)
 			untracked, AUXCAP_REPORT_MEM_LINES_MAX);
 	fputs("):\n", f);
 	fprintf(f, "  %-18s %7s %8s %9s %8s %8s  %-22s %s\n", "line", "pid", "L1 miss",
-		"accesses", "mean lat", "threads", "variable", "functions (accesses)");
+		"accesses", "mean lat", "threads", "data object", "functions (accesses)");
 	for (size_t i = 0; i < nl && (!top || i < top); i++) {
 		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(c->r, i);
-		char thr[32], var[256] = "-";
-		const char *name;
-		uint64_t off;
+		char thr[32], var[256];
 
 		snprintf(thr, sizeof(thr), "%zu%s/%zu", l->threads, l->threads_more ? "+" : "",
 			 l->store_threads);
-		if (auxcap_decode_data_symbolize_at(c->d, l->pid, l->addr, l->time, &name, &off,
-						    NULL) == 1)
-			snprintf(var, sizeof(var), "%s+0x%" PRIx64, name, off);
+		if (!auxcap_decode_data_name_at(c->d, l->pid, l->addr, l->time, var, sizeof(var)))
+			snprintf(var, sizeof(var), "-");
 		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s  %-22s", l->addr,
 			l->pid, auxcap_report_mem_l1_misses(&l->m), l->m.accesses,
 			mean(l->m.lat, l->m.accesses), thr,
@@ -1675,7 +1672,7 @@ static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
 		m->remote, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
 }
 
-/* A line's "object": the variable holding its first byte, or null. */
+/* A line's "object": the variable holding its first byte, or null; "map": its mapping. */
 static void json_data_object(struct ctx *c, const struct auxcap_report_mem_line *l)
 {
 	const char *name, *dso = NULL;
@@ -1684,13 +1681,21 @@ static void json_data_object(struct ctx *c, const struct auxcap_report_mem_line 
 	if (auxcap_decode_data_symbolize_at(c->d, l->pid, l->addr, l->time, &name, &off, &dso) !=
 	    1) {
 		fputs(",\"object\":null", c->f);
+	} else {
+		fputs(",\"object\":{\"name\":", c->f);
+		auxcap_out_json_str(c->f, name);
+		fprintf(c->f, ",\"off\":%" PRIu64 ",\"dso\":", off);
+		auxcap_out_json_str(c->f, dso);
+		putc('}', c->f);
+	}
+	/* the mapping it is in: [stack], [heap], //anon, a file */
+	if (auxcap_decode_data_map_at(c->d, l->pid, l->addr, l->time, &name, &off) != 1) {
+		fputs(",\"map\":null", c->f);
 		return;
 	}
-	fputs(",\"object\":{\"name\":", c->f);
+	fputs(",\"map\":{\"name\":", c->f);
 	auxcap_out_json_str(c->f, name);
-	fprintf(c->f, ",\"off\":%" PRIu64 ",\"dso\":", off);
-	auxcap_out_json_str(c->f, dso);
-	putc('}', c->f);
+	fprintf(c->f, ",\"off\":%" PRIu64 "}", off);
 }
 
 /* --mem: the sum, every function, the lines (--top of them). */

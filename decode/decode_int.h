@@ -10,6 +10,7 @@
 
 #include "auxcap/decode.h"
 #include "auxcap/perf_data.h"
+#include "data_maps.h"
 
 /* ---- tracepoint print formats (tp_print.c: libtraceevent) --------------------------------- */
 
@@ -376,6 +377,7 @@ struct auxcap_decode {
 	struct auxcap_image_map *qmaps; /* scratch for one queue's maps */
 	struct auxcap_image_span *qspans; /* and their spans */
 	struct auxcap_symbols *syms;
+	struct data_maps dmaps; /* every user mapping, data too: auxcap_decode_data_map_at() */
 
 	struct tid_info *tids; /* hash table by tid */
 	size_t tids_cap, tids_n;

@@ -221,6 +221,16 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 			} else {
 				fputs("null", f);
 			}
+			/* the mapping it is in ([stack], //anon, a file) */
+			fputs(",\"addr_map\":", f);
+			if (auxcap_decode_data_map_at(w->d, ev->pid, te->addr, ev->time, &name,
+						      &off) == 1) {
+				fputs("{\"name\":", f);
+				out_json_str(f, name);
+				fprintf(f, ",\"off\":%" PRIu64 "}", off);
+			} else {
+				fputs("null", f);
+			}
 		}
 		fprintf(f, ",\"latency\":%u,\"events\":%" PRIu64 ",\"op\":%u", te->total_latency,
 			te->events, te->op);

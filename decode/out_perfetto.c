@@ -221,8 +221,6 @@ static void trace_sample(struct auxcap_out *w, const struct pthread *t,
 {
 	const struct auxcap_trace_event *te = ev->trace;
 	char sym[256];
-	const char *name;
-	uint64_t off;
 
 	ev_open(w, "i", out_sym(w, ev->pid, te->ip, false, sym, sizeof(sym)), "trace_sample",
 		ev->time, t->pid, t->tid);
@@ -240,9 +238,8 @@ static void trace_sample(struct auxcap_out *w, const struct pthread *t,
 	}
 	if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
 		fprintf(w->f, ",\"addr\":\"0x%" PRIx64 "\",\"data\":", te->addr);
-		if (auxcap_decode_data_symbolize_at(w->d, ev->pid, te->addr, ev->time, &name, &off,
-						    NULL) == 1) {
-			snprintf(sym, sizeof(sym), "%s+0x%" PRIx64, name, off);
+		if (auxcap_decode_data_name_at(w->d, ev->pid, te->addr, ev->time, sym,
+					       sizeof(sym))) {
 			out_json_str(w->f, sym);
 		} else {
 			fputs("null", w->f);

@@ -487,15 +487,11 @@ static int trace_event(struct auxcap_out *w, const struct auxcap_decode_event *e
 			if (te->total_latency)
 				fprintf(w->f, " lat=%u", te->total_latency);
 		}
-		if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
-			const char *name;
-			uint64_t off;
-
-			/* the variable there, as perf mem's symbol_daddr */
-			if (auxcap_decode_data_symbolize_at(w->d, ev->pid, te->addr, ev->time,
-							    &name, &off, NULL) == 1)
-				fprintf(w->f, " data=%s+0x%" PRIx64, name, off);
-		}
+		/* the variable there (perf mem's symbol_daddr), else its mapping (dso_daddr) */
+		if ((te->flags & AUXCAP_TRACE_F_HAS_ADDR) &&
+		    auxcap_decode_data_name_at(w->d, ev->pid, te->addr, ev->time, desc,
+					       sizeof(desc)))
+			fprintf(w->f, " data=%s", desc);
 		putc('\n', w->f);
 		return 0;
 	}

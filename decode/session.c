@@ -407,6 +407,8 @@ static int set_spans(struct auxcap_decode *d, struct execs *e)
 static void drop_maps_before(struct auxcap_decode *d, int32_t pid, uint64_t time)
 {
 	auxcap_symbols_drop_pid(d->syms, pid, time);
+	if (time == UINT64_MAX)
+		data_maps_drop(&d->dmaps, pid);
 	for (size_t i = 0; i < d->nr_maps; i++)
 		if (d->maps[i].pid == (int64_t)pid && d->map_times[i] < time)
 			d->maps[i].pid = -2; /* never matches */
@@ -486,6 +488,13 @@ static int on_mmap(struct auxcap_decode *d, const struct auxcap_record *rec, uin
 	bool vdso;
 	int r;
 
+	/* Every mapping of user space, code and data, names data addresses. */
+	if (fn && (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+		r = data_maps_add(&d->dmaps, (int32_t)rec->u.mmap.pid, rec->u.mmap.addr,
+				  rec->u.mmap.len, rec->u.mmap.pgoff, fn, time);
+		if (r < 0)
+			return r;
+	}
 	if (rec->type == PERF_RECORD_MMAP2 && !(rec->u.mmap.prot & PROT_EXEC))
 		return 0;
 	if (rec->type == PERF_RECORD_MMAP && (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
@@ -1622,6 +1631,7 @@ void auxcap_decode_close(struct auxcap_decode *d)
 	free(d->qmaps);
 	free(d->qspans);
 	auxcap_symbols_free(d->syms);
+	data_maps_free(&d->dmaps);
 	free(d->tids);
 	for (size_t i = 0; i < d->nr_found; i++) {
 		free(d->found[i].file);
@@ -1769,6 +1779,52 @@ int auxcap_decode_data_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64
 	if (!d || !ret_name || !ret_off)
 		return 0;
 	return auxcap_symbols_data_lookup_at(d->syms, pid, addr, time, ret_name, ret_off, ret_dso);
+}
+
+int auxcap_decode_data_map_at(struct auxcap_decode *d, int32_t pid, uint64_t addr, uint64_t time,
+			      const char **ret_name, uint64_t *ret_off)
+{
+	const struct data_map *dm;
+	const uint64_t *execs = NULL;
+	size_t n = 0, lo = 0;
+
+	if (!d || !ret_name || !ret_off || pid < 0)
+		return 0;
+	/* @pid's execs with a time: the run of them in (pid, time) order */
+	while (lo < d->nr_exec_times && d->exec_pids[lo] < pid)
+		lo++;
+	while (lo + n < d->nr_exec_times && d->exec_pids[lo + n] == pid)
+		n++;
+	if (n)
+		execs = d->exec_pid_times + lo;
+	dm = data_maps_find(&d->dmaps, pid, addr, time, execs, n);
+	if (!dm)
+		return 0;
+	*ret_name = data_map_name(&d->dmaps, dm);
+	/* a file's offset; anonymous memory's ([stack], //anon) from the mapping's start */
+	*ret_off = addr - dm->start + (data_map_name_is_file(*ret_name) ? dm->pgoff : 0);
+	return 1;
+}
+
+int auxcap_decode_data_name_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			       uint64_t time, char *buf, size_t n)
+{
+	const char *name, *base;
+	uint64_t off;
+
+	if (!buf || !n)
+		return 0;
+	buf[0] = '\0';
+	if (auxcap_decode_data_symbolize_at(d, pid, addr, time, &name, &off, NULL) == 1) {
+		snprintf(buf, n, "%s+0x%" PRIx64, name, off);
+		return 1;
+	}
+	if (auxcap_decode_data_map_at(d, pid, addr, time, &name, &off) != 1)
+		return 0;
+	/* a file by its base name */
+	base = data_map_name_is_file(name) && strrchr(name, '/')[1] ? strrchr(name, '/') + 1 : name;
+	snprintf(buf, n, "%s+0x%" PRIx64, base, off);
+	return 2;
 }
 
 int auxcap_decode_srcline(struct auxcap_decode *d, int32_t pid, uint64_t addr,

@@ -105,6 +105,15 @@ want(blines and blines[0]['object'] and blines[0]['object']['name'] == 'counters
      blines[0]['object']['dso'].endswith('auxcap-example-mem'),
      f"the counter's line is in the variable counters ({blines and blines[0]['object']})")
 want(all(l['object'] is None for l in wlines), "the large array (anonymous memory) is no variable")
+# ... but the mapping it is in names it: one anonymous mapping (record --mem asks for the
+# mappings of data), the lines at their offsets in it; the small array is on the heap
+bases = {int(l['addr'], 16) - l['map']['off'] for l in wlines if l['map'] and l['map']['name'] == '//anon'}
+want(len(bases) == 1 and min(bases) % 4096 == 0 and
+     all(l['map'] and l['map']['name'] == '//anon' and l['map']['off'] < 64 << 20 for l in wlines),
+     f"the large array's lines are in one //anon mapping at their offsets ({[hex(b) for b in bases]})")
+slines = [l for l in m['lines'] if any(f['name'] == 'sum_small' for f in l['funcs'])]
+want(len(slines) >= 16384 // 64 and all(l['map'] and l['map']['name'] == '[heap]' for l in slines),
+     f"the small array's {len(slines)} lines are on the [heap]")
 ms = [l for l in m['lines'] if lv(l, 'l1') < l['accesses']]
 want([ (lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms] ==
      sorted([(lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms], reverse=True),
@@ -137,6 +146,7 @@ python3 - dec.jsonl mem.json >dec.out 2>&1 <<'PY'
 import json, sys
 lv = {}
 bump = set()
+maps = {}
 for line in open(sys.argv[1]):
     e = json.loads(line)
     if e['type'] != 'trace_sample' or 'mem' not in e:
@@ -144,12 +154,25 @@ for line in open(sys.argv[1]):
     lv[e['mem']['level']] = lv.get(e['mem']['level'], 0) + 1
     if (e['ip_sym'] or '').startswith('bump+'):
         bump.add(e['addr_sym'])
+    f = (e['ip_sym'] or '').split('+')[0]
+    if f in ('walk_large', 'sum_small'):
+        k = (f, e['addr_map'] and e['addr_map']['name'], 'store' if e['mem']['store'] else 'load')
+        maps[k] = maps.get(k, 0) + 1
 m = json.load(open(sys.argv[2]))['mem']
 want = {k: v['accesses'] for k, v in m['levels'].items() if v['accesses']}
 print('decode', lv, 'report', want, 'bump', bump)
-sys.exit(0 if lv == want and bump == {'counters+0x40'} else 1)
+print('mappings', maps)
+# walk_large reads and writes *pos (main's stack) once a call, and reads the array; sum_small
+# reads the heap only
+calls = maps.get(('walk_large', '[stack]', 'load'), 0)
+mapped = (calls > 0 and maps.get(('walk_large', '[stack]', 'store'), 0) == calls and
+          maps.get(('walk_large', '//anon', 'load'), 0) > 0 and
+          maps.get(('sum_small', '[heap]', 'load'), 0) > 0 and
+          set(maps) <= {('walk_large', '[stack]', 'load'), ('walk_large', '[stack]', 'store'),
+                        ('walk_large', '//anon', 'load'), ('sum_small', '[heap]', 'load')})
+sys.exit(0 if lv == want and bump == {'counters+0x40'} and mapped else 1)
 PY
-check '[ $? -eq 0 ]' "decode --format json: samples by level as the report counts them, bump's at counters+0x40 ($(tail -1 dec.out))"
+check '[ $? -eq 0 ]' "decode --format json: samples by level as the report counts them, bump's at counters+0x40, walk_large's in [stack] and //anon, sum_small's on the [heap] ($(tail -1 dec.out))"
 $A decode m.data --format perfetto -o m.pf.json 2>pf.err
 python3 - m.pf.json dec.jsonl >pf.out 2>&1 <<'PY'
 import json, sys
@@ -168,6 +191,8 @@ PY
 check '[ $? -eq 0 ]' "perfetto: an instant per SPE record with its level, the latency counter track, times from the capture's start ($(tail -1 pf.out))"
 $A decode m.data 2>/dev/null | grep "trace-sample .* bump+" >dec.txt
 check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]' "decode text: bump's samples end in data=counters+0x40 ($(head -1 dec.txt | cut -c60-))"
+$A decode m.data 2>/dev/null | grep "trace-sample .* sum_small+" >dsum.txt
+check '[ -s dsum.txt ] && [ "$(grep -Evc " data=\[heap\]\+0x[0-9a-f]+$" dsum.txt)" -eq 0 ]' "decode text: sum_small's samples end in data=[heap]+0xOFF ($(head -1 dsum.txt | sed 's/.* data=/data=/'))"
 
 # --- annotate: which instruction waited, adding up to the report's figures --------------------
 $A annotate m.data walk_large bump sum_small --format json >ann.json 2>ann.err

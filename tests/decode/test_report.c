@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1021,6 +1022,80 @@ static void test_mem(void **state)
 
 /* What a line tells apart is bounded: 8 threads (more is said), 16384 lines (the accesses
  * to others are counted). */
+/*
+ * Data addresses no variable holds are named by their mapping (MMAP2 records of data, as a
+ * capture with attr.mmap_data has them): the newest made by then, not one replaced by an exec
+ * since, and only the process's own.
+ */
+static void test_data_maps(void **state)
+{
+	const uint32_t RW = PROT_READ | PROT_WRITE;
+	struct toy_rec t[] = { access_rec(1000, MAIN, 0x7f0000000040,
+					  AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS, 4) };
+	struct auxcap_decode *d;
+	const char *name = NULL;
+	uint64_t off = 0;
+	char path[300], buf[64];
+	struct cb *b = start("data-maps.data", path, sizeof(path));
+
+	(void)state;
+	cb_comm(b, 9, 9, "prog", true, 100, 0);
+	cb_mmap2(b, 9, 9, 0x7ff000000000, 0x21000, 0x7ffffffde000, RW, "[stack]", 500, 0);
+	cb_mmap2(b, 9, 9, 0x7f0000000000, 0x10000, 0x7f0000000000, RW, "//anon", 700, 0);
+	/* written later, made earlier (rings drained out of order): the one of 700 wins */
+	cb_mmap2(b, 9, 9, 0x7f0000000000, 0x1000, 0, RW, "/tmp/older.bin", 650, 0);
+	/* the same range mapped again from a file */
+	cb_mmap2(b, 9, 9, 0x7f0000000000, 0x8000, 0x3000, PROT_READ, "/tmp/data.bin", 900, 0);
+	cb_mmap2(b, 11, 11, 0x600000000000, 0x1000, 0, RW, "//anon", 500, 0);
+	/* pid 9 runs another image from 1500: the stack of before is gone, a new one made */
+	cb_comm(b, 9, 9, "prog2", true, 1500, 0);
+	cb_mmap2(b, 9, 9, 0x7ff000010000, 0x21000, 0x7ffffffde000, RW, "[stack]", 1510, 0);
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+
+	d = open_capture(path, NULL, NULL);
+	/* not made yet */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 400, &name, &off), 0);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 600, &name, &off), 1);
+	assert_string_equal(name, "[stack]");
+	assert_int_equal(off, 0x10);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 660, &name, &off), 1);
+	assert_string_equal(name, "/tmp/older.bin");
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 800, &name, &off), 1);
+	assert_string_equal(name, "//anon");
+	assert_int_equal(off, 0x40);
+	/* a file: its offset */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 1000, &name, &off), 1);
+	assert_string_equal(name, "/tmp/data.bin");
+	assert_int_equal(off, 0x3040);
+	/* past the file's 0x8000 bytes: still the //anon of 700 */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000009000, 1000, &name, &off), 1);
+	assert_string_equal(name, "//anon");
+	assert_int_equal(off, 0x9000);
+	/* another process's */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x600000000010, 1000, &name, &off), 0);
+	assert_int_equal(auxcap_decode_data_map_at(d, 11, 0x600000000010, 1000, &name, &off), 1);
+	assert_int_equal(auxcap_decode_data_map_at(d, 11, 0x7ff000000010, 1000, &name, &off), 0);
+	/* after the exec: the old image's mappings are gone, the new stack is there */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 1505, &name, &off), 0);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 1600, &name, &off), 0);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000010020, 1600, &name, &off), 1);
+	assert_string_equal(name, "[stack]");
+	assert_int_equal(off, 0x20);
+	/* as the outputs print them: a file by its base name */
+	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x7f0000000040, 1000, buf, sizeof(buf)),
+			 2);
+	assert_string_equal(buf, "data.bin+0x3040");
+	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x7f0000009000, 1000, buf, sizeof(buf)),
+			 2);
+	assert_string_equal(buf, "//anon+0x9000");
+	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x500000000000, 1000, buf, sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "");
+	auxcap_decode_close(d);
+}
+
 static void test_mem_limits(void **state)
 {
 	const uint32_t L1 = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS;
@@ -1122,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_per_thread),  cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_call_graph),
 		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_mem_limits),
+		cmocka_unit_test(test_data_maps),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

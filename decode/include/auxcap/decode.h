@@ -362,6 +362,30 @@ int auxcap_decode_data_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64
 				    const char **ret_dso);
 
 /**
+ * The mapping holding the data address @addr of process @pid at perf time @time, for an
+ * address no variable holds (auxcap_decode_data_symbolize_at()): of the capture's mappings of
+ * @pid made at or before @time, and not replaced by an exec since, the newest.  A capture has
+ * the mappings of data (the stack, the heap, anonymous memory, files mapped without exec)
+ * when it was recorded with attr.mmap_data, as auxcap record does for Arm SPE; else only
+ * code mappings.  *@ret_name is the name the kernel gave it (borrowed until close): a file's
+ * path, "[stack]", "[heap]", "//anon" (anonymous memory), "[vdso]"; *@ret_off is @addr's
+ * offset in the file for a file, else from the mapping's start.
+ * Returns 1 if found, 0 if not.
+ */
+int auxcap_decode_data_map_at(struct auxcap_decode *d, int32_t pid, uint64_t addr, uint64_t time,
+			      const char **ret_name, uint64_t *ret_off);
+
+/**
+ * The data address @addr of process @pid at perf time @time as auxcap's outputs name it, into
+ * @buf (@n bytes, NUL-terminated, cut to fit): the variable holding it, "counters+0x40"
+ * (auxcap_decode_data_symbolize_at()), else its mapping, "[stack]+0x1f08", "//anon+0x40",
+ * "libc.so.6+0x1d2a40" (a file by its base name: auxcap_decode_data_map_at()).
+ * Returns 1 if named (2: by its mapping), 0 if not (@buf then "").
+ */
+int auxcap_decode_data_name_at(struct auxcap_decode *d, int32_t pid, uint64_t addr,
+			       uint64_t time, char *buf, size_t n);
+
+/**
  * The source file and line of the address @addr of process @pid, from the DWARF line table of
  * its binary (or of the binary's separate debug file), as the mappings stand where the decode
  * has reached.  *@ret_file is the name the table gives (often relative to the compilation
