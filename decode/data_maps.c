@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/*
- * The capture's mappings for naming data addresses (data_maps.h).  Look-ups scan the
- * mappings from the newest: they are made for sampled records and a report's cache lines,
- * and a process has some hundreds of mappings, not millions.
- */
+/* The capture's mappings for naming data addresses (data_maps.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +38,9 @@ int data_maps_add(struct data_maps *m, int32_t pid, uint64_t start, uint64_t len
 	if (name_index(m, name, &k) < 0 ||
 	    auxcap_grow_array(&m->v, &m->cap, m->n + 1, 64, sizeof(*m->v)) < 0)
 		return -ENOMEM;
-	m->v[m->n++] = (struct data_map){ pid, false, start, start + len, pgoff, time, k };
+	m->v[m->n] = (struct data_map){ pid, false, start, start + len, pgoff, time, k, m->n, 0 };
+	m->n++;
+	m->sorted = false;
 	return 0;
 }
 
@@ -53,20 +51,63 @@ void data_maps_drop(struct data_maps *m, int32_t pid)
 			m->v[i].dropped = true;
 }
 
-const struct data_map *data_maps_find(const struct data_maps *m, int32_t pid, uint64_t addr,
+static int cmp_map(const void *a, const void *b)
+{
+	const struct data_map *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void sort_maps(struct data_maps *m)
+{
+	qsort(m->v, m->n, sizeof(*m->v), cmp_map);
+	for (size_t i = 0; i < m->n; i++) {
+		struct data_map *dm = &m->v[i];
+
+		dm->max_end = dm->end;
+		if (i && dm[-1].pid == dm->pid && dm[-1].max_end > dm->end)
+			dm->max_end = dm[-1].max_end;
+	}
+	m->sorted = true;
+}
+
+/* The number of mappings before (@pid, @addr] in (pid, start) order. */
+static size_t upper_bound(const struct data_maps *m, int32_t pid, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct data_map *dm = &m->v[mid];
+
+		if (dm->pid < pid || (dm->pid == pid && dm->start <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct data_map *data_maps_find(struct data_maps *m, int32_t pid, uint64_t addr,
 				      uint64_t t, const uint64_t *execs, size_t nr_execs)
 {
 	const struct data_map *best = NULL;
 
-	for (size_t i = m->n; i-- > 0;) {
+	if (!m->sorted)
+		sort_maps(m);
+	/* back from the last one starting at or below @addr, while one can still reach it */
+	for (size_t i = upper_bound(m, pid, addr); i-- > 0;) {
 		const struct data_map *dm = &m->v[i];
 		size_t k;
 
-		if (dm->pid != pid || dm->dropped || addr < dm->start || addr >= dm->end ||
-		    dm->time > t)
+		if (dm->pid != pid || dm->max_end <= addr)
+			break;
+		if (dm->dropped || addr >= dm->end || dm->time > t)
 			continue;
-		/* records come nearly in time order: a later one in the file may be older */
-		if (best && dm->time <= best->time)
+		/* the newest; of two made at the same time, the one the file has later */
+		if (best && (dm->time < best->time || (dm->time == best->time && dm->seq < best->seq)))
 			continue;
 		/* an exec after it and at or before @t: another image's */
 		k = auxcap_upper_bound_u64(execs, nr_execs, dm->time);

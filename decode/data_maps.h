@@ -6,7 +6,10 @@
  * the decode stage (auxcap_decode_data_map_at()).
  *
  * Memory grows with the mappings of the capture, not with its trace.  Names are kept once
- * each (a capture has thousands of //anon mappings and a few dozen names).
+ * each (a capture has thousands of //anon mappings and a few dozen names).  A look-up is a
+ * binary search in the process's mappings by start, then a scan back over those that can
+ * still hold the address (a JIT's process has thousands of mappings; an SPE capture looks
+ * up millions of addresses).
  */
 #ifndef AUXCAP_DECODE_DATA_MAPS_H
 #define AUXCAP_DECODE_DATA_MAPS_H
@@ -22,11 +25,15 @@ struct data_map {
 	uint64_t pgoff;	     /* file offset of @start (files), as the record gives it */
 	uint64_t time;	     /* when it was made (perf time), 0 if not known */
 	uint32_t name;	     /* index into the names */
+	size_t seq;	     /* its place in the capture (ties of @time: the later wins) */
+	uint64_t max_end;    /* once sorted: the largest end of its process's mappings up to
+				it in (pid, start) order, where a look-up's scan back stops */
 };
 
 struct data_maps {
-	struct data_map *v;
+	struct data_map *v; /* sorted by (pid, start) on the first look-up after an add */
 	size_t n, cap;
+	bool sorted;
 	char **names; /* owned */
 	size_t nr_names, cap_names;
 };
@@ -41,9 +48,10 @@ void data_maps_drop(struct data_maps *m, int32_t pid);
 /*
  * The mapping holding @addr in @pid at perf time @t: of those made at or before @t (or at a
  * time not known), the newest, unless an exec of @pid replaced the image in between.
- * @execs: @pid's exec times, ascending (@nr_execs of them).  NULL if none.
+ * @execs: @pid's exec times, ascending (@nr_execs of them).  NULL if none.  The first look-up
+ * after an add sorts the mappings (no allocation).
  */
-const struct data_map *data_maps_find(const struct data_maps *m, int32_t pid, uint64_t addr,
+const struct data_map *data_maps_find(struct data_maps *m, int32_t pid, uint64_t addr,
 				      uint64_t t, const uint64_t *execs, size_t nr_execs);
 
 static inline const char *data_map_name(const struct data_maps *m, const struct data_map *dm)

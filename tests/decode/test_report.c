@@ -1047,6 +1047,14 @@ static void test_data_maps(void **state)
 	/* the same range mapped again from a file */
 	cb_mmap2(b, 9, 9, 0x7f0000000000, 0x8000, 0x3000, PROT_READ, "/tmp/data.bin", 900, 0);
 	cb_mmap2(b, 11, 11, 0x600000000000, 0x1000, 0, RW, "//anon", 500, 0);
+	/* a large mapping with smaller ones made inside it later, and one made before it */
+	cb_mmap2(b, 9, 9, 0x500000000000, 0x100000, 0x500000000000, RW, "//anon", 800, 0);
+	cb_mmap2(b, 9, 9, 0x500000002000, 0x1000, 0, PROT_READ, "/tmp/small.bin", 810, 0);
+	cb_mmap2(b, 9, 9, 0x500000004000, 0x1000, 0x500000004000, RW, "[heap]", 820, 0);
+	cb_mmap2(b, 9, 9, 0x500000008000, 0x1000, 0, PROT_READ, "/tmp/under.bin", 790, 0);
+	/* two at the same time: the one written later */
+	cb_mmap2(b, 9, 9, 0x300000000000, 0x1000, 0, PROT_READ, "/tmp/tie-a.bin", 700, 0);
+	cb_mmap2(b, 9, 9, 0x300000000000, 0x1000, 0, PROT_READ, "/tmp/tie-b.bin", 700, 0);
 	/* pid 9 runs another image from 1500: the stack of before is gone, a new one made */
 	cb_comm(b, 9, 9, "prog2", true, 1500, 0);
 	cb_mmap2(b, 9, 9, 0x7ff000010000, 0x21000, 0x7ffffffde000, RW, "[stack]", 1510, 0);
@@ -1073,6 +1081,20 @@ static void test_data_maps(void **state)
 	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000009000, 1000, &name, &off), 1);
 	assert_string_equal(name, "//anon");
 	assert_int_equal(off, 0x9000);
+	/* above the small ones, in the large one; in a small one; under it, the large one */
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000005000, 1000, &name, &off), 1);
+	assert_string_equal(name, "//anon");
+	assert_int_equal(off, 0x5000);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000004010, 1000, &name, &off), 1);
+	assert_string_equal(name, "[heap]");
+	assert_int_equal(off, 0x10);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000008010, 1000, &name, &off), 1);
+	assert_string_equal(name, "//anon");
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000008010, 795, &name, &off), 1);
+	assert_string_equal(name, "/tmp/under.bin");
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000100000, 1000, &name, &off), 0);
+	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x300000000010, 800, &name, &off), 1);
+	assert_string_equal(name, "/tmp/tie-b.bin");
 	/* another process's */
 	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x600000000010, 1000, &name, &off), 0);
 	assert_int_equal(auxcap_decode_data_map_at(d, 11, 0x600000000010, 1000, &name, &off), 1);
@@ -1090,7 +1112,7 @@ static void test_data_maps(void **state)
 	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x7f0000009000, 1000, buf, sizeof(buf)),
 			 2);
 	assert_string_equal(buf, "//anon+0x9000");
-	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x500000000000, 1000, buf, sizeof(buf)),
+	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x400000000000, 1000, buf, sizeof(buf)),
 			 0);
 	assert_string_equal(buf, "");
 	auxcap_decode_close(d);
