@@ -24,9 +24,11 @@
  *                     c = 2 branch:        payload bit 0 = conditional, bit 1 = indirect
  *                                          (indirect jumps, indirect calls and returns)
  *   0x52 + 2 bytes  Events: bit 1 retired (always); loads/stores: bit 2 L1D access and
- *                   bit 4 TLB access (always), bit 3 L1D refill and bit 8 LLC access (an L1
- *                   miss), bit 9 LLC miss, bit 5 TLB walk (a TLB miss); bit 6 not taken (a
- *                   conditional branch not taken).
+ *                   bit 4 TLB access (always), bit 3 L1D refill (an L1 miss), bit 8 LLC
+ *                   access (an L1 miss that missed the L2 too), bit 9 LLC miss, bit 5 TLB
+ *                   walk (a TLB miss); bit 6 not taken (a conditional branch not taken).
+ *                   So an L1 miss served by the L2 has L1D refill without LLC access; the
+ *                   L2's own events (L2D access, L2D hit) are never set.
  *   0x98 + 2 bytes  Counter, index 0: total latency in cycles, the memory model's (below).
  *   0x9A + 2 bytes  Counter, index 2: translation latency (loads/stores only), the model's.
  *   0xB1 + 8 bytes  Address, index 1: branch target (branches only): the address executed
@@ -43,15 +45,17 @@
  * from the clock: the TSC between two ptrace stops measures the tracer.  Every data access
  * the tracer reports goes through the model, sampled or not and inside the address filter
  * or not (caches see all accesses of the thread): an L1 data cache of 32 KiB (8-way), a
- * last-level cache of 2 MiB (16-way), both of 64-byte lines, and a data TLB of 64 entries
- * (4-way, 4 KiB pages), true LRU, indexed and tagged by virtual address.  The total latency
- * is SPE_LAT_OTHER (1) for branches and other operations; for a load or store SPE_LAT_L1_HIT
- * (4) on an L1 hit, SPE_LAT_LLC_HIT (36) on an L1 miss that hits the LLC, SPE_LAT_MEMORY
- * (200) on an LLC miss, plus SPE_LAT_TLB_WALK (30) when the TLB walked; the translation
- * latency is SPE_LAT_TLB_WALK after a walk, else SPE_LAT_TLB_HIT (1).  Approximated: an
- * access is one line (its first byte's), loads and stores are alike (stores allocate),
- * the LLC is non-inclusive (looked up on an L1 miss, both filled on a miss); no prefetcher,
- * no coherence (other threads and the kernel do not evict), no large pages, no queueing.
+ * private L2 of 256 KiB (8-way), a last-level cache of 2 MiB (16-way), all of 64-byte lines,
+ * and a data TLB of 64 entries (4-way, 4 KiB pages), true LRU, indexed and tagged by virtual
+ * address.  The total latency is SPE_LAT_OTHER (1) for branches and other operations; for a
+ * load or store SPE_LAT_L1_HIT (4) on an L1 hit, SPE_LAT_L2_HIT (12) on an L1 miss that hits
+ * the L2, SPE_LAT_LLC_HIT (36) on an L2 miss that hits the LLC, SPE_LAT_MEMORY (200) on an
+ * LLC miss, plus SPE_LAT_TLB_WALK (30) when the TLB walked; the translation latency is
+ * SPE_LAT_TLB_WALK after a walk, else SPE_LAT_TLB_HIT (1).  Approximated: an access is one
+ * line (its first byte's), loads and stores are alike (stores allocate), the L2 and the LLC
+ * are non-inclusive (each looked up on a miss of the level above, every level that missed
+ * filled; an L2 hit does not touch the LLC); no prefetcher, no coherence (other threads and
+ * the kernel do not evict), no large pages, no queueing.
  *
  * The event's format terms (passed in spe_flags, spe_min_latency, spe_event_filter) act as the
  * driver's registers do on hardware: a sampled operation that the filters reject is dropped
@@ -98,7 +102,8 @@
 /* The memory model's latencies, cycles. */
 #define SPE_LAT_OTHER	 1u   /* total latency of a branch or other operation */
 #define SPE_LAT_L1_HIT	 4u   /* load/store hitting the L1D */
-#define SPE_LAT_LLC_HIT	 36u  /* missing the L1D, hitting the LLC */
+#define SPE_LAT_L2_HIT	 12u  /* missing the L1D, hitting the L2 */
+#define SPE_LAT_LLC_HIT	 36u  /* missing the L2, hitting the LLC */
 #define SPE_LAT_MEMORY	 200u /* missing the LLC */
 #define SPE_LAT_TLB_HIT	 1u   /* translation latency of a TLB hit */
 #define SPE_LAT_TLB_WALK 30u  /* translation latency of a TLB walk, added to the total */
@@ -233,7 +238,11 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in, un
 		events |= SPE_EV_L1D_ACCESS | SPE_EV_TLB_ACCESS;
 		lat = SPE_LAT_L1_HIT;
 		if (miss & AUXCAP_TRACER_SPE_CACHE_L1_MISS) {
-			events |= SPE_EV_L1D_REFILL | SPE_EV_LLC_ACCESS;
+			events |= SPE_EV_L1D_REFILL;
+			lat = SPE_LAT_L2_HIT;
+		}
+		if (miss & AUXCAP_TRACER_SPE_CACHE_L2_MISS) {
+			events |= SPE_EV_LLC_ACCESS;
 			lat = SPE_LAT_LLC_HIT;
 		}
 		if (miss & AUXCAP_TRACER_SPE_CACHE_LLC_MISS) {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The memory hierarchy behind the emulated Arm SPE unit (enc_spe.c): a data TLB, an L1 data
- * cache and a last-level cache, looked up with the virtual address of every data access the
- * tracer reports, so that a sampled load or store can say whether it missed and how long it
- * took.  The sizes and latencies are enc_spe.c's; this file only says hit or miss.
+ * cache, a private L2 and a last-level cache, looked up with the virtual address of every
+ * data access the tracer reports, so that a sampled load or store can say where it was served
+ * and how long it took.  The latencies are enc_spe.c's; this file only says hit or miss.
  *
  *   L1D  32 KiB, 8-way, 64-byte lines (64 sets)
+ *   L2   256 KiB, 8-way, 64-byte lines (512 sets)
  *   LLC  2 MiB, 16-way, 64-byte lines (2048 sets)
  *   DTLB 64 entries, 4-way, 4 KiB pages (16 sets)
  *
@@ -13,12 +14,18 @@
  * counter of accesses; 0 marks an empty way) and a miss fills the way with the oldest stamp.
  * Sets are indexed by the low bits of the line (page) number, tags are the whole number.
  *
+ * An access looks the levels up in order and stops at the first that holds its line: an L1
+ * hit touches neither the L2 nor the LLC, an L1 miss looks the L2 up, an L2 hit is served
+ * there (the LLC is not looked up, its LRU order does not change), an L2 miss looks the LLC
+ * up.  Every level that missed is filled (so an LLC miss fills all three).  The L2 and the
+ * LLC are non-inclusive: a line evicted from one level stays where else it is (no
+ * back-invalidation) and an evicted line is not written to the next level (no victim fill).
+ *
  * Approximations: an access is one line, the line of its first byte (one that straddles two
  * lines touches only the first); loads and stores are alike (stores allocate, nothing is
- * written back); the LLC is non-inclusive: an L1 hit does not touch it, an L1 miss looks it
- * up, and a miss fills both; no prefetcher, no coherence with other threads or the kernel
- * (the traced thread is the only user), no large pages, and the cache is indexed and tagged
- * by virtual address (no aliasing, no physical addresses).
+ * written back); no prefetcher, no coherence with other threads or the kernel (the traced
+ * thread is the only user), no large pages, and the caches are indexed and tagged by virtual
+ * address (no aliasing, no physical addresses).
  */
 #include "config.h"
 
@@ -32,6 +39,8 @@
 
 #define SPE_L1D_SETS  64u /* 32 KiB / 64 B / 8 ways */
 #define SPE_L1D_WAYS  8u
+#define SPE_L2_SETS   512u /* 256 KiB / 64 B / 8 ways */
+#define SPE_L2_WAYS   8u
 #define SPE_LLC_SETS  2048u /* 2 MiB / 64 B / 16 ways */
 #define SPE_LLC_WAYS  16u
 #define SPE_DTLB_SETS 16u /* 64 entries / 4 ways */
@@ -46,6 +55,7 @@ struct spe_way {
 struct auxcap_tracer_spe_cache {
 	uint64_t clock; /* accesses so far: the LRU stamps */
 	struct spe_way l1d[SPE_L1D_SETS * SPE_L1D_WAYS];
+	struct spe_way l2[SPE_L2_SETS * SPE_L2_WAYS];
 	struct spe_way llc[SPE_LLC_SETS * SPE_LLC_WAYS];
 	struct spe_way dtlb[SPE_DTLB_SETS * SPE_DTLB_WAYS];
 };
@@ -99,6 +109,9 @@ unsigned int auxcap_tracer_spe_cache_access(struct auxcap_tracer_spe_cache *cach
 	if (lookup(cache->l1d, SPE_L1D_SETS, SPE_L1D_WAYS, line, now))
 		return miss;
 	miss |= AUXCAP_TRACER_SPE_CACHE_L1_MISS;
+	if (lookup(cache->l2, SPE_L2_SETS, SPE_L2_WAYS, line, now))
+		return miss; /* served by the L2: the LLC is not looked up */
+	miss |= AUXCAP_TRACER_SPE_CACHE_L2_MISS;
 	if (!lookup(cache->llc, SPE_LLC_SETS, SPE_LLC_WAYS, line, now))
 		miss |= AUXCAP_TRACER_SPE_CACHE_LLC_MISS;
 	return miss;

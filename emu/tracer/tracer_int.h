@@ -123,14 +123,16 @@ struct auxcap_tracer_encoder_ops {
 
 /**
  * The memory hierarchy model of the emulated SPE unit (spe_cache.c): an L1 data cache
- * (32 KiB, 8-way), a last-level cache (2 MiB, 16-way), both of 64-byte lines, and a data TLB
- * (64 entries, 4-way, 4 KiB pages), true LRU, looked up by virtual address.
+ * (32 KiB, 8-way), a private L2 (256 KiB, 8-way), a last-level cache (2 MiB, 16-way), all of
+ * 64-byte lines, and a data TLB (64 entries, 4-way, 4 KiB pages), true LRU, looked up by
+ * virtual address.
  */
 struct auxcap_tracer_spe_cache;
 
 /** What one access missed: bits of auxcap_tracer_spe_cache_access()'s result. */
 enum auxcap_tracer_spe_cache_miss {
 	AUXCAP_TRACER_SPE_CACHE_L1_MISS = 1u << 0,  /* not in the L1D (then filled) */
+	AUXCAP_TRACER_SPE_CACHE_L2_MISS = 1u << 3,  /* not in the L2 either (then filled) */
 	AUXCAP_TRACER_SPE_CACHE_LLC_MISS = 1u << 1, /* not in the LLC either (then filled) */
 	AUXCAP_TRACER_SPE_CACHE_TLB_WALK = 1u << 2, /* not in the DTLB: a table walk */
 };
@@ -147,8 +149,10 @@ int auxcap_tracer_spe_cache_new(struct auxcap_tracer_spe_cache **ret_cache);
 void auxcap_tracer_spe_cache_free(struct auxcap_tracer_spe_cache *cache);
 /**
  * One data access at virtual address @addr, load or store alike: the TLB and the caches are
- * looked up and updated (LRU order, fills on misses).  The access is one line, the line of
- * @addr (its first byte).  Returns its enum auxcap_tracer_spe_cache_miss bits (0: hits).
+ * looked up and updated (LRU order, fills on misses); the caches in order, down to the first
+ * that holds the line (an L2 hit does not look the LLC up).  The access is one line, the line
+ * of @addr (its first byte).  Returns its enum auxcap_tracer_spe_cache_miss bits (0: hits);
+ * L2_MISS comes only with L1_MISS, LLC_MISS only with L2_MISS.
  */
 unsigned int auxcap_tracer_spe_cache_access(struct auxcap_tracer_spe_cache *cache, uint64_t addr);
 

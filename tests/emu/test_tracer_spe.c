@@ -3,9 +3,9 @@
  * The live tracer with the Arm SPE-style encoder.  A minimal parser written here from the
  * encoding documented in emu/tracer/enc_spe.c splits the stream into records and checks
  * PCs, operation types, data addresses (against the test program's ELF symbols) and the
- * sampling interval.  The memory model behind the events and latencies (spe_cache.c) is
- * tested alone, replayed over a run's instruction log against its records, and against a
- * program that walks a large and a small buffer (tracer_cache_prog.c).
+ * sampling interval.  The memory model behind the events and latencies (spe_cache.c: L1D,
+ * L2, LLC, DTLB) is tested alone, replayed over a run's instruction log against its records,
+ * and against a program that walks buffers sized for each level (tracer_cache_prog.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -34,10 +34,16 @@
 #define EV_LLC_ACCESS (1u << 8)
 #define EV_LLC_MISS   (1u << 9)
 #define EV_MISSES     (EV_L1D_REFILL | EV_TLB_WALK | EV_LLC_ACCESS | EV_LLC_MISS)
+/* every event the encoder sets: nothing else, in particular no L2D access or hit (events of a
+ * wider packet in newer versions of the architecture; perf 6.1 knows none of them) */
+#define EV_MODELLED                                                                                \
+	(EV_RETIRED | EV_L1D_ACCESS | EV_L1D_REFILL | EV_TLB_ACCESS | EV_TLB_WALK | EV_NOT_TAKEN | \
+	 EV_LLC_ACCESS | EV_LLC_MISS)
 
 /* The model's latencies, cycles, as enc_spe.c documents them. */
 #define LAT_OTHER    1u
 #define LAT_L1_HIT   4u
+#define LAT_L2_HIT   12u
 #define LAT_LLC_HIT  36u
 #define LAT_MEMORY   200u
 #define LAT_TLB_HIT  1u
@@ -55,6 +61,7 @@ struct spe_rec {
 	int op_class;	  /* op type header bits [1:0]; -1 if absent */
 	uint8_t op;	  /* op type payload */
 	uint16_t events;  /* events payload */
+	uint8_t events_sz; /* its size, bytes */
 	uint16_t latency; /* counter index 0 */
 	uint16_t xlat;	  /* counter index 2 (translation latency) */
 	int has_xlat;	  /* a translation latency packet was present */
@@ -133,6 +140,7 @@ static size_t spe_parse(const uint8_t *buf, size_t len, struct spe_rec **ret)
 			cur.op = (uint8_t)v;
 		} else if ((h & 0xcf) == 0x42) {
 			cur.events = (uint16_t)v;
+			cur.events_sz = (uint8_t)sz;
 		} else if (h == 0x71) {
 			cur.ts = v;
 			if (n == cap) {
@@ -170,7 +178,9 @@ static uint16_t model_events(unsigned int miss)
 	uint16_t ev = EV_L1D_ACCESS | EV_TLB_ACCESS;
 
 	if (miss & AUXCAP_TRACER_SPE_CACHE_L1_MISS)
-		ev |= EV_L1D_REFILL | EV_LLC_ACCESS;
+		ev |= EV_L1D_REFILL;
+	if (miss & AUXCAP_TRACER_SPE_CACHE_L2_MISS) /* the L2 missed: the LLC is looked up */
+		ev |= EV_LLC_ACCESS;
 	if (miss & AUXCAP_TRACER_SPE_CACHE_LLC_MISS)
 		ev |= EV_LLC_MISS;
 	if (miss & AUXCAP_TRACER_SPE_CACHE_TLB_WALK)
@@ -185,8 +195,10 @@ static unsigned int ldst_latency(uint16_t events)
 
 	if (events & EV_LLC_MISS)
 		lat = LAT_MEMORY;
-	else if (events & EV_L1D_REFILL)
+	else if (events & EV_LLC_ACCESS)
 		lat = LAT_LLC_HIT;
+	else if (events & EV_L1D_REFILL)
+		lat = LAT_L2_HIT;
 	return lat + (events & EV_TLB_WALK ? LAT_TLB_WALK : 0);
 }
 
@@ -218,6 +230,9 @@ static unsigned int *replay_model(const struct tr_run *run)
 /* The latency counters agree with the events as the model's constants say. */
 static void check_latency(const struct spe_rec *r)
 {
+	/* a 2-byte events packet of the modelled events only (no L2D events) */
+	assert_int_equal(r->events_sz, 2);
+	assert_int_equal(r->events & ~EV_MODELLED, 0);
 	if (r->op_class != 1) {
 		assert_int_equal(r->latency, LAT_OTHER);
 		assert_false(r->has_xlat);
@@ -225,8 +240,9 @@ static void check_latency(const struct spe_rec *r)
 	}
 	assert_int_equal(r->events & (EV_L1D_ACCESS | EV_TLB_ACCESS),
 			 EV_L1D_ACCESS | EV_TLB_ACCESS);
-	/* LLC access exactly with an L1 refill; an LLC miss only after an LLC access */
-	assert_int_equal(!!(r->events & EV_L1D_REFILL), !!(r->events & EV_LLC_ACCESS));
+	/* an LLC access only after an L1 refill (an L1 refill without one: the L2 served it),
+	 * an LLC miss only after an LLC access */
+	assert_true(!(r->events & EV_LLC_ACCESS) || (r->events & EV_L1D_REFILL));
 	assert_true(!(r->events & EV_LLC_MISS) || (r->events & EV_LLC_ACCESS));
 	assert_int_equal(r->latency, ldst_latency(r->events));
 	assert_true(r->has_xlat);
@@ -264,7 +280,7 @@ static void test_spe_every_instruction_with_known_data_addresses(void **state)
 	char *argv[] = { (char *)tr_prog(), "25", NULL };
 	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_ARM_SPE, .spe_interval = 1 };
 	uint64_t lo, hi, store_sym, load_sym, prev_ts = 0;
-	size_t n, j = 0, stores = 0, loads = 0, misses = 0, untraced = 0;
+	size_t n, j = 0, stores = 0, loads = 0, misses = 0, l2_hits = 0, untraced = 0;
 	struct spe_rec *recs;
 	struct tr_run run;
 	unsigned int *miss;
@@ -283,6 +299,9 @@ static void test_spe_every_instruction_with_known_data_addresses(void **state)
 	 * of the untraced code: ld.so and libc run outside the filter). */
 	miss = replay_model(&run);
 	for (size_t i = 0; i < run.nlog; i++) {
+		l2_hits += (miss[i] &
+			    (AUXCAP_TRACER_SPE_CACHE_L1_MISS | AUXCAP_TRACER_SPE_CACHE_L2_MISS)) ==
+			   AUXCAP_TRACER_SPE_CACHE_L1_MISS;
 		if (!run.log[i].traced) {
 			untraced += run.log[i].mem != 0;
 			continue;
@@ -301,6 +320,9 @@ static void test_spe_every_instruction_with_known_data_addresses(void **state)
 	assert_int_equal(j, n);
 	assert_true(untraced > 1000);
 	assert_true(misses > 0);
+	/* the replay went through the L2: L1 misses it served (ld.so's and libc's re-reads
+	 * beyond the L1D's 32 KiB among them; about 190 on x86-64 glibc 2.36) */
+	assert_true(l2_hits > 0);
 	free(miss);
 	/* The program stores to one global and loads from another once per iteration. */
 	for (size_t i = 0; i < n; i++) {
@@ -441,9 +463,10 @@ static void test_spe_filters(void **state)
 	tr_run_fini(&run);
 
 	/* min_latency: exactly the operations whose modelled total latency reaches it (the
-	 * model replayed over the run's log).  36 is an L1 miss that hits the LLC: it keeps the
-	 * L1 misses and drops L1 hits, also those that walked the TLB (4 + 30 = 34), and every
-	 * branch and other operation (1). */
+	 * model replayed over the run's log).  36 is an L2 miss that hits the LLC: it keeps the
+	 * accesses that reached the LLC and the L2 hits that walked the TLB (12 + 30 = 42), and
+	 * drops the other L2 hits (12), the L1 hits, also those that walked the TLB (4 + 30 =
+	 * 34), and every branch and other operation (1). */
 	opts.spe_event_filter = 0;
 	opts.spe_flags = AUXCAP_TRACER_SPE_MIN_LATENCY;
 	opts.spe_min_latency = LAT_LLC_HIT;
@@ -475,10 +498,18 @@ static void test_spe_filters(void **state)
 	tr_run_fini(&run);
 }
 
-/* The memory model alone: L1D and LLC sets in LRU order, the TLB's reach. */
+/* An access of the model, the caches' bits only (the TLB's walk masked off). */
+static unsigned int cache_miss(struct auxcap_tracer_spe_cache *c, uint64_t addr)
+{
+	return auxcap_tracer_spe_cache_access(c, addr) &
+	       ~(unsigned int)AUXCAP_TRACER_SPE_CACHE_TLB_WALK;
+}
+
+/* The memory model alone: L1D, L2 and LLC sets in LRU order, the TLB's reach. */
 static void test_spe_cache_model(void **state)
 {
 	const unsigned int l1 = AUXCAP_TRACER_SPE_CACHE_L1_MISS;
+	const unsigned int l2 = AUXCAP_TRACER_SPE_CACHE_L2_MISS;
 	const unsigned int llc = AUXCAP_TRACER_SPE_CACHE_LLC_MISS;
 	const unsigned int walk = AUXCAP_TRACER_SPE_CACHE_TLB_WALK;
 	const uint64_t l1_set_stride = 64 * 64;	   /* 64 sets of 64-byte lines */
@@ -491,52 +522,46 @@ static void test_spe_cache_model(void **state)
 	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
 
 	/* Cold: everything misses; the same line again hits everywhere, whichever byte. */
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 8), l1 | llc | walk);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 8), l1 | l2 | llc | walk);
 	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 8), 0);
 	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 63), 0);
 	/* The next line: a cache miss on a page the TLB holds. */
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), l1 | llc);
+	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), l1 | l2 | llc);
 	auxcap_tracer_spe_cache_free(c);
 
-	/* Nine lines of one L1D set (each on its own page and LLC set): the ninth evicts the
-	 * first, which then misses the L1D and hits the LLC. */
+	/* Nine lines of one L1D set (each on its own page and LLC set; two share an L2 set of
+	 * eight ways): the ninth evicts the first, which then misses the L1D and hits the L2. */
 	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
 	for (uint64_t k = 0; k < 9; k++)
-		assert_int_equal(auxcap_tracer_spe_cache_access(c, base + k * l1_set_stride) & l1,
-				 l1);
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base), l1);
+		assert_int_equal(cache_miss(c, base + k * l1_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base), l1);
 	/* Nine lines of another set, the first used again before the ninth: it survives, the
 	 * second (now the least recently used) goes. */
 	for (uint64_t k = 0; k < 8; k++)
-		assert_int_equal(
-			auxcap_tracer_spe_cache_access(c, base + 64 + k * l1_set_stride) & l1, l1);
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), 0);
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64 + 8 * l1_set_stride) & l1, l1);
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64), 0);
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 64 + l1_set_stride) & l1, l1);
+		assert_int_equal(cache_miss(c, base + 64 + k * l1_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base + 64), 0);
+	assert_int_equal(cache_miss(c, base + 64 + 8 * l1_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base + 64), 0);
+	assert_int_equal(cache_miss(c, base + 64 + l1_set_stride), l1);
 	auxcap_tracer_spe_cache_free(c);
 
-	/* Seventeen lines of one LLC set: the seventeenth evicts the first from the LLC too. */
+	/* Seventeen lines of one LLC set (so of one L2 set and one L1D set too): the
+	 * seventeenth evicts the first from the LLC. */
 	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
-	for (uint64_t k = 0; k < 17; k++) {
-		unsigned int m = auxcap_tracer_spe_cache_access(c, base + k * llc_set_stride);
-
-		assert_int_equal(m & (l1 | llc), l1 | llc);
-	}
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base) & (l1 | llc), l1 | llc);
+	for (uint64_t k = 0; k < 17; k++)
+		assert_int_equal(cache_miss(c, base + k * llc_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base), l1 | l2 | llc);
 	/* the second was the least recently used in the LLC when the first came back */
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + llc_set_stride) & (l1 | llc),
-			 l1 | llc);
-	/* the fourth is still in the LLC, long gone from the L1D (whose set holds the last
-	 * eight of these lines): an L1D miss that hits the LLC */
-	assert_int_equal(auxcap_tracer_spe_cache_access(c, base + 3 * llc_set_stride) & (l1 | llc),
-			 l1);
+	assert_int_equal(cache_miss(c, base + llc_set_stride), l1 | l2 | llc);
+	/* the fourth is still in the LLC, long gone from the L1D and the L2 (whose sets hold
+	 * the last eight of these lines): it misses both and hits the LLC */
+	assert_int_equal(cache_miss(c, base + 3 * llc_set_stride), l1 | l2);
 	auxcap_tracer_spe_cache_free(c);
 
 	/* The TLB: one walk per new page while 64 pages (its reach) are in use, none on the
-	 * other lines of those pages or on a second pass (whose lines, 256 KiB away, come from
-	 * the LLC); a 65th page evicts the least
-	 * recently used page of its set, the first. */
+	 * other lines of those pages or on a second pass (whose lines, 256 KiB back, come from
+	 * the L2, which holds exactly these 4096 lines); a 65th page evicts the least recently
+	 * used page of its set, the first. */
 	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
 	for (uint64_t pg = 0; pg < 64; pg++) {
 		for (uint64_t off = 0; off < 4096; off += 64)
@@ -553,6 +578,105 @@ static void test_spe_cache_model(void **state)
 	auxcap_tracer_spe_cache_free(NULL);
 }
 
+/*
+ * The L2 alone: what it serves (an L1 miss with L1D refill, no LLC access, 12 cycles), what
+ * it does not (a working set beyond it goes to the LLC), its sets in LRU order, fills from the
+ * LLC, and that a hit in it leaves the LLC untouched (not even its LRU order).
+ */
+static void test_spe_cache_model_l2(void **state)
+{
+	const unsigned int l1 = AUXCAP_TRACER_SPE_CACHE_L1_MISS;
+	const unsigned int l2 = AUXCAP_TRACER_SPE_CACHE_L2_MISS;
+	const unsigned int llc = AUXCAP_TRACER_SPE_CACHE_LLC_MISS;
+	const unsigned int walk = AUXCAP_TRACER_SPE_CACHE_TLB_WALK;
+	const uint64_t l2_set_stride = 512 * 64;   /* 512 sets of 64-byte lines */
+	const uint64_t llc_set_stride = 2048 * 64; /* 2048 sets */
+	const uint64_t base = 0x7f0000000000ull;
+	struct auxcap_tracer_spe_cache *c;
+	unsigned int m;
+
+	(void)state;
+	/* 128 KiB (four times the L1D, half the L2) read twice: the second pass misses the L1D
+	 * on every line (a sequential walk of 32 lines per L1D set of 8 ways) and the L2 serves
+	 * them all: L1D refill, no LLC access, 12 cycles; its 32 pages stay in the TLB. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t off = 0; off < (128u << 10); off += 64) {
+			m = auxcap_tracer_spe_cache_access(c, base + off);
+			if (!pass) {
+				assert_int_equal(m, l1 | l2 | llc | (off % 4096 ? 0 : walk));
+				continue;
+			}
+			assert_int_equal(m, l1);
+			assert_int_equal(model_events(m),
+					 EV_L1D_ACCESS | EV_TLB_ACCESS | EV_L1D_REFILL);
+			assert_int_equal(ldst_latency(model_events(m)), LAT_L2_HIT);
+		}
+	}
+	auxcap_tracer_spe_cache_free(c);
+
+	/* 512 KiB (twice the L2, a quarter of the LLC) read twice: the second pass misses the L1D
+	 * and the L2 on every line (16 lines per L2 set of 8 ways) and hits the LLC: LLC access
+	 * without LLC miss, 36 cycles; 128 pages, twice the TLB's reach: a walk on each. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t off = 0; off < (512u << 10); off += 64) {
+			unsigned int w = off % 4096 ? 0 : walk;
+
+			m = auxcap_tracer_spe_cache_access(c, base + off);
+			if (!pass) {
+				assert_int_equal(m, l1 | l2 | llc | w);
+				continue;
+			}
+			assert_int_equal(m, l1 | l2 | w);
+			assert_int_equal(model_events(m) & ~EV_TLB_WALK,
+					 EV_L1D_ACCESS | EV_TLB_ACCESS | EV_L1D_REFILL |
+						 EV_LLC_ACCESS);
+			assert_int_equal(ldst_latency(model_events(m)),
+					 LAT_LLC_HIT + (w ? LAT_TLB_WALK : 0));
+		}
+	}
+	/* Those LLC hits filled the L2: it holds the last 256 KiB read, so the third quarter
+	 * (L1D misses, its pages among the TLB's last 64) comes from the L2. */
+	for (uint64_t off = 256u << 10; off < (384u << 10); off += 64)
+		assert_int_equal(auxcap_tracer_spe_cache_access(c, base + off), l1);
+	auxcap_tracer_spe_cache_free(c);
+
+	/* LRU in an L2 set: lines 32 KiB apart (x[k]) share an L2 set and an L1D set, y[j]
+	 * (4 KiB apart) share that L1D set only.  Eight x fill the L2 set; y evicts x0 from the
+	 * L1D, x0 comes back from the L2 (its use renewed there), so the ninth x evicts x1, the
+	 * least recently used, not x0. */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (uint64_t k = 0; k < 8; k++)
+		assert_int_equal(cache_miss(c, base + k * l2_set_stride), l1 | l2 | llc);
+	/* y1; x0, from the L2; x8; x1, from the LLC */
+	assert_int_equal(cache_miss(c, base + 4096), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base), l1);
+	assert_int_equal(cache_miss(c, base + 8 * l2_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base + l2_set_stride), l1 | l2);
+	/* x0 is still in the L2: six more y push it out of the L1D, and it hits the L2 */
+	for (uint64_t j = 2; j < 8; j++)
+		assert_int_equal(cache_miss(c, base + j * 4096), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base), l1);
+	auxcap_tracer_spe_cache_free(c);
+
+	/* An L2 hit does not touch the LLC.  Lines 128 KiB apart (x[k]) share an LLC set, an L2
+	 * set and an L1D set.  x0..x7, then y (4 KiB on) evicts x0 from the L1D, and x0 hits
+	 * the L2; x8..x15 fill the LLC set, and x16 evicts its least recently used line: x0,
+	 * whose L2 hit did not renew it there.  So x1 still hits the LLC and x0 misses it (were
+	 * the LLC looked up on x0's L2 hit, x1 would have gone instead). */
+	assert_int_equal(auxcap_tracer_spe_cache_new(&c), 0);
+	for (uint64_t k = 0; k < 8; k++)
+		assert_int_equal(cache_miss(c, base + k * llc_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base + 4096), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base), l1);
+	for (uint64_t k = 8; k < 17; k++)
+		assert_int_equal(cache_miss(c, base + k * llc_set_stride), l1 | l2 | llc);
+	assert_int_equal(cache_miss(c, base + llc_set_stride), l1 | l2);
+	assert_int_equal(cache_miss(c, base), l1 | l2 | llc);
+	auxcap_tracer_spe_cache_free(c);
+}
+
 static const char *cache_prog(void)
 {
 	const char *p = getenv("AUXCAP_TRACER_CACHE_PROG");
@@ -564,11 +688,15 @@ static const char *cache_prog(void)
 }
 
 /*
- * Records of a real program's loads (tracer_cache_prog.c, every load sampled): its walk of a
- * 4 MiB buffer (twice the LLC) misses the L1D and the LLC on every line, in both passes (a
- * sequential walk of more lines than a set has ways leaves none for LRU to hit), and walks
- * the TLB once per page (64 lines); its walk of a 4 KiB buffer misses on the first pass only.
- * The latencies are the model's constants for the record's events.
+ * Records of a real program's loads (tracer_cache_prog.c, every load sampled), buffer by
+ * buffer in the order it walks them, each line in order, pass after pass.  On its first pass
+ * every buffer is cold: each line misses the L1D, the L2 and the LLC, each page walks the TLB.
+ * On the second: the 4 MiB buffer (twice the LLC) misses them all again (a sequential walk of
+ * more lines than a set has ways leaves none for LRU to hit), walking the TLB on each page;
+ * the 512 KiB one (twice the L2) misses the L1D and the L2 and hits the LLC (36 cycles), its
+ * 128 pages walking the TLB again; the 128 KiB one (half the L2) misses the L1D and hits the
+ * L2: L1D refill without LLC access, 12 cycles, no walk; the 4 KiB one hits the L1D from its
+ * second pass on.  The records are also the model replayed over the run's log.
  */
 static void test_spe_cache_walks(void **state)
 {
@@ -576,20 +704,38 @@ static void test_spe_cache_walks(void **state)
 	struct auxcap_tracer_opts opts = { .format = AUXCAP_TRACER_ARM_SPE,
 					   .spe_interval = 1,
 					   .spe_flags = AUXCAP_TRACER_SPE_FILTER_LOAD };
-	uint64_t lo, hi, big, big_sz, small, small_sz;
 	const uint16_t cold = EV_L1D_REFILL | EV_LLC_ACCESS | EV_LLC_MISS;
-	size_t n, nbig = 0, nsmall = 0, walks = 0;
+	/* the buffers in the order the program walks them */
+	struct {
+		const char *sym;
+		uint64_t size;	  /* bytes, as the program defines it */
+		size_t passes;	  /* how many times it reads it */
+		uint16_t again;	  /* events (EV_MISSES) of a line after the first pass, TLB aside */
+		unsigned int lat; /* its total latency, TLB aside */
+		bool again_walks; /* each page walks the TLB on every pass, not the first only */
+		uint64_t addr;	  /* its symbol's address */
+		size_t n;	  /* records of its loads so far */
+	} b[] = {
+		{ "tracer_cache_big", 4u << 20, 2, cold, LAT_MEMORY, true, 0, 0 },
+		{ "tracer_cache_wide", 512u << 10, 2, EV_L1D_REFILL | EV_LLC_ACCESS, LAT_LLC_HIT,
+		  true, 0, 0 },
+		{ "tracer_cache_mid", 128u << 10, 2, EV_L1D_REFILL, LAT_L2_HIT, false, 0, 0 },
+		{ "tracer_cache_small", 4u << 10, 4, 0, LAT_L1_HIT, false, 0, 0 },
+	};
+	const size_t nb = sizeof(b) / sizeof(b[0]);
+	size_t n, j, walks = 0, l2_served = 0, llc_served = 0;
+	uint64_t lo, hi, sz;
 	struct spe_rec *recs;
 	struct tr_run run;
+	unsigned int *miss;
 
 	(void)state;
 	assert_int_equal(tr_elf_text(argv[0], &lo, &hi), 0);
-	assert_int_equal(tr_elf_symbol(argv[0], "tracer_cache_big", &big, &big_sz), 0);
-	assert_int_equal(tr_elf_symbol(argv[0], "tracer_cache_small", &small, &small_sz), 0);
-	assert_int_equal(big_sz, 4u << 20);
-	assert_int_equal(small_sz, 4096);
-	assert_int_equal(big % 4096, 0);
-	assert_int_equal(small % 4096, 0);
+	for (size_t k = 0; k < nb; k++) {
+		assert_int_equal(tr_elf_symbol(argv[0], b[k].sym, &b[k].addr, &sz), 0);
+		assert_int_equal(sz, b[k].size);
+		assert_int_equal(b[k].addr % 4096, 0);
+	}
 	opts.filter_start = lo;
 	opts.filter_end = hi;
 	assert_int_equal(tr_run(&run, &opts, argv), 0);
@@ -597,37 +743,64 @@ static void test_spe_cache_walks(void **state)
 	n = spe_parse(run.trace, run.trace_len, &recs);
 	for (size_t i = 0; i < n; i++) {
 		const struct spe_rec *r = &recs[i];
+		size_t k, lines, pass;
+		bool walked;
 
 		assert_int_equal(r->op_class, 1);
 		assert_int_equal(r->op & 1, 0); /* loads only */
 		check_latency(r);
-		if (r->va >= big && r->va < big + big_sz) {
-			bool page = r->va % 4096 == 0;
-
-			/* in order, two passes */
-			assert_int_equal(r->va, big + (nbig % (big_sz / 64)) * 64);
-			assert_int_equal(r->events & EV_MISSES, cold | (page ? EV_TLB_WALK : 0));
-			assert_int_equal(r->latency, LAT_MEMORY + (page ? LAT_TLB_WALK : 0));
-			assert_int_equal(r->xlat, page ? LAT_TLB_WALK : LAT_TLB_HIT);
-			walks += page;
-			nbig++;
-		} else if (r->va >= small && r->va < small + small_sz) {
-			assert_int_equal(nbig, 2 * big_sz / 64); /* after the large walk */
-			assert_int_equal(r->va, small + (nsmall % (small_sz / 64)) * 64);
-			if (nsmall < small_sz / 64) { /* first pass: cold */
-				assert_int_equal(r->events & EV_MISSES,
-						 cold | (nsmall ? 0 : EV_TLB_WALK));
-			} else {
-				assert_int_equal(r->events & EV_MISSES, 0);
-				assert_int_equal(r->latency, LAT_L1_HIT);
-				assert_int_equal(r->xlat, LAT_TLB_HIT);
-			}
-			nsmall++;
-		}
+		for (k = 0; k < nb && !(r->va >= b[k].addr && r->va < b[k].addr + b[k].size); k++)
+			;
+		if (k == nb) /* not one of the buffers */
+			continue;
+		/* after the walks of the buffers before it */
+		for (size_t e = 0; e < k; e++)
+			assert_int_equal(b[e].n, b[e].passes * b[e].size / 64);
+		lines = b[k].size / 64;
+		pass = b[k].n / lines;
+		assert_true(pass < b[k].passes);
+		assert_int_equal(r->va, b[k].addr + (b[k].n % lines) * 64); /* in order */
+		walked = r->va % 4096 == 0 && (pass == 0 || b[k].again_walks);
+		assert_int_equal(r->events & EV_MISSES,
+				 (pass ? b[k].again : cold) | (walked ? EV_TLB_WALK : 0));
+		assert_int_equal(r->latency,
+				 (pass ? b[k].lat : LAT_MEMORY) + (walked ? LAT_TLB_WALK : 0));
+		assert_int_equal(r->xlat, walked ? LAT_TLB_WALK : LAT_TLB_HIT);
+		walks += walked;
+		b[k].n++;
 	}
-	assert_int_equal(nbig, 2 * big_sz / 64);
-	assert_int_equal(walks, 2 * big_sz / 4096);
-	assert_int_equal(nsmall, 4 * small_sz / 64);
+	for (size_t k = 0; k < nb; k++)
+		assert_int_equal(b[k].n, b[k].passes * b[k].size / 64);
+	/* each page of the big and the wide buffer twice, of the others once */
+	assert_int_equal(walks,
+			 2 * (b[0].size + b[1].size) / 4096 + (b[2].size + b[3].size) / 4096);
+
+	/* Every record is the model's, replayed over the run's log (the loads of the traced
+	 * code: the load filter's); the L2 served the mid buffer's second pass, the LLC the wide
+	 * one's. */
+	miss = replay_model(&run);
+	for (size_t i = j = 0; i < run.nlog; i++) {
+		const struct tr_insn *e = &run.log[i];
+
+		if (!e->traced || !is_ldst(e) || (e->mem & AUXCAP_TRACER_MEM_STORE))
+			continue;
+		assert_true(j < n);
+		assert_int_equal(recs[j].pc, e->ip);
+		assert_int_equal(recs[j].va, e->data_addr);
+		assert_int_equal(recs[j].events & ~EV_RETIRED, model_events(miss[i]));
+		assert_int_equal(recs[j].latency, model_latency(e, miss[i]));
+		l2_served += (miss[i] & (AUXCAP_TRACER_SPE_CACHE_L1_MISS |
+					 AUXCAP_TRACER_SPE_CACHE_L2_MISS)) ==
+			     AUXCAP_TRACER_SPE_CACHE_L1_MISS;
+		llc_served += (miss[i] & (AUXCAP_TRACER_SPE_CACHE_L2_MISS |
+					  AUXCAP_TRACER_SPE_CACHE_LLC_MISS)) ==
+			      AUXCAP_TRACER_SPE_CACHE_L2_MISS;
+		j++;
+	}
+	assert_int_equal(j, n);
+	assert_true(l2_served >= b[2].size / 64);
+	assert_true(llc_served >= b[1].size / 64);
+	free(miss);
 	free(recs);
 	tr_run_fini(&run);
 }
@@ -640,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_spe_jitter_spreads_samples),
 		cmocka_unit_test(test_spe_filters),
 		cmocka_unit_test(test_spe_cache_model),
+		cmocka_unit_test(test_spe_cache_model_l2),
 		cmocka_unit_test(test_spe_cache_walks),
 	};
 
