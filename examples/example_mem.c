@@ -2,7 +2,8 @@
 /*
  * A program with a known memory behaviour, for `auxcap report --mem`: main -> {sum_small,
  * walk_large} in rounds.
- *   sum_small   re-reads a 16 KiB array: after its first pass every load hits the L1;
+ *   sum_small   re-reads a 16 KiB array, which fits the L1; walk_large's lines push some of
+ *               it out between rounds, and those loads are served by the L2;
  *   walk_large  reads one word of each 64-byte line of a 64 MiB array, moving on through it
  *               from round to round: every load touches a line not read before (an L1 and
  *               last-level cache miss), and one in 64 a new 4 KiB page (a TLB miss);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # auxcap report --mem end to end: the bundled example-mem (a walk through a large array, sums
 # over a small one, a store to a counter) recorded with Arm SPE on the emulated PMU, whose unit
-# models an L1, a last-level cache and a TLB; the report must say where its loads were served
+# models an L1, an L2, a last-level cache and a TLB; the report must say where its loads were served
 # function by function and line by line, and agree with perf 6.1's reading of the same file
 # (its l1d-miss, llc-miss, tlb-miss and memory samples, per symbol).
 # usage: test_mem.sh   (AUXCAP, AUXCAP_EXAMPLE_MEM, AUXCAP_EXAMPLE_LOOP in the environment)
@@ -86,6 +86,8 @@ want(wl and wl['tlb_walks'] == pages,
 want(ss and ss['accesses'] > 1000 and lv(ss, 'memory') == 0 and ss['tlb_walks'] == 0,
      "sum_small: no load of the 16 KiB array goes to memory (%s)" % (ss and lv(ss, 'memory')))
 want(ss and lv(ss, 'l1') > 0.5 * ss['accesses'], "sum_small: most of its loads hit the L1")
+want(ss and lv(ss, 'l2') > 0 and lv(ss, 'llc') == 0,
+     f"sum_small: the L2 serves every load walk_large pushed out of the L1 ({ss and lv(ss, 'l2')})")
 want(bp and bp['loads'] > 0 and abs(bp['loads'] - bp['stores']) <= 1 and
      bp['loads'] + bp['stores'] == bp['accesses'],
      f"bump: a load and a store of the counter per call ({bp and bp['loads']} and {bp and bp['stores']})")
