@@ -53,8 +53,9 @@ static void usage(FILE *f)
 		"  --slowest N            --latency: the N slowest calls of each (default %d)\n"
 		"  --mem                  instead of the tables: the trace's sampled data accesses\n"
 		"                         (Arm SPE loads and stores) by where they were served (L1,\n"
-		"                         LLC, memory), by function and by cache line, with their\n"
-		"                         latency (perf mem report's and c2c's view)\n"
+		"                         L2, LLC, memory), by function, by data object (variable\n"
+		"                         or mapping) and by cache line, with their latency (perf\n"
+		"                         mem report's and c2c's view)\n"
 		"  --pid PIDS, --tid TIDS, --comm NAMES\n"
 		"                         count only these processes', threads' or commands'\n"
 		"                         events (comma-separated lists; losses always count)\n"
@@ -1068,6 +1069,88 @@ static int check_mem(const struct ctx *c)
 	return -EINVAL;
 }
 
+/* " f (n), g (m), others (k)\n": the first functions that made a line's or object's accesses */
+static void who_funcs(FILE *f, const struct auxcap_report_mem_line *l)
+{
+	for (size_t k = 0; k < l->nr_funcs; k++) {
+		const struct auxcap_report_func *fn = l->funcs[k].func;
+
+		fputs(k ? ", " : " ", f);
+		if (!fn)
+			fputs("[none]", f);
+		else if (fn->name)
+			fputs(fn->name, f);
+		else if (fn->kernel)
+			fputs("[kernel]", f);
+		else
+			fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
+		fprintf(f, " (%" PRIu64 ")", l->funcs[k].accesses);
+	}
+	if (l->other_funcs)
+		fprintf(f, ", others (%" PRIu64 ")", l->other_funcs);
+	fputc('\n', f);
+}
+
+/* A data object as the text names it: "counters [prog]", "[heap]", "//anon 0x7f..", ... */
+static void object_text(const struct auxcap_report_mem_object *o, char *buf, size_t n)
+{
+	const char *base;
+
+	switch (o->kind) {
+	case AUXCAP_REPORT_MEM_OBJ_VARIABLE:
+		base = o->dso && strrchr(o->dso, '/') ? strrchr(o->dso, '/') + 1 : o->dso;
+		snprintf(buf, n, "%s  [%s]", o->name, base ? base : "?");
+		break;
+	case AUXCAP_REPORT_MEM_OBJ_MAPPING:
+		/* a file by its base name, as the functions' files are */
+		base = o->name[0] == '/' && o->name[1] != '/' && strrchr(o->name, '/')[1]
+			       ? strrchr(o->name, '/') + 1
+			       : o->name;
+		if (o->use.addr)
+			snprintf(buf, n, "%s at 0x%" PRIx64, base, o->use.addr);
+		else
+			snprintf(buf, n, "%s", base);
+		break;
+	default:
+		snprintf(buf, n, "[unknown]");
+		break;
+	}
+}
+
+/* The data objects by latency: which variable or region the waiting was for. */
+static void text_mem_objects(struct ctx *c)
+{
+	const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
+	size_t no = auxcap_report_nr_mem_objects(c->r), top = c->a->top;
+	uint64_t untracked = auxcap_report_mem_objects_untracked(c->r);
+	FILE *f = c->f;
+
+	fprintf(f, "\nData objects by access latency (%s%zu of %zu", top ? "top " : "",
+		top && top < no ? top : no, no);
+	if (untracked)
+		fprintf(f, "; %" PRIu64 " accesses to objects past the first %d not counted here",
+			untracked, AUXCAP_REPORT_MEM_OBJECTS_MAX);
+	fputs("):\n", f);
+	fprintf(f, "  %7s %9s %8s %8s %8s %8s %8s %7s  %-36s %s\n", "lat%", "accesses", "stores",
+		"L1miss%", "LLCmiss%", "TLBwalk%", "mean lat", "threads", "object",
+		"functions (accesses)");
+	for (size_t i = 0; i < no && (!top || i < top); i++) {
+		const struct auxcap_report_mem_object *o = auxcap_report_get_mem_object(c->r, i);
+		const struct auxcap_report_mem *x = &o->use.m;
+		char name[512], thr[32];
+
+		object_text(o, name, sizeof(name));
+		snprintf(thr, sizeof(thr), "%zu%s/%zu", o->use.threads, o->use.threads_more ? "+" : "",
+			 o->use.store_threads);
+		fprintf(f, "  %6.2f%% %9" PRIu64 " %8" PRIu64 " %7.2f%% %7.2f%% %7.2f%% %8.1f %7s  %-36s",
+			pct(x->lat, m->lat), x->accesses, x->stores,
+			pct(auxcap_report_mem_l1_misses(x), x->accesses),
+			pct(x->level[AUXCAP_REPORT_MEM_DRAM], x->accesses),
+			pct(x->tlb_walks, x->accesses), mean(x->lat, x->accesses), thr, name);
+		who_funcs(f, &o->use);
+	}
+}
+
 static void text_mem(struct ctx *c)
 {
 	const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
@@ -1112,6 +1195,8 @@ static void text_mem(struct ctx *c)
 		print_func(f, mf->func);
 	}
 
+	text_mem_objects(c);
+
 	fprintf(f, "\nCache lines by L1 misses (%s%zu of %zu lines of %d bytes", top ? "top " : "",
 		top && top < nl ? top : nl, nl, AUXCAP_REPORT_LINE_SIZE);
 	if (untracked)
@@ -1132,23 +1217,7 @@ static void text_mem(struct ctx *c)
 			l->pid, auxcap_report_mem_l1_misses(&l->m), l->m.accesses,
 			mean(l->m.lat, l->m.accesses), thr,
 			var);
-		for (size_t k = 0; k < l->nr_funcs; k++) {
-			const struct auxcap_report_func *fn = l->funcs[k].func;
-
-			fputs(k ? ", " : " ", f);
-			if (!fn)
-				fputs("[none]", f);
-			else if (fn->name)
-				fputs(fn->name, f);
-			else if (fn->kernel)
-				fputs("[kernel]", f);
-			else
-				fprintf(f, "[unknown] 0x%" PRIx64, fn->addr);
-			fprintf(f, " (%" PRIu64 ")", l->funcs[k].accesses);
-		}
-		if (l->other_funcs)
-			fprintf(f, ", others (%" PRIu64 ")", l->other_funcs);
-		fputc('\n', f);
+		who_funcs(f, l);
 	}
 	if (nl)
 		fputs("  (threads: those that accessed the line / those of them that stored to it;\n"
@@ -1699,9 +1768,26 @@ static void json_data_object(struct ctx *c, const struct auxcap_report_mem_line 
 }
 
 /* --mem: the sum, every function, the lines (--top of them). */
+/* A line's or object's threads and functions, and the closing brace. */
+static void json_mem_who(FILE *f, const struct auxcap_report_mem_line *l)
+{
+	fprintf(f, ",\"threads\":%zu,\"threads_more\":%s,\"store_threads\":%zu,\"funcs\":[",
+		l->threads, l->threads_more ? "true" : "false", l->store_threads);
+	for (size_t k = 0; k < l->nr_funcs; k++) {
+		fputs(k ? ",{" : "{", f);
+		if (l->funcs[k].func)
+			json_func_id(f, l->funcs[k].func, false);
+		else
+			fputs("\"name\":null,\"dso\":null,\"addr\":null,\"kernel\":false", f);
+		fprintf(f, ",\"accesses\":%" PRIu64 "}", l->funcs[k].accesses);
+	}
+	fprintf(f, "],\"other_funcs\":%" PRIu64 "}", l->other_funcs);
+}
+
 static void json_mem(struct ctx *c)
 {
 	size_t nf = auxcap_report_nr_mem_funcs(c->r), nl = auxcap_report_nr_mem_lines(c->r);
+	size_t no = auxcap_report_nr_mem_objects(c->r);
 	size_t top = c->a->top;
 	FILE *f = c->f;
 
@@ -1730,17 +1816,31 @@ static void json_mem(struct ctx *c)
 			fputs("null,", f);
 		json_mem_row(f, &l->m);
 		json_data_object(c, l);
-		fprintf(f, ",\"threads\":%zu,\"threads_more\":%s,\"store_threads\":%zu,\"funcs\":[",
-			l->threads, l->threads_more ? "true" : "false", l->store_threads);
-		for (size_t k = 0; k < l->nr_funcs; k++) {
-			fputs(k ? ",{" : "{", f);
-			if (l->funcs[k].func)
-				json_func_id(f, l->funcs[k].func, false);
-			else
-				fputs("\"name\":null,\"dso\":null,\"addr\":null,\"kernel\":false", f);
-			fprintf(f, ",\"accesses\":%" PRIu64 "}", l->funcs[k].accesses);
-		}
-		fprintf(f, "],\"other_funcs\":%" PRIu64 "}", l->other_funcs);
+		json_mem_who(f, l);
+	}
+	fprintf(f, "],\"objects_total\":%zu,\"objects_untracked_accesses\":%" PRIu64
+		   ",\"objects\":[",
+		no, auxcap_report_mem_objects_untracked(c->r));
+	for (size_t i = 0; i < no && (!top || i < top); i++) {
+		const struct auxcap_report_mem_object *o = auxcap_report_get_mem_object(c->r, i);
+		static const char *const kinds[] = { "variable", "mapping", "unknown" };
+
+		fprintf(f, "%s{\"kind\":\"%s\",\"name\":", i ? "," : "",
+			(unsigned)o->kind < 3 ? kinds[o->kind] : "unknown");
+		auxcap_out_json_str(f, o->name);
+		fputs(",\"dso\":", f);
+		auxcap_out_json_str(f, o->dso);
+		if (o->use.addr)
+			fprintf(f, ",\"addr\":\"0x%" PRIx64 "\"", o->use.addr);
+		else
+			fputs(",\"addr\":null", f);
+		fputs(",\"pid\":", f);
+		if (o->use.pid >= 0)
+			fprintf(f, "%d,", o->use.pid);
+		else
+			fputs("null,", f);
+		json_mem_row(f, &o->use.m);
+		json_mem_who(f, &o->use);
 	}
 	fputs("]}", f);
 }

@@ -651,6 +651,30 @@ static void add_note(struct auxcap_report_note *notes, size_t *n, size_t max,
 		notes[(*n)++] = *note;
 }
 
+/*
+ * The data object holding @addr of @pid at @time: the variable there, else the mapping (an
+ * anonymous one by its start, a file or a named region by its name), else none known.
+ */
+static void data_object(struct auxcap_report *r, int32_t pid, uint64_t addr, uint64_t time,
+			struct mem_object *o)
+{
+	const char *name, *dso = NULL;
+	uint64_t off;
+
+	if (auxcap_decode_data_symbolize_at(r->d, pid, addr, time, &name, &off, &dso) == 1) {
+		*o = (struct mem_object){ AUXCAP_REPORT_MEM_OBJ_VARIABLE, addr - off, addr - off,
+					  name, dso };
+	} else if (auxcap_decode_data_map_at(r->d, pid, addr, time, &name, &off) == 1) {
+		bool anon = !strcmp(name, "//anon");
+
+		*o = (struct mem_object){ AUXCAP_REPORT_MEM_OBJ_MAPPING,
+					  anon ? addr - off : (uint64_t)(uintptr_t)name,
+					  anon ? addr - off : 0, name, NULL };
+	} else {
+		*o = (struct mem_object){ AUXCAP_REPORT_MEM_OBJ_UNKNOWN, 0, 0, NULL, NULL };
+	}
+}
+
 static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event *ev)
 {
 	const struct auxcap_trace_event *te = ev->trace;
@@ -780,8 +804,15 @@ static int trace_event(struct auxcap_report *r, const struct auxcap_decode_event
 			c[slot]++;
 			c[r->nr_slots + slot]++;
 		}
-		if (te->mem && rc == 0)
-			rc = mem_add(r->mem, te, ev->pid, ev->tid, ev->time, fs);
+		if (te->mem && rc == 0) {
+			struct mem_object obj;
+			bool has_obj = r->opts.mem && (te->flags & AUXCAP_TRACE_F_HAS_ADDR);
+
+			if (has_obj)
+				data_object(r, ev->pid, te->addr, ev->time, &obj);
+			rc = mem_add(r->mem, te, ev->pid, ev->tid, ev->time, fs,
+				     has_obj ? &obj : NULL);
+		}
 		break;
 	}
 	default:
@@ -1431,6 +1462,22 @@ const struct auxcap_report_mem_line *auxcap_report_get_mem_line(const struct aux
 uint64_t auxcap_report_mem_lines_untracked(const struct auxcap_report *r)
 {
 	return r ? mem_untracked(r->mem) : 0;
+}
+
+size_t auxcap_report_nr_mem_objects(const struct auxcap_report *r)
+{
+	return r && r->finished ? mem_nr_objects(r->mem) : 0;
+}
+
+const struct auxcap_report_mem_object *
+auxcap_report_get_mem_object(const struct auxcap_report *r, size_t i)
+{
+	return r && r->finished ? mem_object(r->mem, i) : NULL;
+}
+
+uint64_t auxcap_report_mem_objects_untracked(const struct auxcap_report *r)
+{
+	return r ? mem_objects_untracked(r->mem) : 0;
 }
 
 size_t auxcap_report_nr_funcs(const struct auxcap_report *r)

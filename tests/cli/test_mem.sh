@@ -54,6 +54,8 @@ check 'grep -q "^Data accesses sampled: " mem.txt && grep -q "^  memory (LLC mis
 first=$(awk '/^Functions by data access latency/ { getline; getline; print $NF == "[auxcap-example-mem]" ? $(NF-1) : $NF; exit }' mem.txt)
 check '[ "$first" = walk_large ]' "the walk through the large array takes the most latency ($first)"
 check 'grep -q "^Cache lines by L1 misses" mem.txt && ! grep -q "^Functions by self trace time" mem.txt' "line table, no trace tables"
+obj1=$(awk '/^Data objects by access latency/ { getline; getline; print; exit }' mem.txt)
+check 'echo "$obj1" | grep -Eq " //anon at 0x[0-9a-f]+ +walk_large \([0-9]+\)$"' "the first data object: the large array, walk_large's ($obj1)"
 
 # --- JSON: the figures add up, and the program's known behaviour -----------------------------
 $A report m.data --mem --top 0 --format json >mem.json 2>mem.jerr
@@ -113,6 +115,27 @@ bases = {int(l['addr'], 16) - l['map']['off'] for l in wlines if l['map'] and l[
 want(len(bases) == 1 and min(bases) % 4096 == 0 and
      all(l['map'] and l['map']['name'] == '//anon' and l['map']['off'] < 64 << 20 for l in wlines),
      f"the large array's lines are in one //anon mapping at their offsets ({[hex(b) for b in bases]})")
+# data objects: every access in one (untracked ones counted); the array, the heap, the counter
+objs = m['objects']
+want(m['objects_total'] == len(objs) and
+     sum(o['accesses'] for o in objs) + m['objects_untracked_accesses'] == m['accesses'],
+     f"the {len(objs)} data objects add up to the accesses")
+want([o['lat_sum'] for o in objs] == sorted([o['lat_sum'] for o in objs], reverse=True),
+     "objects by latency, most first")
+arr = [o for o in objs if o['kind'] == 'mapping' and o['name'] == '//anon' and
+       o['addr'] is not None and int(o['addr'], 16) in bases]
+want(len(arr) == 1 and arr[0]['funcs'][0]['name'] == 'walk_large' and arr[0]['other_funcs'] == 0 and
+     arr[0]['accesses'] == sum(l['accesses'] for l in wlines) and objs[0] is arr[0],
+     f"the large array is one object, walk_large's alone, with the most latency ({arr and arr[0]['accesses']})")
+heap = [o for o in objs if o['kind'] == 'mapping' and o['name'] == '[heap]']
+want(len(heap) == 1 and heap[0]['addr'] is None and heap[0]['funcs'][0]['name'] == 'sum_small' and
+     heap[0]['funcs'][0]['accesses'] == ss['accesses'],
+     f"the [heap] is one object, sum_small its most accessing function with all its accesses ({heap and heap[0]['funcs'][0]})")
+cv = [o for o in objs if o['kind'] == 'variable' and o['name'] == 'counters']
+want(len(cv) == 1 and cv[0]['dso'].endswith('auxcap-example-mem') and blines and
+     int(cv[0]['addr'], 16) == int(blines[0]['addr'], 16) - blines[0]['object']['off'] and
+     cv[0]['funcs'][0]['name'] == 'bump' and cv[0]['funcs'][0]['accesses'] == bp['accesses'],
+     f"the variable counters is an object at its address, bump's ({cv and cv[0]['addr']})")
 slines = [l for l in m['lines'] if any(f['name'] == 'sum_small' for f in l['funcs'])]
 want(len(slines) >= 16384 // 64 and all(l['map'] and l['map']['name'] == '[heap]' for l in slines),
      f"the small array's {len(slines)} lines are on the [heap]")

@@ -1029,9 +1029,24 @@ static void test_mem(void **state)
  */
 static void test_data_maps(void **state)
 {
-	const uint32_t RW = PROT_READ | PROT_WRITE;
-	struct toy_rec t[] = { access_rec(1000, MAIN, 0x7f0000000040,
-					  AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS, 4) };
+	const uint32_t RW = PROT_READ | PROT_WRITE, L = AUXCAP_TRACE_MEM_LOAD,
+		       L1 = AUXCAP_TRACE_MEM_L1_ACCESS,
+		       MEM = L1 | AUXCAP_TRACE_MEM_L1_MISS | AUXCAP_TRACE_MEM_LLC_ACCESS |
+			     AUXCAP_TRACE_MEM_LLC_MISS;
+	/* the report's data objects: data.bin (file), //anon at 0x7f0000000000, [stack], none */
+	struct toy_rec t[] = {
+		access_rec(1000, MAIN, 0x7f0000000040, L | L1, 4),
+		access_rec(1010, RUN, 0x7f0000009000, L | MEM, 200),
+		access_rec(1020, RUN, 0x7f0000009040, L | MEM, 200),
+		access_rec(1030, WORK, 0x7f000000a000, L | L1, 4),
+		access_rec(1040, WORK, 0x7ff000000010, L | L1, 4),
+		access_rec(1050, MAIN, 0x7ff000000020, L | L1, 4),
+		access_rec(1060, WORK, 0x7ff000000030, L | L1, 4),
+		access_rec(1070, MAIN, 0x100, L | L1, 4),
+	};
+	struct auxcap_report_opts ro = { .sz = sizeof(ro), .mem = true };
+	const struct auxcap_report_mem_object *o;
+	struct auxcap_report *r = NULL;
 	struct auxcap_decode *d;
 	const char *name = NULL;
 	uint64_t off = 0;
@@ -1116,6 +1131,98 @@ static void test_data_maps(void **state)
 			 0);
 	assert_string_equal(buf, "");
 	auxcap_decode_close(d);
+
+	/* The report's data objects: by latency, then accesses, then kind (mapping first) */
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &ro, &r), 0);
+	assert_int_equal(auxcap_report_nr_mem_objects(r), 4);
+	assert_int_equal(auxcap_report_mem_objects_untracked(r), 0);
+	o = auxcap_report_get_mem_object(r, 0); /* an anonymous mapping: by its start */
+	assert_int_equal(o->kind, AUXCAP_REPORT_MEM_OBJ_MAPPING);
+	assert_string_equal(o->name, "//anon");
+	assert_null(o->dso);
+	assert_int_equal(o->use.addr, 0x7f0000000000);
+	assert_int_equal(o->use.pid, 9);
+	assert_int_equal(o->use.m.accesses, 3);
+	assert_int_equal(o->use.m.lat, 404);
+	assert_int_equal(o->use.m.level[AUXCAP_REPORT_MEM_DRAM], 2);
+	assert_int_equal(o->use.nr_funcs, 2);
+	assert_int_equal(o->use.funcs[0].func->addr, RUN);
+	assert_int_equal(o->use.funcs[0].accesses, 2);
+	assert_int_equal(o->use.funcs[1].func->addr, WORK);
+	o = auxcap_report_get_mem_object(r, 1); /* a named region: one object, no address */
+	assert_string_equal(o->name, "[stack]");
+	assert_int_equal(o->use.addr, 0);
+	assert_int_equal(o->use.m.accesses, 3);
+	assert_int_equal(o->use.funcs[0].func->addr, WORK); /* 2, then MAIN's 1 */
+	assert_int_equal(o->use.funcs[0].accesses, 2);
+	assert_int_equal(o->use.funcs[1].func->addr, MAIN);
+	o = auxcap_report_get_mem_object(r, 2); /* a file's mapping */
+	assert_int_equal(o->kind, AUXCAP_REPORT_MEM_OBJ_MAPPING);
+	assert_string_equal(o->name, "/tmp/data.bin");
+	assert_int_equal(o->use.m.accesses, 1);
+	o = auxcap_report_get_mem_object(r, 3);
+	assert_int_equal(o->kind, AUXCAP_REPORT_MEM_OBJ_UNKNOWN);
+	assert_null(o->name);
+	assert_int_equal(o->use.funcs[0].func->addr, MAIN);
+	assert_null(auxcap_report_get_mem_object(r, 4));
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+/*
+ * Data objects past AUXCAP_REPORT_MEM_OBJECTS_MAX (each anonymous mapping is one) are counted
+ * untracked; an object's functions are its most accessing ones, exactly, whatever the order
+ * they came in, the rest summed.
+ */
+static void test_mem_objects_limits(void **state)
+{
+	const uint32_t L1 = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS;
+	const size_t no = AUXCAP_REPORT_MEM_OBJECTS_MAX + 3;
+	/* in the first mapping: six functions, the one at 0x5000 + 0x100 k with k + 1 accesses,
+	 * the least first */
+	const size_t nf = 1 + 2 + 3 + 4 + 5 + 6;
+	struct toy_rec *t = calloc(no + nf, sizeof(*t));
+	struct auxcap_report_opts o = { .sz = sizeof(o), .mem = true };
+	const struct auxcap_report_mem_object *ob = NULL;
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("mem_objects.data", path, sizeof(path));
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(t);
+	for (size_t i = 0; i < no; i++) {
+		cb_mmap2(b, 9, 9, 0x600000000000 + 0x10000 * i, 0x1000, 0, PROT_READ | PROT_WRITE,
+			 "//anon", 500, 0);
+		t[n++] = access_rec(1000 + i, MAIN, 0x600000000000 + 0x10000 * i + 8, L1, 4);
+	}
+	for (uint64_t k = 0; k < 6; k++) {
+		for (uint64_t j = 0; j <= k; j++) {
+			t[n] = access_rec(100000 + n, 0x5000 + 0x100 * k, 0x600000000010, L1, 4);
+			n++;
+		}
+	}
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_auxtrace(b, t, n * sizeof(*t), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	assert_int_equal(auxcap_report_nr_mem_objects(r), AUXCAP_REPORT_MEM_OBJECTS_MAX);
+	assert_int_equal(auxcap_report_mem_objects_untracked(r), 3);
+	ob = auxcap_report_get_mem_object(r, 0); /* the most accesses (all take 4 cycles) */
+	assert_int_equal(ob->use.addr, 0x600000000000);
+	assert_int_equal(ob->use.m.accesses, 1 + nf);
+	assert_int_equal(ob->use.nr_funcs, AUXCAP_REPORT_LINE_FUNCS);
+	for (size_t k = 0; k < AUXCAP_REPORT_LINE_FUNCS; k++) {
+		assert_int_equal(ob->use.funcs[k].func->addr, 0x5000 + 0x100 * (5 - k));
+		assert_int_equal(ob->use.funcs[k].accesses, 6 - k);
+	}
+	assert_int_equal(ob->use.other_funcs, 2 + 1 + 1); /* 0x5100's, 0x5000's, MAIN's */
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+	free(t);
 }
 
 static void test_mem_limits(void **state)
@@ -1220,6 +1327,7 @@ int main(void)
 		cmocka_unit_test(test_calls),	    cmocka_unit_test(test_call_graph),
 		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_mem_limits),
 		cmocka_unit_test(test_data_maps),
+		cmocka_unit_test(test_mem_objects_limits),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -122,7 +122,7 @@ static int dump_line(void *arg, const char *line)
 static void check_mem(struct auxcap_decode *d, const struct auxcap_report *rep)
 {
 	const struct auxcap_report_mem *m = auxcap_report_get_mem(rep);
-	uint64_t lv = 0, fa = 0, la = auxcap_report_mem_lines_untracked(rep);
+	uint64_t lv = 0, fa = 0, la = auxcap_report_mem_lines_untracked(rep), oa;
 
 	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++)
 		lv += m->level[k];
@@ -141,6 +141,21 @@ static void check_mem(struct auxcap_decode *d, const struct auxcap_report *rep)
 			fuzz_strlen(name);
 	}
 	FUZZ_CHECK(la <= m->accesses);
+	/* every access with an address is in an object, or counted untracked; as many as in lines */
+	oa = auxcap_report_mem_objects_untracked(rep);
+	for (size_t i = 0; i < auxcap_report_nr_mem_objects(rep); i++) {
+		const struct auxcap_report_mem_object *o = auxcap_report_get_mem_object(rep, i);
+		uint64_t fsum = o->use.other_funcs;
+
+		oa += o->use.m.accesses;
+		for (size_t k = 0; k < o->use.nr_funcs; k++)
+			fsum += o->use.funcs[k].accesses;
+		FUZZ_CHECK(fsum == o->use.m.accesses && o->use.nr_funcs <= 4);
+		FUZZ_CHECK(o->kind == AUXCAP_REPORT_MEM_OBJ_UNKNOWN ? !o->name : !!o->name);
+		if (o->name)
+			fuzz_strlen(o->name);
+	}
+	FUZZ_CHECK(oa == la);
 }
 
 static void run(bool per_insn)

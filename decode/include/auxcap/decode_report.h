@@ -363,6 +363,34 @@ struct auxcap_report_mem_line {
 	bool threads_more;
 };
 
+/** What a data object is (auxcap_report_mem_object). */
+enum auxcap_report_mem_object_kind {
+	/* a global or static variable (a sized data symbol of the process's files): @name, the
+	 * file @dso, use.addr its first byte */
+	AUXCAP_REPORT_MEM_OBJ_VARIABLE,
+	/* a mapping no variable of which holds the accesses: @name as the kernel gave it (a
+	 * file's path, "[stack]", "[heap]", "//anon"); use.addr an anonymous mapping's start
+	 * (each is an object of its own), else 0 (a file's or a named region's mappings are one
+	 * object) */
+	AUXCAP_REPORT_MEM_OBJ_MAPPING,
+	/* no mapping known there (a capture without the mappings of data): @name NULL */
+	AUXCAP_REPORT_MEM_OBJ_UNKNOWN,
+};
+
+/**
+ * Sampled data accesses to one data object of one process (perf mem report's symbol_daddr,
+ * and dso_daddr where no variable is known): the variable or mapping holding each access's
+ * address, as auxcap_decode_data_symbolize_at() and auxcap_decode_data_map_at() find it.
+ */
+struct auxcap_report_mem_object {
+	enum auxcap_report_mem_object_kind kind;
+	const char *name; /* borrowed from the decode until it is closed; NULL: unknown */
+	const char *dso;  /* a variable's file, else NULL */
+	/* its accesses, as a line's: addr (see @kind), pid, time of the first, the figures, the
+	 * first functions and the threads that made them */
+	struct auxcap_report_mem_line use;
+};
+
 struct auxcap_report;
 
 /**
@@ -477,6 +505,19 @@ size_t auxcap_report_nr_mem_lines(const struct auxcap_report *r);
 const struct auxcap_report_mem_line *auxcap_report_get_mem_line(const struct auxcap_report *r,
 								 size_t i);
 uint64_t auxcap_report_mem_lines_untracked(const struct auxcap_report *r);
+
+/**
+ * With auxcap_report_opts.mem, after auxcap_report_finish(): the data objects accessed (the
+ * variables, else the mappings, that held the sampled addresses), by their total latency,
+ * then accesses, most first.  At most AUXCAP_REPORT_MEM_OBJECTS_MAX are kept, the first
+ * met; the accesses to others are counted by auxcap_report_mem_objects_untracked().
+ * Borrowed from @r.  Returns 0 (NULL) before finish, without the option, or past the end.
+ */
+#define AUXCAP_REPORT_MEM_OBJECTS_MAX 4096
+size_t auxcap_report_nr_mem_objects(const struct auxcap_report *r);
+const struct auxcap_report_mem_object *
+auxcap_report_get_mem_object(const struct auxcap_report *r, size_t i);
+uint64_t auxcap_report_mem_objects_untracked(const struct auxcap_report *r);
 
 /** Free @r (NULL is a no-op); @d is not touched. */
 void auxcap_report_free(struct auxcap_report *r);
