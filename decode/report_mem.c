@@ -153,25 +153,38 @@ static size_t line_hash(int32_t pid, uint32_t kind, uint64_t addr, size_t cap)
 	return (size_t)(x ^ (x >> 29)) & (cap - 1);
 }
 
-static int index_grow(struct mtable *t)
+/*
+ * Double the open-addressing index *@index (*@icap slots, 0: make @first) over the @n
+ * entries of @v, entry k going to slot @hash(@v, k, cap) or the next free one.  0 or -ENOMEM
+ * (the index then as it was).
+ */
+static int index_grow(uint32_t **index, size_t *icap, size_t first, size_t n,
+		      size_t (*hash)(const void *v, size_t k, size_t cap), const void *v)
 {
-	size_t cap = t->icap ? 2 * t->icap : 1024;
+	size_t cap = *icap ? 2 * *icap : first;
 	uint32_t *ni = malloc(cap * sizeof(*ni));
 
 	if (!ni)
 		return -ENOMEM;
 	memset(ni, 0xff, cap * sizeof(*ni));
-	for (size_t k = 0; k < t->n; k++) {
-		size_t i = line_hash(t->v[k].pub.pid, t->v[k].kind, t->v[k].key, cap);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = hash(v, k, cap);
 
 		while (ni[i] != LINE_EMPTY)
 			i = (i + 1) & (cap - 1);
 		ni[i] = (uint32_t)k;
 	}
-	free(t->index);
-	t->index = ni;
-	t->icap = cap;
+	free(*index);
+	*index = ni;
+	*icap = cap;
 	return 0;
+}
+
+static size_t entry_hash(const void *v, size_t k, size_t cap)
+{
+	const struct mline *e = (const struct mline *)v + k;
+
+	return line_hash(e->pub.pid, e->kind, e->key, cap);
 }
 
 /* The entry of (@pid, @kind, @key), made if new (its public address @key); NULL when the
@@ -182,7 +195,8 @@ static struct mline *entry_get(struct mtable *t, int32_t pid, uint32_t kind, uin
 	struct mline *e;
 	size_t i;
 
-	if ((t->n + 1) * 2 > t->icap && t->n < t->max && index_grow(t) < 0) {
+	if ((t->n + 1) * 2 > t->icap && t->n < t->max &&
+	    index_grow(&t->index, &t->icap, 1024, t->n, entry_hash, t->v) < 0) {
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -264,28 +278,21 @@ static size_t pair_hash(uint32_t obj, uint32_t func, size_t cap)
 	return (size_t)(x ^ (x >> 29)) & (cap - 1);
 }
 
+static size_t pair_slot(const void *v, size_t k, size_t cap)
+{
+	const struct mpair *p = (const struct mpair *)v + k;
+
+	return pair_hash(p->obj, p->func, cap);
+}
+
 /* One more access of object @obj by @func.  0 or -ENOMEM. */
 static int pair_add(struct rmem *m, uint32_t obj, uint32_t func)
 {
 	size_t i;
 
-	if ((m->nr_pairs + 1) * 2 > m->picap) {
-		size_t cap = m->picap ? 2 * m->picap : 256;
-		uint32_t *ni = malloc(cap * sizeof(*ni));
-
-		if (!ni)
-			return -ENOMEM;
-		memset(ni, 0xff, cap * sizeof(*ni));
-		for (size_t k = 0; k < m->nr_pairs; k++) {
-			i = pair_hash(m->pairs[k].obj, m->pairs[k].func, cap);
-			while (ni[i] != LINE_EMPTY)
-				i = (i + 1) & (cap - 1);
-			ni[i] = (uint32_t)k;
-		}
-		free(m->pindex);
-		m->pindex = ni;
-		m->picap = cap;
-	}
+	if ((m->nr_pairs + 1) * 2 > m->picap &&
+	    index_grow(&m->pindex, &m->picap, 256, m->nr_pairs, pair_slot, m->pairs) < 0)
+		return -ENOMEM;
 	for (i = pair_hash(obj, func, m->picap); m->pindex[i] != LINE_EMPTY;
 	     i = (i + 1) & (m->picap - 1)) {
 		struct mpair *p = &m->pairs[m->pindex[i]];

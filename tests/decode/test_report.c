@@ -1022,6 +1022,20 @@ static void test_mem(void **state)
 
 /* What a line tells apart is bounded: 8 threads (more is said), 16384 lines (the accesses
  * to others are counted). */
+/* @addr of @pid at @t is in the mapping @name (NULL: none), at @off (-1: not checked). */
+static void want_map(struct auxcap_decode *d, int32_t pid, uint64_t addr, uint64_t t,
+		     const char *name, int64_t off)
+{
+	const char *got = NULL;
+	uint64_t o = 0;
+
+	assert_int_equal(auxcap_decode_data_map_at(d, pid, addr, t, &got, &o), name ? 1 : 0);
+	if (name)
+		assert_string_equal(got, name);
+	if (off >= 0)
+		assert_int_equal(o, (uint64_t)off);
+}
+
 /*
  * Data addresses no variable holds are named by their mapping (MMAP2 records of data, as a
  * capture with attr.mmap_data has them): the newest made by then, not one replaced by an exec
@@ -1048,8 +1062,6 @@ static void test_data_maps(void **state)
 	const struct auxcap_report_mem_object *o;
 	struct auxcap_report *r = NULL;
 	struct auxcap_decode *d;
-	const char *name = NULL;
-	uint64_t off = 0;
 	char path[300], buf[64];
 	struct cb *b = start("data-maps.data", path, sizeof(path));
 
@@ -1079,47 +1091,29 @@ static void test_data_maps(void **state)
 
 	d = open_capture(path, NULL, NULL);
 	/* not made yet */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 400, &name, &off), 0);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 600, &name, &off), 1);
-	assert_string_equal(name, "[stack]");
-	assert_int_equal(off, 0x10);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 660, &name, &off), 1);
-	assert_string_equal(name, "/tmp/older.bin");
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 800, &name, &off), 1);
-	assert_string_equal(name, "//anon");
-	assert_int_equal(off, 0x40);
+	want_map(d, 9, 0x7ff000000010, 400, NULL, -1);
+	want_map(d, 9, 0x7ff000000010, 600, "[stack]", 0x10);
+	want_map(d, 9, 0x7f0000000040, 660, "/tmp/older.bin", -1);
+	want_map(d, 9, 0x7f0000000040, 800, "//anon", 0x40);
 	/* a file: its offset */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 1000, &name, &off), 1);
-	assert_string_equal(name, "/tmp/data.bin");
-	assert_int_equal(off, 0x3040);
+	want_map(d, 9, 0x7f0000000040, 1000, "/tmp/data.bin", 0x3040);
 	/* past the file's 0x8000 bytes: still the //anon of 700 */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000009000, 1000, &name, &off), 1);
-	assert_string_equal(name, "//anon");
-	assert_int_equal(off, 0x9000);
+	want_map(d, 9, 0x7f0000009000, 1000, "//anon", 0x9000);
 	/* above the small ones, in the large one; in a small one; under it, the large one */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000005000, 1000, &name, &off), 1);
-	assert_string_equal(name, "//anon");
-	assert_int_equal(off, 0x5000);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000004010, 1000, &name, &off), 1);
-	assert_string_equal(name, "[heap]");
-	assert_int_equal(off, 0x10);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000008010, 1000, &name, &off), 1);
-	assert_string_equal(name, "//anon");
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000008010, 795, &name, &off), 1);
-	assert_string_equal(name, "/tmp/under.bin");
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x500000100000, 1000, &name, &off), 0);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x300000000010, 800, &name, &off), 1);
-	assert_string_equal(name, "/tmp/tie-b.bin");
+	want_map(d, 9, 0x500000005000, 1000, "//anon", 0x5000);
+	want_map(d, 9, 0x500000004010, 1000, "[heap]", 0x10);
+	want_map(d, 9, 0x500000008010, 1000, "//anon", -1);
+	want_map(d, 9, 0x500000008010, 795, "/tmp/under.bin", -1);
+	want_map(d, 9, 0x500000100000, 1000, NULL, -1);
+	want_map(d, 9, 0x300000000010, 800, "/tmp/tie-b.bin", -1);
 	/* another process's */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x600000000010, 1000, &name, &off), 0);
-	assert_int_equal(auxcap_decode_data_map_at(d, 11, 0x600000000010, 1000, &name, &off), 1);
-	assert_int_equal(auxcap_decode_data_map_at(d, 11, 0x7ff000000010, 1000, &name, &off), 0);
+	want_map(d, 9, 0x600000000010, 1000, NULL, -1);
+	want_map(d, 11, 0x600000000010, 1000, "//anon", 0x10);
+	want_map(d, 11, 0x7ff000000010, 1000, NULL, -1);
 	/* after the exec: the old image's mappings are gone, the new stack is there */
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000000010, 1505, &name, &off), 0);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7f0000000040, 1600, &name, &off), 0);
-	assert_int_equal(auxcap_decode_data_map_at(d, 9, 0x7ff000010020, 1600, &name, &off), 1);
-	assert_string_equal(name, "[stack]");
-	assert_int_equal(off, 0x20);
+	want_map(d, 9, 0x7ff000000010, 1505, NULL, -1);
+	want_map(d, 9, 0x7f0000000040, 1600, NULL, -1);
+	want_map(d, 9, 0x7ff000010020, 1600, "[stack]", 0x20);
 	/* as the outputs print them: a file by its base name */
 	assert_int_equal(auxcap_decode_data_name_at(d, 9, 0x7f0000000040, 1000, buf, sizeof(buf)),
 			 2);
