@@ -162,7 +162,7 @@ check '! grep -q "!! gap\|warning" p.txt && grep -qE " trace-sample [0-9a-f]+ [^
 # SPE samples operations, it does not follow the flow: the counter samples beside it get no
 # context from it (each had an empty "stack (ip not found ...)", and a warning for all of them)
 $A report p.data >prep.txt 2>&1
-check '[ "$(grep -c " sample   cpu-clock " p.txt)" -gt 0 ] && ! grep -q "stack\|no trace of this thread" p.txt && grep -q "^# samples: *cpu-clock: [0-9]*$" prep.txt' "SPE with cpu-clock: samples without a trace context, and no warning: $(grep -m1 'samples: *cpu-clock' prep.txt)"
+check '[ "$(grep -c " sample   cpu-clock " p.txt)" -gt 0 ] && ! grep -qP "^\tstack|no trace of this thread" p.txt && grep -q "^# samples: *cpu-clock: [0-9]*$" prep.txt' "SPE with cpu-clock: samples without a trace context, and no warning: $(grep -m1 'samples: *cpu-clock' prep.txt)"
 
 # 11. 'stop' while the command still runs: the recorder ends and, as perf does, sends the
 # command SIGTERM instead of waiting for it.
