@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ static void walk(const struct mem_sink *m, rec_fn fn, void *arg)
 struct full_counts {
 	pid_t root;
 	uint64_t samples, comm_example, forks, mmap_example, exits;
+	uint64_t mmap_data, mmap_data_exec, mmap_stack; /* flagged PERF_RECORD_MISC_MMAP_DATA */
 	pid_t pids[16];
 	size_t nr_pids;
 };
@@ -92,6 +94,11 @@ static void count_full(const struct auxcap_record *rec, const struct mem_attr *a
 		break;
 	case PERF_RECORD_MMAP2:
 		c->mmap_example += strstr(rec->u.mmap.filename, "auxcap-example-loop") != NULL;
+		if (rec->misc & PERF_RECORD_MISC_MMAP_DATA) {
+			c->mmap_data++;
+			c->mmap_data_exec += (rec->u.mmap.prot & PROT_EXEC) != 0;
+			c->mmap_stack += !strcmp(rec->u.mmap.filename, "[stack]");
+		}
 		break;
 	default:
 		break;
@@ -164,10 +171,67 @@ static void test_session_kernel_full_trace_command_with_children(void **state)
 	assert_true(c.forks >= 2);
 	assert_true(c.comm_example >= 1);  /* COMM at exec */
 	assert_true(c.mmap_example >= 1);  /* MMAP2 of the executable */
+	assert_int_equal(c.mmap_data, 0);  /* code mappings only */
 	assert_true(c.samples > 30);
 	assert_int_equal(st.lost, 0);
 	assert_int_equal(st.corrupt, 0);
 	assert_true(m.rounds > 0);
+	mem_sink_fini(&m);
+}
+
+/*
+ * opts.data_mmaps: the side-band has the mappings of data too (attr.mmap_data), as an Arm SPE
+ * capture's does: the kernel flags them PERF_RECORD_MISC_MMAP_DATA; the stack is one.
+ */
+static void test_session_kernel_data_mmaps(void **state)
+{
+	struct perf_event_attr clk = { .type = PERF_TYPE_SOFTWARE,
+				       .config = PERF_COUNT_SW_CPU_CLOCK,
+				       .sample_period = 250000,
+				       .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD };
+	struct auxcap_session_event ev = { .attr = &clk, .name = "cpu-clock" };
+	struct auxcap_session *s;
+	struct full_counts c = { 0 };
+	struct mem_sink m;
+	char iters[] = "1000000", none[] = "0";
+	char *argv[] = { getenv("AUXCAP_EXAMPLE_LOOP"), iters, none, NULL };
+	int go, failed;
+	pid_t pid;
+
+	(void)state;
+	mem_sink_init(&m);
+	pid = test_spawn(argv, &go);
+	assert_true(pid > 0);
+	{
+		struct auxcap_session_opts o = {
+			.sz = sizeof(o),
+			.events = &ev,
+			.nr_events = 1,
+			.sideband = true,
+			.pids = &pid,
+			.nr_pids = 1,
+			.cpus = cpus,
+			.nr_cpus = nr_cpus,
+			.enable_on_exec = true,
+			.sink = &m.sink,
+			.data_mmaps = true,
+		};
+
+		assert_int_equal(auxcap_session_open(&o, &s, &failed), 0);
+	}
+	assert_true(m.attrs[0].attr.mmap_data);
+	test_spawn_go(go);
+	assert_int_equal(auxcap_session_run(s, 60000), 0);
+	assert_int_equal(test_wait(pid), 0);
+	auxcap_session_free(s);
+	walk(&m, count_full, &c);
+	printf("# %llu MMAP2 of data, %llu of the stack; %llu of the executable\n",
+	       (unsigned long long)c.mmap_data, (unsigned long long)c.mmap_stack,
+	       (unsigned long long)c.mmap_example);
+	assert_true(c.mmap_data >= 2); /* the stack, and data of the program or its libraries */
+	assert_true(c.mmap_stack >= 1);
+	assert_int_equal(c.mmap_data_exec, 0);
+	assert_true(c.mmap_example >= 1); /* code as before */
 	mem_sink_fini(&m);
 }
 
@@ -460,6 +524,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_session_bad_options),
 		cmocka_unit_test(test_session_kernel_full_trace_command_with_children),
+		cmocka_unit_test(test_session_kernel_data_mmaps),
 		cmocka_unit_test(test_session_kernel_tasks_share_rings),
 		cmocka_unit_test(test_session_kernel_snapshot_flight_recorder),
 		cmocka_unit_test(test_session_kernel_signal_storm),
