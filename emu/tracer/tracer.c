@@ -67,6 +67,7 @@ struct auxcap_tracer {
 	size_t nmaps;			/* entries used in @maps */
 	size_t maps_cap;		/* entries allocated in @maps */
 	size_t map_hint;		/* index of the mapping last hit */
+	uint64_t stack_lo; /* opts.data_maps: the [stack] mapping's start at the last scan */
 	enum tracer_state state;
 	bool yield; /* auxcap_tracer_yield(): end the current auxcap_tracer_step() */
 	pid_t pid;		      /* traced thread (== process for started children); -1 */
@@ -357,6 +358,8 @@ static int scan_maps(struct auxcap_tracer *tr)
 		struct auxcap_tracer_sideband sb;
 		bool known = false;
 
+		if (!strcmp(cur[i].path, "[stack]"))
+			tr->stack_lo = cur[i].start;
 		for (size_t j = 0; j < tr->nmaps && !known; j++)
 			known = map_same(&cur[i], &tr->maps[j]);
 		if (known)
@@ -801,6 +804,22 @@ static int child_ended(struct auxcap_tracer *tr, const struct auxcap_tracer_deco
 	return emit_sideband(tr, &sb);
 }
 
+/*
+ * With opts.data_maps: the access at @addr (0: none) was below the stack's mapping as last
+ * scanned, within the 8 MiB it may grow to: the kernel grew it (no system call), and writes
+ * a [stack] MMAP2 of its new size, so the mappings are read again.
+ */
+static bool stack_grew(const struct auxcap_tracer *tr, uint64_t addr)
+{
+	if (!tr->opts.data_maps || !addr || !tr->stack_lo || addr >= tr->stack_lo ||
+	    tr->stack_lo - addr > (8u << 20))
+		return false;
+	for (size_t i = 0; i < tr->nmaps; i++)
+		if (addr >= tr->maps[i].start && addr < tr->maps[i].end)
+			return false; /* another mapping's: nothing grew */
+	return true;
+}
+
 static bool changes_mappings(uint64_t nr)
 {
 	return nr == SYS_mmap || nr == SYS_mprotect || nr == SYS_munmap || nr == SYS_mremap ||
@@ -1105,7 +1124,8 @@ static int step_one(struct auxcap_tracer *tr)
 
 	if (!in_known_map(tr, ev.next_ip) ||
 	    (d.kind == AUXCAP_TRACER_FAR &&
-	     (changes_mappings(before.rax) || (tr->opts.data_maps && before.rax == SYS_brk)))) {
+	     (changes_mappings(before.rax) || (tr->opts.data_maps && before.rax == SYS_brk))) ||
+	    stack_grew(tr, ev.data_addr)) {
 		if (d.kind == AUXCAP_TRACER_FAR)
 			dcache_clear(tr);
 		r = scan_maps(tr);

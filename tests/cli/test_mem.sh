@@ -219,6 +219,28 @@ check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]'
 $A decode m.data 2>/dev/null | grep "trace-sample .* sum_small+" >dsum.txt
 check '[ -s dsum.txt ] && [ "$(grep -Evc " data=\[heap\]\+0x[0-9a-f]+$" dsum.txt)" -eq 0 ]' "decode text: sum_small's samples end in data=[heap]+0xOFF ($(head -1 dsum.txt | sed 's/.* data=/data=/'))"
 
+# --- a stack that grows (no system call): its mapping follows -------------------------------
+S=${AUXCAP_STACK_PROG:?}
+$A record --emulate --mem -o st.data -- "$S" 200 >st.out 2>st.err
+st=$?
+nstack=$($A decode st.data --show-sideband 2>/dev/null | grep -c " MMAP2 .* \[stack\]$")
+$A decode st.data --format json 2>/dev/null >st.jsonl
+python3 - st.jsonl >st.py 2>&1 <<'PY'
+import collections, json, sys
+c = collections.Counter()
+low = None
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e['type'] == 'trace_sample' and 'addr' in e and (e['ip_sym'] or '').startswith('descend+'):
+        c[e['addr_map'] and e['addr_map']['name']] += 1
+        a = int(e['addr'], 16)
+        low = a if low is None else min(low, a)
+print(dict(c), hex(low or 0))
+sys.exit(0 if c and set(c) == {'[stack]'} and c['[stack]'] > 200 * 64 else 1)
+PY
+py=$?
+check '[ $st -eq 0 ] && [ $py -eq 0 ] && [ "$nstack" -ge 2 ]' "a stack grown 800 KiB by recursion: every access of descend in the [stack], $nstack [stack] MMAP2 records as it grew ($(tail -1 st.py))"
+
 # --- annotate: which instruction waited, adding up to the report's figures --------------------
 $A annotate m.data walk_large bump sum_small --format json >ann.json 2>ann.err
 python3 - ann.json mem.json >ann.out 2>&1 <<'PY'
