@@ -284,6 +284,24 @@ if command -v perf >/dev/null; then
 	sort ours.sym >ours.sorted
 	check '[ -s perf.sym ] && cmp -s ours.sorted perf.sym' \
 		"perf's memory, l1d-miss, llc-miss and tlb-miss samples are ours, in all and in the program's functions ($(tr '\n' ' ' <perf.sym); $(diff ours.sorted perf.sym | head -4 | tr '\n' ' '))"
+	# the mapping of each data address (perf mem's dso_daddr, from the MMAP2 records of data
+	# record --mem asks for): perf's counts per mapping are decode's addr_map's (perf's
+	# [unknown] row holds the records the emulated unit cut, above)
+	perf report -i m.data --itrace=i1i --mem-mode --sort=dso_daddr -n --stdio 2>/dev/null |
+		awk '/^ *[0-9.]+%/ && $3 != "[unknown]" { print $3, $2 }' | sort >perf.dso
+	python3 - dec.jsonl <<'PY' | sort >ours.dso
+import collections, json, os, sys
+c = collections.Counter()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e['type'] == 'trace_sample' and 'mem' in e:
+        am = e.get('addr_map')
+        c['[unknown]' if not am else 'anon' if am['name'] == '//anon' else os.path.basename(am['name'])] += 1
+for k, v in c.items():
+    print(k, v)
+PY
+	check '[ -s perf.dso ] && cmp -s ours.dso perf.dso' \
+		"perf's samples per data mapping (dso_daddr) are ours ($(tr '\n' ' ' <perf.dso); $(diff ours.dso perf.dso | head -4 | tr '\n' ' '))"
 else
 	echo "# perf is not installed: no comparison with perf script"
 fi
