@@ -62,7 +62,8 @@ static int cmp_map(const void *a, const void *b)
 
 static void sort_maps(struct data_maps *m)
 {
-	qsort(m->v, m->n, sizeof(*m->v), cmp_map);
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_map);
 	for (size_t i = 0; i < m->n; i++) {
 		struct data_map *dm = &m->v[i];
 
