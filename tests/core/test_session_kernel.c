@@ -105,48 +105,67 @@ static void count_full(const struct auxcap_record *rec, const struct mem_attr *a
 	}
 }
 
-/*
- * Full-trace: per-CPU sets restricted to a command with inherit, cpu-clock samples plus
- * side-band; the loop ends by itself when the command and its children have exited.
- */
-static void test_session_kernel_full_trace_command_with_children(void **state)
-{
-	struct perf_event_attr clk = { .type = PERF_TYPE_SOFTWARE,
-				       .config = PERF_COUNT_SW_CPU_CLOCK,
-				       .sample_period = 250000,
-				       .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD };
-	struct auxcap_session_event ev = { .attr = &clk, .name = "cpu-clock" };
-	struct auxcap_session_stats st;
-	struct auxcap_session *s;
-	struct full_counts c = { 0 };
-	struct mem_sink m;
-	char iters[] = "200000000", two[] = "2";
-	char *argv[] = { getenv("AUXCAP_EXAMPLE_LOOP"), iters, two, NULL };
-	int go, failed;
-	pid_t pid;
+static const struct perf_event_attr loop_clk = { .type = PERF_TYPE_SOFTWARE,
+						 .config = PERF_COUNT_SW_CPU_CLOCK,
+						 .sample_period = 250000,
+						 .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD };
 
-	(void)state;
-	mem_sink_init(&m);
-	pid = test_spawn(argv, &go);
-	assert_true(pid > 0);
+/*
+ * example-loop ITERS KIDS started and a session opened on it into @m: cpu-clock samples
+ * plus side-band, per CPU, enabled at its exec; children followed with @inherit, the
+ * mappings of data with @data_mmaps.  Sets *@ret_pid and *@ret_go (test_spawn_go()).
+ */
+static struct auxcap_session *open_loop(char *iters, char *kids, bool inherit, bool data_mmaps,
+					struct mem_sink *m, pid_t *ret_pid, int *ret_go)
+{
+	static struct perf_event_attr clk;
+	static struct auxcap_session_event ev = { .attr = &clk, .name = "cpu-clock" };
+	char *argv[] = { getenv("AUXCAP_EXAMPLE_LOOP"), iters, kids, NULL };
+	struct auxcap_session *s;
+	int failed;
+
+	clk = loop_clk;
+	mem_sink_init(m);
+	*ret_pid = test_spawn(argv, ret_go);
+	assert_true(*ret_pid > 0);
 	{
 		struct auxcap_session_opts o = {
 			.sz = sizeof(o),
 			.events = &ev,
 			.nr_events = 1,
 			.sideband = true,
-			.pids = &pid,
+			.pids = ret_pid,
 			.nr_pids = 1,
 			.cpus = cpus,
 			.nr_cpus = nr_cpus,
-			.inherit = true,
+			.inherit = inherit,
 			.enable_on_exec = true,
 			.data_pages = 64,
-			.sink = &m.sink,
+			.sink = &m->sink,
+			.data_mmaps = data_mmaps,
 		};
 
 		assert_int_equal(auxcap_session_open(&o, &s, &failed), 0);
 	}
+	return s;
+}
+
+/*
+ * Full-trace: per-CPU sets restricted to a command with inherit, cpu-clock samples plus
+ * side-band; the loop ends by itself when the command and its children have exited.
+ */
+static void test_session_kernel_full_trace_command_with_children(void **state)
+{
+	struct auxcap_session_stats st;
+	struct auxcap_session *s;
+	struct full_counts c = { 0 };
+	struct mem_sink m;
+	char iters[] = "200000000", two[] = "2";
+	int go;
+	pid_t pid;
+
+	(void)state;
+	s = open_loop(iters, two, true, false, &m, &pid, &go);
 	assert_int_equal(auxcap_session_nr_sets(s), nr_cpus);
 	/* One event alone carries the side-band itself (no dummy) and needs no IDENTIFIER. */
 	assert_int_equal(m.nr_attrs, 1);
@@ -185,40 +204,15 @@ static void test_session_kernel_full_trace_command_with_children(void **state)
  */
 static void test_session_kernel_data_mmaps(void **state)
 {
-	struct perf_event_attr clk = { .type = PERF_TYPE_SOFTWARE,
-				       .config = PERF_COUNT_SW_CPU_CLOCK,
-				       .sample_period = 250000,
-				       .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD };
-	struct auxcap_session_event ev = { .attr = &clk, .name = "cpu-clock" };
 	struct auxcap_session *s;
 	struct full_counts c = { 0 };
 	struct mem_sink m;
 	char iters[] = "1000000", none[] = "0";
-	char *argv[] = { getenv("AUXCAP_EXAMPLE_LOOP"), iters, none, NULL };
-	int go, failed;
+	int go;
 	pid_t pid;
 
 	(void)state;
-	mem_sink_init(&m);
-	pid = test_spawn(argv, &go);
-	assert_true(pid > 0);
-	{
-		struct auxcap_session_opts o = {
-			.sz = sizeof(o),
-			.events = &ev,
-			.nr_events = 1,
-			.sideband = true,
-			.pids = &pid,
-			.nr_pids = 1,
-			.cpus = cpus,
-			.nr_cpus = nr_cpus,
-			.enable_on_exec = true,
-			.sink = &m.sink,
-			.data_mmaps = true,
-		};
-
-		assert_int_equal(auxcap_session_open(&o, &s, &failed), 0);
-	}
+	s = open_loop(iters, none, false, true, &m, &pid, &go);
 	assert_true(m.attrs[0].attr.mmap_data);
 	test_spawn_go(go);
 	assert_int_equal(auxcap_session_run(s, 60000), 0);
