@@ -18,8 +18,8 @@
 #define NO_FUNC UINT32_MAX
 #define LINE_EMPTY UINT32_MAX
 
-/* An entry of a table: a cache line, or a data object (then @obj is its public form, @pub
- * inside it). */
+/* An entry of a table: a cache line, or a data object (whose public form, an
+ * auxcap_report_mem_object holding @pub, mem_finish() makes). */
 struct mline {
 	struct auxcap_report_mem_line pub;
 	uint64_t key;  /* lines: the line's address; objects: mem_object.key */
