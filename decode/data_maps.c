@@ -94,7 +94,7 @@ static size_t upper_bound(const struct data_maps *m, int32_t pid, uint64_t addr)
 const struct data_map *data_maps_find(struct data_maps *m, int32_t pid, uint64_t addr,
 				      uint64_t t, const uint64_t *execs, size_t nr_execs)
 {
-	const struct data_map *best = NULL;
+	const struct data_map *best = NULL, *later = NULL;
 
 	if (!m->sorted)
 		sort_maps(m);
@@ -105,8 +105,17 @@ const struct data_map *data_maps_find(struct data_maps *m, int32_t pid, uint64_t
 
 		if (dm->pid != pid || dm->max_end <= addr)
 			break;
-		if (dm->dropped || addr >= dm->end || dm->time > t)
+		if (dm->dropped || addr >= dm->end)
 			continue;
+		if (dm->time > t) {
+			/* made after @t by its record's time, with no exec between: the earliest */
+			k = auxcap_upper_bound_u64(execs, nr_execs, t);
+			if ((k == nr_execs || execs[k] > dm->time) &&
+			    (!later || dm->time < later->time ||
+			     (dm->time == later->time && dm->seq > later->seq)))
+				later = dm;
+			continue;
+		}
 		/* the newest; of two made at the same time, the one the file has later */
 		if (best && (dm->time < best->time || (dm->time == best->time && dm->seq < best->seq)))
 			continue;
@@ -116,7 +125,10 @@ const struct data_map *data_maps_find(struct data_maps *m, int32_t pid, uint64_t
 			continue;
 		best = dm;
 	}
-	return best;
+	/* An address is used after its mapping is made: with none made by @t, the record's
+	 * time is a little late (the trace's clock against the side-band's), and the first
+	 * mapping made after it is the one. */
+	return best ? best : later;
 }
 
 void data_maps_free(struct data_maps *m)

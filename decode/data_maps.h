@@ -47,7 +47,8 @@ void data_maps_drop(struct data_maps *m, int32_t pid);
 
 /*
  * The mapping holding @addr in @pid at perf time @t: of those made at or before @t (or at a
- * time not known), the newest, unless an exec of @pid replaced the image in between.
+ * time not known), the newest, unless an exec of @pid replaced the image in between; with
+ * none, the first made after @t with no exec between (a record stamped a little late).
  * @execs: @pid's exec times, ascending (@nr_execs of them).  NULL if none.  The first look-up
  * after an add sorts the mappings (no allocation).
  */

@@ -364,7 +364,8 @@ int auxcap_decode_data_symbolize_at(struct auxcap_decode *d, int32_t pid, uint64
 /**
  * The mapping holding the data address @addr of process @pid at perf time @time, for an
  * address no variable holds (auxcap_decode_data_symbolize_at()): of the capture's mappings of
- * @pid made at or before @time, and not replaced by an exec since, the newest.  A capture has
+ * @pid made at or before @time, and not replaced by an exec since, the newest (with none, the
+ * first made after @time with no exec between: a record stamped a little late).  A capture has
  * the mappings of data (the stack, the heap, anonymous memory, files mapped without exec)
  * when it was recorded with attr.mmap_data, as auxcap record does for Arm SPE; else only
  * code mappings.  *@ret_name is the name the kernel gave it (borrowed until close): a file's
