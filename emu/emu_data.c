@@ -126,6 +126,14 @@ int emu_data_output(struct emu_event *ev, uint32_t type, uint16_t misc, const vo
 	}
 	if (!time)
 		time = ev->emu->exec_time ? ev->emu->exec_time : emu_now_ns(ev);
+	/*
+	 * The kernel writes a ring's records as their events happen, so their times do not go
+	 * back.  Here a source's side-band item carries the time its task made it, and may come
+	 * after records the emulated driver stamped when it consumed the trace before it (an AUX
+	 * record, TRUNCATED): it takes the ring's last time then.
+	 */
+	if (time < b->last_time)
+		time = b->last_time;
 	tsz = emu_sid_size(&ev->attr);
 	size = sizeof(hdr) + len + tsz;
 	if (len % 8 || size > sizeof(rec) || size > UINT16_MAX)
@@ -154,6 +162,7 @@ int emu_data_output(struct emu_event *ev, uint32_t type, uint16_t misc, const vo
 	}
 	head += total;
 	b->head = head;
+	b->last_time = time;
 	if (b->backward)
 		start = (uint64_t)(-head); /* the record sits at the new, lower head */
 	else

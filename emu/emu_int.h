@@ -49,6 +49,8 @@ struct emu_buffer {
 	uint64_t wakeup;		 /* wakeup stamp: last watermark step, bytes */
 	uint64_t watermark;		 /* bytes of new data per wakeup */
 	uint64_t lost;			 /* records dropped since the last LOST record */
+	uint64_t last_time;		 /* time of the last record written: a ring's records
+					    are in time order, as the kernel writes them */
 
 	int aux_memfd;		     /* backing store of the AUX area, -1 if none */
 	unsigned char *aux;	     /* producer view of the AUX area */

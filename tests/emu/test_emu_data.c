@@ -201,6 +201,7 @@ static void sideband_from_source(bool data)
 	const struct perf_event_header *h;
 	struct auxcap_record rec;
 	unsigned char trace[300];
+	uint64_t last = 0;
 	int n = 0;
 
 	emu_test_attr(&attr, AUXCAP_EMU_PMU_INTEL_PT);
@@ -225,6 +226,7 @@ static void sideband_from_source(bool data)
 	it.u.mmap2.addr = 0x7ffff000;
 	it.u.mmap2.prot = PROT_READ | PROT_WRITE;
 	it.u.mmap2.filename = "[stack]";
+	it.time = 1; /* older than the records before it: it takes the ring's last time */
 	assert_int_equal(auxcap_emu_replay_add_item(rp, 100, &it), 0);
 	assert_int_equal(auxcap_emu_replay_attach(f.emu, AUXCAP_EMU_PMU_INTEL_PT, f.fd, rp), 0);
 	enable(&f, true);
@@ -236,6 +238,10 @@ static void sideband_from_source(bool data)
 	assert_true(auxcap_ring_begin(&f.mr.ring) > 0);
 	while (auxcap_ring_next(&f.mr.ring, &h) > 0) {
 		assert_int_equal(auxcap_record_parse(&l, h, h->size, &rec), 0);
+		/* a ring's records in time order, as the kernel writes them */
+		assert_true(rec.sid.present & PERF_SAMPLE_TIME);
+		assert_true(rec.sid.time >= last && rec.sid.time > 1);
+		last = rec.sid.time;
 		switch (n++) {
 		case 0:
 			assert_int_equal(rec.type, PERF_RECORD_ITRACE_START);
