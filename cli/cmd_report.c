@@ -1098,14 +1098,14 @@ static void object_text(const struct auxcap_report_mem_object *o, char *buf, siz
 
 	switch (o->kind) {
 	case AUXCAP_REPORT_MEM_OBJ_VARIABLE:
-		base = o->dso && strrchr(o->dso, '/') ? strrchr(o->dso, '/') + 1 : o->dso;
+		base = cli_base_name(o->dso);
 		snprintf(buf, n, "%s  [%s]", o->name, base ? base : "?");
 		break;
 	case AUXCAP_REPORT_MEM_OBJ_MAPPING:
-		/* a file by its base name, as the functions' files are */
-		base = o->name[0] == '/' && o->name[1] != '/' && strrchr(o->name, '/')[1]
-			       ? strrchr(o->name, '/') + 1
-			       : o->name;
+		/* a file by its base name, as the functions' files are (not //anon) */
+		base = cli_base_name(o->name);
+		if (o->name[0] != '/' || o->name[1] == '/' || !*base)
+			base = o->name;
 		if (o->use.addr)
 			snprintf(buf, n, "%s at 0x%" PRIx64, base, o->use.addr);
 		else
