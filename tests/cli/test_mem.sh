@@ -143,17 +143,6 @@ ms = [l for l in m['lines'] if lv(l, 'l1') < l['accesses']]
 want([ (lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms] ==
      sorted([(lv(l, 'l2') + lv(l, 'llc') + lv(l, 'memory')) for l in ms], reverse=True),
      "lines by L1 misses, most first")
-# the per-function figures, for perf's comparison
-# (the program's own functions: libc's and ld.so's have aliases, which perf and auxcap name
-# apart)
-def row(name, x):
-    return '%s %d %d %d %d\n' % (name, x['accesses'], lv(x, 'l2') + lv(x, 'llc') + lv(x, 'memory'),
-                                 lv(x, 'memory'), x['tlb_walks'])
-with open('ours.sym', 'w') as o:
-    o.write(row('ALL', m))
-    for f in m['functions']:
-        if f['name'] in ('main', 'sum_small', 'walk_large', 'bump'):
-            o.write(row(f['name'], f))
 sys.exit(1 if bad else 0)
 PY
 st=$?
@@ -271,15 +260,55 @@ check '[ $? -eq 0 ]' "annotate: data accesses per instruction add up to report -
 # --- perf 6.1 reads the same records: its per-symbol memory samples are ours ------------------
 if command -v perf >/dev/null; then
 	# (a record the emulated unit cut between two AUX buffers, which hardware does not do,
-	# perf 6.1 also turns into a sample at PC 0: not counted)
-	perf script -i m.data -F event,ip,sym 2>/dev/null |
-		awk '$2 ~ /^0+$/ { next } { e = $1; sub(":", "", e); s = $3; n[s] += 0
+	# perf 6.1 decodes each buffer apart: it makes of the cut record a sample with no data
+	# address, or at PC 0, or at a time below zero (printed as 18446744073.x s), and may give
+	# its events to the record after it.  So perf's samples without an address or PC, or with
+	# such a time, are not counted, and the cut record and the one after it, by their times,
+	# on neither side: cut.times, and ours.sym from decode's records without them.)
+	python3 - dec.jsonl >cut.times <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ends, at = [], 0
+for e in ev:
+    if e['type'] == 'aux' and e['aux_size']:
+        at += e['aux_size']
+        ends.append(at)
+ts = [e for e in ev if e['type'] == 'trace_sample']
+us = lambda t: '%d.%06d' % (t // 10**9, t % 10**9 // 1000)  # perf script's time
+cut = set()
+for b in ends[:-1]:
+    before = [e for e in ts if e['offset'] < b]
+    after = [e for e in ts if e['offset'] >= b]
+    cut.update(us(e['time']) for e in before[-1:] + after[:1])
+lv = lambda e: e['mem']['level']
+rows = {}  # all, and the program's own functions (libc's and ld.so's have aliases, which
+           # perf and auxcap name apart)
+for e in ts:
+    if 'mem' not in e or us(e['time']) in cut:
+        continue
+    f = (e['ip_sym'] or '').split('+')[0]
+    for k in ('ALL', f) if f in ('main', 'sum_small', 'walk_large', 'bump') else ('ALL',):
+        r = rows.setdefault(k, [0, 0, 0, 0])
+        r[0] += 1
+        r[1] += lv(e) in ('l2', 'llc', 'memory')
+        r[2] += lv(e) == 'memory'
+        r[3] += e['mem']['tlb_walk']
+with open('ours.sym', 'w') as o:
+    for k, r in rows.items():
+        o.write('%s %d %d %d %d\n' % (k, *r))
+print('\n'.join(sorted(cut)))
+PY
+	# (perf prints time, event, addr, ip, sym)
+	perf script -i m.data -F time,event,ip,sym,addr 2>/dev/null | sed 's/: / /' |
+		awk 'NR == FNR { cut[$1] = 1; next }
+		     $3 ~ /^0+$/ || $4 ~ /^0+$/ || $1 + 0 > 1e10 || ($1 in cut) { next }
+		     { e = $2; sub(":", "", e); s = $5; n[s] += 0
 		       if (e == "memory") a[s]++; else if (e == "l1d-miss") l1[s]++
 		       else if (e == "llc-miss") llc[s]++; else if (e == "tlb-miss") t[s]++
 		       A += (e == "memory"); L1 += (e == "l1d-miss"); LLC += (e == "llc-miss"); TT += (e == "tlb-miss") }
 		     END { printf "ALL %d %d %d %d\n", A, L1, LLC, TT
 			   for (s in n) if (s ~ /^(main|sum_small|walk_large|bump)$/)
-				printf "%s %d %d %d %d\n", s, a[s], l1[s], llc[s], t[s] }' |
+				printf "%s %d %d %d %d\n", s, a[s], l1[s], llc[s], t[s] }' cut.times - |
 		sort >perf.sym
 	sort ours.sym >ours.sorted
 	check '[ -s perf.sym ] && cmp -s ours.sorted perf.sym' \
