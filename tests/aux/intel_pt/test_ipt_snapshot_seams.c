@@ -530,6 +530,13 @@ static void test_snapshot_seams(void **state)
 		for (size_t k = 0; pass && k < NR_CUTS; k++)
 			at[k] = packet_boundary(c.aux, c.aux_len, psbs[0], cuts[k]);
 		qsort(at, NR_CUTS, sizeof(*at), cmp_size);
+		/*
+		 * Two cuts in one packet end at the same boundary: the later one moves to the
+		 * next (the order holds, as a cut after it is at that boundary or past it).
+		 */
+		for (size_t k = 1; pass && k < NR_CUTS; k++)
+			if (at[k] <= at[k - 1])
+				at[k] = packet_boundary(c.aux, c.aux_len, psbs[0], at[k - 1] + 1);
 		for (size_t k = 1; k < NR_CUTS; k++)
 			assert_true(at[k] > at[k - 1] && at[k] < c.aux_len);
 		write_snapshots(full, snap, &c, at, NR_CUTS, cref.aux_flags, cref.snapshot_mode);
