@@ -314,16 +314,22 @@ PY
 	check '[ -s perf.sym ] && cmp -s ours.sorted perf.sym' \
 		"perf's memory, l1d-miss, llc-miss and tlb-miss samples are ours, in all and in the program's functions ($(tr '\n' ' ' <perf.sym); $(diff ours.sorted perf.sym | head -4 | tr '\n' ' '))"
 	# the mapping of each data address (perf mem's dso_daddr, from the MMAP2 records of data
-	# record --mem asks for): perf's counts per mapping are decode's addr_map's (perf's
-	# [unknown] row holds the records the emulated unit cut, above)
-	perf report -i m.data --itrace=i1i --mem-mode --sort=dso_daddr -n --stdio 2>/dev/null |
-		awk '/^ *[0-9.]+%/ && $3 != "[unknown]" { print $3, $2 }' | sort >perf.dso
-	python3 - dec.jsonl <<'PY' | sort >ours.dso
+	# record --mem asks for): perf's counts per mapping are decode's addr_map's, both without
+	# the records the emulated unit cut (above): perf report sorts by time too, to the
+	# microsecond, and its rows at a time of cut.times, below zero or [unknown] do not count
+	perf report -i m.data --itrace=i1i --mem-mode --sort=time,dso_daddr --time-quantum 1us \
+		-n --stdio 2>/dev/null |
+		awk 'NR == FNR { cut[$1] = 1; next }
+		     /^ *[0-9.]+%/ && !($3 in cut) && $3 + 0 < 1e10 && $4 != "[unknown]" { n[$4] += $2 }
+		     END { for (d in n) print d, n[d] }' cut.times - | sort >perf.dso
+	python3 - dec.jsonl cut.times <<'PY' | sort >ours.dso
 import collections, json, os, sys
+cut = set(open(sys.argv[2]).read().split())
+us = lambda t: '%d.%06d' % (t // 10**9, t % 10**9 // 1000)
 c = collections.Counter()
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e['type'] == 'trace_sample' and 'mem' in e:
+    if e['type'] == 'trace_sample' and 'mem' in e and us(e['time']) not in cut:
         am = e.get('addr_map')
         c['[unknown]' if not am else 'anon' if am['name'] == '//anon' else os.path.basename(am['name'])] += 1
 for k, v in c.items():
