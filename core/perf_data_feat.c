@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 #include <sys/utsname.h>
 
+#include "auxcap/pmu.h"
 #include "perf_data_int.h"
 #include "grow.h"
 
@@ -303,6 +304,10 @@ int pd_feat_host(struct pd_host_feats *h)
 	stepping = cpuinfo_value("stepping");
 	if (r == 0 && vendor && family && model && stepping) {
 		snprintf(cpuid, sizeof(cpuid), "%s,%s,%s,%s", vendor, family, model, stepping);
+		r = put_string_feat(h, AUXCAP_PERF_FEAT_CPUID, cpuid);
+	} else if (r == 0 && auxcap_cpu_midr(NULL, cpuid, sizeof(cpuid)) == 0) {
+		/* arm64: the MIDR, as perf writes it (what its SPE decoder reads the data-source
+		 * encoding from) */
 		r = put_string_feat(h, AUXCAP_PERF_FEAT_CPUID, cpuid);
 	}
 	free(vendor);

@@ -564,6 +564,51 @@ fail:
 
 /* ---- one PMU ----------------------------------------------------------------------------- */
 
+int auxcap_cpu_midr(const char *root, char *buf, size_t len)
+{
+	char **names = NULL;
+	size_t nr = 0;
+	uint64_t best = UINT64_MAX;
+	char *text = NULL;
+	int r;
+
+	if (!buf || !len)
+		return -EINVAL;
+	if (!root)
+		root = AUXCAP_CPU_SYSFS_ROOT;
+	r = list_dir(root, NULL, &names, &nr);
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r;
+	/* the lowest-numbered cpuN that has the file (names sort as text: cpu10 before cpu2) */
+	for (size_t i = 0; i < nr; i++) {
+		char dir[4096];
+		uint64_t n;
+		char *t;
+
+		if (strncmp(names[i], "cpu", 3) || parse_dec_str(names[i] + 3, INT32_MAX, &n) < 0 ||
+		    n >= best)
+			continue;
+		if (path_join(dir, sizeof(dir), root, names[i]) < 0 ||
+		    read_text(dir, "regs/identification/midr_el1", &t) < 0)
+			continue;
+		free(text);
+		text = t;
+		best = n;
+	}
+	free_names(names, nr);
+	if (!text)
+		return -ENOENT;
+	if (strncmp(text, "0x", 2) || !text[2] ||
+	    text[2 + strspn(text + 2, "0123456789abcdefABCDEF")])
+		r = -EBADMSG;
+	else if (strlen(text) >= len)
+		r = -ENAMETOOLONG;
+	else
+		memcpy(buf, text, strlen(text) + 1);
+	free(text);
+	return r;
+}
+
 void auxcap_pmu_free(struct auxcap_pmu *pmu)
 {
 	if (!pmu)

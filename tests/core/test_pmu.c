@@ -550,6 +550,33 @@ static void test_bad_trees_fail_cleanly(void **state)
 	auxcap_pmu_list_free(list);
 }
 
+/* The arm64 MIDR (perf's CPUID there): the lowest-numbered CPU's that exports one. */
+static void test_cpu_midr(void **state)
+{
+	struct tree *t = *state;
+	char buf[64], small[8], dir[PATH_MAX + 16];
+
+	assert_int_equal(auxcap_cpu_midr(t->root, buf, sizeof(buf)), -ENOENT); /* empty */
+	tree_put(t, "online", "0-11\n");
+	tree_put(t, "cpu0/topology/core_id", "0\n"); /* an x86 CPU: no regs/ */
+	tree_put(t, "cpufreq/policy0", "");
+	assert_int_equal(auxcap_cpu_midr(t->root, buf, sizeof(buf)), -ENOENT);
+	/* CPU 0 offline (no regs/ then), 10 sorts before 2 as text but comes after it */
+	tree_put(t, "cpu10/regs/identification/midr_el1", "0x00000000410fd400\n");
+	tree_put(t, "cpu2/regs/identification/midr_el1", "0x00000000413fd0c1\n");
+	tree_put(t, "cpux/regs/identification/midr_el1", "0x00000000410fd490\n");
+	assert_int_equal(auxcap_cpu_midr(t->root, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "0x00000000413fd0c1");
+	assert_int_equal(auxcap_cpu_midr(t->root, small, sizeof(small)), -ENAMETOOLONG);
+	tree_put(t, "cpu1/regs/identification/midr_el1", "410fd0c0\n");
+	assert_int_equal(auxcap_cpu_midr(t->root, buf, sizeof(buf)), -EBADMSG);
+	tree_put(t, "cpu1/regs/identification/midr_el1", "0x410fd0cg\n");
+	assert_int_equal(auxcap_cpu_midr(t->root, buf, sizeof(buf)), -EBADMSG);
+	snprintf(dir, sizeof(dir), "%s/online", t->root);
+	assert_int_equal(auxcap_cpu_midr(dir, buf, sizeof(buf)), -ENOENT); /* not a directory */
+	assert_int_equal(auxcap_cpu_midr(t->root, NULL, 8), -EINVAL);
+}
+
 static void test_list_of_missing_root_is_enoent(void **state)
 {
 	struct auxcap_pmu_list *list = (struct auxcap_pmu_list *)0x1;
@@ -578,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_cs_etm_config2_config3),
 		cmocka_unit_test(test_cap_numbers_and_errors),
 		cmocka_unit_test(test_list_of_fixtures_matches_readdir),
+		cmocka_unit_test_setup_teardown(test_cpu_midr, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_trees_fail_cleanly, tree_setup,
 						tree_teardown),
 		cmocka_unit_test(test_list_of_missing_root_is_enoent),

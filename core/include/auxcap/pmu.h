@@ -148,6 +148,22 @@ AUXCAP_API int auxcap_pmu_format_parse(const char *text, struct auxcap_pmu_forma
  */
 AUXCAP_API int auxcap_cpulist_parse(const char *text, int **ret_cpus, size_t *ret_nr);
 
+/** The default sysfs directory of the CPUs. */
+#define AUXCAP_CPU_SYSFS_ROOT "/sys/devices/system/cpu"
+
+/**
+ * The MIDR_EL1 of an arm64 CPU as the kernel exports it (cpuN/regs/identification/midr_el1
+ * under @root, NULL: AUXCAP_CPU_SYSFS_ROOT), of the lowest-numbered CPU that has one, into
+ * @buf of @len bytes: "0x00000000410fd0c0", what perf records as the CPUID feature on arm64
+ * (an Arm SPE decoder reads the data-source encoding from it).
+ *
+ * Returns 0 on success.
+ * Returns -ENOENT if no CPU exports one (not an arm64 machine, or no such @root).
+ * Returns -EBADMSG if the file does not hold "0x" and hex digits.
+ * Returns -ENAMETOOLONG if @len is too short, -EINVAL for a NULL argument.
+ */
+AUXCAP_API int auxcap_cpu_midr(const char *root, char *buf, size_t len);
+
 /**
  * Read PMU @name under @root (NULL: AUXCAP_PMU_SYSFS_ROOT).
  *
