@@ -1051,6 +1051,27 @@ static const char *const level_names[AUXCAP_REPORT_MEM_LEVELS] = {
 	[AUXCAP_REPORT_MEM_NA] = "no cache event",
 };
 
+static const char *const source_names[AUXCAP_TRACE_SRC_COUNT] = {
+	[AUXCAP_TRACE_SRC_NONE] = "not said",
+	[AUXCAP_TRACE_SRC_L1] = "L1",
+	[AUXCAP_TRACE_SRC_L2] = "L2",
+	[AUXCAP_TRACE_SRC_PEER_CORE] = "peer core's cache",
+	[AUXCAP_TRACE_SRC_LOCAL_CLUSTER] = "local cluster",
+	[AUXCAP_TRACE_SRC_SYS_CACHE] = "system cache",
+	[AUXCAP_TRACE_SRC_PEER_CLUSTER] = "peer cluster",
+	[AUXCAP_TRACE_SRC_REMOTE] = "remote (other socket)",
+	[AUXCAP_TRACE_SRC_DRAM] = "DRAM",
+};
+
+/* Whether the capture's data accesses said where their data came from. */
+static bool have_sources(const struct auxcap_report_mem_sources *s)
+{
+	for (int k = AUXCAP_TRACE_SRC_NONE + 1; k < AUXCAP_TRACE_SRC_COUNT; k++)
+		if (s->accesses[k])
+			return true;
+	return false;
+}
+
 static double mean(uint64_t sum, uint64_t n)
 {
 	return n ? (double)sum / (double)n : 0.0;
@@ -1154,6 +1175,7 @@ static void text_mem_objects(struct ctx *c)
 static void text_mem(struct ctx *c)
 {
 	const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
+	const struct auxcap_report_mem_sources *src = auxcap_report_get_mem_sources(c->r);
 	size_t nf = auxcap_report_nr_mem_funcs(c->r), nl = auxcap_report_nr_mem_lines(c->r);
 	size_t top = c->a->top;
 	uint64_t untracked = auxcap_report_mem_lines_untracked(c->r);
@@ -1177,6 +1199,25 @@ static void text_mem(struct ctx *c)
 		   "socket: %" PRIu64 "\n",
 		m->tlb_walks, pct(m->tlb_walks, m->accesses), mean(m->xlat_lat, m->accesses),
 		m->remote);
+	if (have_sources(src)) {
+		uint64_t n = 0;
+
+		for (int k = 0; k < AUXCAP_TRACE_SRC_COUNT; k++)
+			n += src->accesses[k];
+		fprintf(f, "\nWhere the data came from (the records' data source; the level above "
+			   "goes by it):\n");
+		fprintf(f, "  %-22s %10s %7s %9s %8s\n", "data source", "accesses", "%", "mean lat",
+			"max lat");
+		for (int k = AUXCAP_TRACE_SRC_NONE + 1; k <= AUXCAP_TRACE_SRC_COUNT; k++) {
+			int i = k % AUXCAP_TRACE_SRC_COUNT; /* "not said" last */
+
+			if (!src->accesses[i])
+				continue;
+			fprintf(f, "  %-22s %10" PRIu64 " %6.2f%% %9.1f %8" PRIu64 "\n",
+				source_names[i], src->accesses[i], pct(src->accesses[i], n),
+				mean(src->lat[i], src->accesses[i]), src->lat_max[i]);
+		}
+	}
 
 	fprintf(f, "\nFunctions by data access latency (%s%zu of %zu; %" PRIu64 " cycles in all):\n",
 		top ? "top " : "", top && top < nf ? top : nf, nf, m->lat);
@@ -1741,6 +1782,22 @@ static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
 		m->remote, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
 }
 
+/* "sources": the accesses by data source, null when the records said none. */
+static void json_mem_sources(FILE *f, const struct auxcap_report_mem_sources *s)
+{
+	if (!have_sources(s)) {
+		fputs(",\"sources\":null", f);
+		return;
+	}
+	fputs(",\"sources\":{", f);
+	for (int k = 0; k < AUXCAP_TRACE_SRC_COUNT; k++)
+		fprintf(f, "%s\"%s\":{\"accesses\":%" PRIu64 ",\"lat_sum\":%" PRIu64
+			   ",\"lat_max\":%" PRIu64 "}",
+			k ? "," : "", auxcap_report_mem_source_key((uint32_t)k), s->accesses[k],
+			s->lat[k], s->lat_max[k]);
+	putc('}', f);
+}
+
 /* A line's "object": the variable holding its first byte, or null; "map": its mapping. */
 static void json_data_object(struct ctx *c, const struct auxcap_report_mem_line *l)
 {
@@ -1793,6 +1850,7 @@ static void json_mem(struct ctx *c)
 
 	fputs(",\"mem\":{", f);
 	json_mem_row(f, auxcap_report_get_mem(c->r));
+	json_mem_sources(f, auxcap_report_get_mem_sources(c->r));
 	fprintf(f, ",\"line_size\":%d,\"lines_total\":%zu,\"lines_untracked_accesses\":%" PRIu64
 		   ",\"functions\":[",
 		AUXCAP_REPORT_LINE_SIZE, nl, auxcap_report_mem_lines_untracked(c->r));

@@ -183,10 +183,12 @@ static int add_stretch(struct auxcap_annotate *a, const struct auxcap_decode_eve
 	return 0;
 }
 
-/* Count data access @mem (AUXCAP_TRACE_MEM_*) of total latency @lat in @m. */
-static void mem_count(struct auxcap_annotate_mem *m, uint32_t mem, uint64_t lat)
+/* Count data access @t (its mem, AUXCAP_TRACE_MEM_*, and data source) in @m. */
+static void mem_count(struct auxcap_annotate_mem *m, const struct auxcap_trace_event *t)
 {
-	enum auxcap_report_mem_level lv = auxcap_report_mem_level_of(mem);
+	enum auxcap_report_mem_level lv = auxcap_report_mem_level_from(t->mem, t->source);
+	uint32_t mem = t->mem;
+	uint64_t lat = t->total_latency;
 
 	m->accesses++;
 	m->l1_misses += lv == AUXCAP_REPORT_MEM_MID || lv == AUXCAP_REPORT_MEM_LLC ||
@@ -227,7 +229,7 @@ static int add_point(struct auxcap_annotate *a, const struct auxcap_decode_event
 	if (t && t->mem) {
 		if (!e->mem && !(e->mem = calloc(1, sizeof(*e->mem))))
 			return -ENOMEM;
-		mem_count(e->mem, t->mem, t->total_latency);
+		mem_count(e->mem, t);
 	}
 	return 0;
 }

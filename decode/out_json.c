@@ -234,14 +234,23 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 		}
 		fprintf(f, ",\"latency\":%u,\"events\":%" PRIu64 ",\"op\":%u", te->total_latency,
 			te->events, te->op);
-		if (te->mem)
+		if (te->mem) {
 			fprintf(f, ",\"mem\":{\"load\":%s,\"store\":%s,\"level\":\"%s\","
-				   "\"tlb_walk\":%s,\"remote\":%s}",
+				   "\"tlb_walk\":%s,\"remote\":%s",
 				te->mem & AUXCAP_TRACE_MEM_LOAD ? "true" : "false",
 				te->mem & AUXCAP_TRACE_MEM_STORE ? "true" : "false",
-				auxcap_report_mem_level_key(auxcap_report_mem_level_of(te->mem)),
+				auxcap_report_mem_level_key(
+					auxcap_report_mem_level_from(te->mem, te->source)),
 				te->mem & AUXCAP_TRACE_MEM_TLB_MISS ? "true" : "false",
-				te->mem & AUXCAP_TRACE_MEM_REMOTE ? "true" : "false");
+				(te->mem & AUXCAP_TRACE_MEM_REMOTE) ||
+						te->source == AUXCAP_TRACE_SRC_REMOTE
+					? "true"
+					: "false");
+			if (te->source && auxcap_report_mem_source_key(te->source))
+				fprintf(f, ",\"source\":\"%s\"",
+					auxcap_report_mem_source_key(te->source));
+			putc('}', f);
+		}
 		break;
 	default:
 		trace_head(w, "trace_event", ev);

@@ -233,8 +233,10 @@ static void trace_sample(struct auxcap_out *w, const struct pthread *t,
 				? "atomic"
 			: te->mem & AUXCAP_TRACE_MEM_STORE ? "store"
 							   : "load",
-			auxcap_report_mem_level_key(auxcap_report_mem_level_of(te->mem)),
+			auxcap_report_mem_level_key(auxcap_report_mem_level_from(te->mem, te->source)),
 			te->mem & AUXCAP_TRACE_MEM_TLB_MISS ? "true" : "false");
+		if (te->source && auxcap_report_mem_source_key(te->source))
+			fprintf(w->f, ",\"source\":\"%s\"", auxcap_report_mem_source_key(te->source));
 	}
 	if (te->flags & AUXCAP_TRACE_F_HAS_ADDR) {
 		fprintf(w->f, ",\"addr\":\"0x%" PRIx64 "\",\"data\":", te->addr);

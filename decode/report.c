@@ -1437,6 +1437,12 @@ const struct auxcap_report_mem *auxcap_report_get_mem(const struct auxcap_report
 	return r ? mem_total(r->mem) : NULL;
 }
 
+const struct auxcap_report_mem_sources *
+auxcap_report_get_mem_sources(const struct auxcap_report *r)
+{
+	return r ? mem_sources(r->mem) : NULL;
+}
+
 size_t auxcap_report_nr_mem_funcs(const struct auxcap_report *r)
 {
 	return r && r->finished ? mem_nr_funcs(r->mem) : 0;

@@ -48,6 +48,7 @@ struct mtable {
 struct rmem {
 	bool detail;
 	struct auxcap_report_mem total;
+	struct auxcap_report_mem_sources src;
 	struct mfunc *funcs; /* indexed by function (detail) */
 	size_t cap_funcs;
 	struct auxcap_report_mem_func **forder; /* after finish: used ones, sorted */
@@ -124,6 +125,43 @@ enum auxcap_report_mem_level auxcap_report_mem_level_of(uint32_t mem)
 	return AUXCAP_REPORT_MEM_NA;
 }
 
+enum auxcap_report_mem_level auxcap_report_mem_level_from(uint32_t mem, uint32_t source)
+{
+	switch (source) {
+	case AUXCAP_TRACE_SRC_L1:
+		return AUXCAP_REPORT_MEM_L1;
+	case AUXCAP_TRACE_SRC_L2:
+	case AUXCAP_TRACE_SRC_PEER_CORE:
+		return AUXCAP_REPORT_MEM_MID;
+	case AUXCAP_TRACE_SRC_LOCAL_CLUSTER:
+	case AUXCAP_TRACE_SRC_SYS_CACHE:
+	case AUXCAP_TRACE_SRC_PEER_CLUSTER:
+		return AUXCAP_REPORT_MEM_LLC;
+	case AUXCAP_TRACE_SRC_REMOTE:
+	case AUXCAP_TRACE_SRC_DRAM:
+		return AUXCAP_REPORT_MEM_DRAM;
+	default:
+		return auxcap_report_mem_level_of(mem);
+	}
+}
+
+const char *auxcap_report_mem_source_key(uint32_t source)
+{
+	static const char *const keys[AUXCAP_TRACE_SRC_COUNT] = {
+		[AUXCAP_TRACE_SRC_NONE] = "none",
+		[AUXCAP_TRACE_SRC_L1] = "l1",
+		[AUXCAP_TRACE_SRC_L2] = "l2",
+		[AUXCAP_TRACE_SRC_PEER_CORE] = "peer_core",
+		[AUXCAP_TRACE_SRC_LOCAL_CLUSTER] = "local_cluster",
+		[AUXCAP_TRACE_SRC_SYS_CACHE] = "sys_cache",
+		[AUXCAP_TRACE_SRC_PEER_CLUSTER] = "peer_cluster",
+		[AUXCAP_TRACE_SRC_REMOTE] = "remote",
+		[AUXCAP_TRACE_SRC_DRAM] = "dram",
+	};
+
+	return source < AUXCAP_TRACE_SRC_COUNT ? keys[source] : NULL;
+}
+
 static void row_add(struct auxcap_report_mem *s, const struct auxcap_trace_event *te,
 		    enum auxcap_report_mem_level lv)
 {
@@ -136,7 +174,7 @@ static void row_add(struct auxcap_report_mem *s, const struct auxcap_trace_event
 	s->level_lat[lv] += lat;
 	if (lat > s->level_lat_max[lv])
 		s->level_lat_max[lv] = lat;
-	s->remote += !!(te->mem & AUXCAP_TRACE_MEM_REMOTE);
+	s->remote += (te->mem & AUXCAP_TRACE_MEM_REMOTE) || te->source == AUXCAP_TRACE_SRC_REMOTE;
 	s->tlb_walks += !!(te->mem & AUXCAP_TRACE_MEM_TLB_MISS);
 	s->lat += lat;
 	if (lat > s->lat_max)
@@ -363,11 +401,18 @@ static int entry_add(struct mtable *t, int32_t pid, uint32_t kind, uint64_t key,
 int mem_add(struct rmem *m, const struct auxcap_trace_event *te, int32_t pid, int32_t tid,
 	    uint64_t time, uint32_t func, const struct mem_object *obj)
 {
-	enum auxcap_report_mem_level lv = auxcap_report_mem_level_of(te->mem);
+	enum auxcap_report_mem_level lv = auxcap_report_mem_level_from(te->mem, te->source);
 	struct mline *e;
 	int r;
 
 	row_add(&m->total, te, lv);
+	if (te->source < AUXCAP_TRACE_SRC_COUNT &&
+	    (te->source != AUXCAP_TRACE_SRC_NONE || (te->mem & AUXCAP_TRACE_MEM_LOAD))) {
+		m->src.accesses[te->source]++;
+		m->src.lat[te->source] += te->total_latency;
+		if (te->total_latency > m->src.lat_max[te->source])
+			m->src.lat_max[te->source] = te->total_latency;
+	}
 	if (!m->detail)
 		return 0;
 	if (func != NO_FUNC) {
@@ -508,6 +553,11 @@ int mem_finish(struct rmem *m,
 		};
 	}
 	return 0;
+}
+
+const struct auxcap_report_mem_sources *mem_sources(const struct rmem *m)
+{
+	return &m->src;
 }
 
 const struct auxcap_report_mem *mem_total(const struct rmem *m)

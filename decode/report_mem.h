@@ -41,6 +41,7 @@ int mem_finish(struct rmem *m,
 	       const struct auxcap_report_func *(*func_at)(void *arg, uint32_t func), void *arg);
 
 const struct auxcap_report_mem *mem_total(const struct rmem *m);
+const struct auxcap_report_mem_sources *mem_sources(const struct rmem *m);
 size_t mem_nr_funcs(const struct rmem *m);
 const struct auxcap_report_mem_func *mem_func(const struct rmem *m, size_t i);
 size_t mem_nr_lines(const struct rmem *m);

@@ -16,10 +16,22 @@
 #include "spe_backend.h"
 #include "spe_decode.h"
 
+/*
+ * How the data-source packet's payload reads: it is IMPLEMENTATION DEFINED, so the decoder
+ * goes by the MIDR of the CPU the capture ran on (perf's CPUID feature on arm64, the MIDR_EL1
+ * value in hex: "0x00000000410fd0c0").  An unknown CPU's data source is left unsaid.
+ */
+enum spe_ds_encoding {
+	SPE_DS_UNKNOWN = 0,
+	SPE_DS_COMMON,	  /* Arm's common encoding, as the cores' TRMs give it */
+	SPE_DS_AMPEREONE, /* AmpereOne's own */
+};
+
 struct spe_dec {
 	struct auxcap_spe_decoder d;
 	struct auxcap_perf_time_conv tc; /* valid if @have_tc */
 	bool have_tc;
+	enum spe_ds_encoding ds;
 	uint64_t base;	/* stream position of the decoded bytes' first byte */
 	bool more;	/* the stream goes on in a next piece */
 	uint8_t *work;	/* owned: carry + piece when a record straddles the seam, else NULL */
@@ -146,6 +158,89 @@ static uint64_t spe_perf_time(const struct auxcap_perf_time_conv *tc, uint64_t c
 	return tc->time_zero + quot * tc->time_mult + ((rem * tc->time_mult) >> tc->time_shift);
 }
 
+/* The data-source encoding of the CPU whose MIDR @cpuid gives (perf's CPUID text). */
+static enum spe_ds_encoding spe_ds_encoding_of(const char *cpuid)
+{
+	/* implementer MIDR[31:24], part number MIDR[15:4]; every variant and revision */
+	static const struct {
+		uint8_t implementer;
+		uint16_t part;
+		enum spe_ds_encoding enc;
+	} cpus[] = {
+		{ 0x41, 0xd0c, SPE_DS_COMMON },	   /* Neoverse N1 */
+		{ 0x41, 0xd40, SPE_DS_COMMON },	   /* Neoverse V1 */
+		{ 0x41, 0xd49, SPE_DS_COMMON },	   /* Neoverse N2 */
+		{ 0x41, 0xd4c, SPE_DS_COMMON },	   /* Cortex-X1C */
+		{ 0x41, 0xd4e, SPE_DS_COMMON },	   /* Cortex-X3 */
+		{ 0x41, 0xd4f, SPE_DS_COMMON },	   /* Neoverse V2 */
+		{ 0x41, 0xd81, SPE_DS_COMMON },	   /* Cortex-A720 */
+		{ 0x41, 0xd85, SPE_DS_COMMON },	   /* Cortex-X925 */
+		{ 0x41, 0xd87, SPE_DS_COMMON },	   /* Cortex-A725 */
+		{ 0x41, 0xd89, SPE_DS_COMMON },	   /* Cortex-A720AE */
+		{ 0xc0, 0xac4, SPE_DS_AMPEREONE }, /* AmpereOne AC04 */
+	};
+	unsigned long long midr;
+	char *end;
+
+	if (!cpuid || strncmp(cpuid, "0x", 2))
+		return SPE_DS_UNKNOWN; /* not an arm64 capture's (x86's is "GenuineIntel,...") */
+	errno = 0;
+	midr = strtoull(cpuid + 2, &end, 16);
+	if (errno || end == cpuid + 2 || (*end && *end != '\n'))
+		return SPE_DS_UNKNOWN;
+	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++)
+		if (((midr >> 24) & 0xff) == cpus[i].implementer &&
+		    ((midr >> 4) & 0xfff) == cpus[i].part)
+			return cpus[i].enc;
+	return SPE_DS_UNKNOWN;
+}
+
+/* Where the data came from, by the data-source packet's @payload in encoding @enc. */
+static uint32_t spe_source(enum spe_ds_encoding enc, uint64_t payload)
+{
+	if (enc == SPE_DS_COMMON) {
+		switch (payload) {
+		case 0x0:
+			return AUXCAP_TRACE_SRC_L1;
+		case 0x8:
+			return AUXCAP_TRACE_SRC_L2;
+		case 0x9:
+			return AUXCAP_TRACE_SRC_PEER_CORE;
+		case 0xa:
+			return AUXCAP_TRACE_SRC_LOCAL_CLUSTER;
+		case 0xb:
+			return AUXCAP_TRACE_SRC_SYS_CACHE;
+		case 0xc:
+			return AUXCAP_TRACE_SRC_PEER_CLUSTER;
+		case 0xd:
+			return AUXCAP_TRACE_SRC_REMOTE;
+		case 0xe:
+			return AUXCAP_TRACE_SRC_DRAM;
+		default:
+			return AUXCAP_TRACE_SRC_NONE;
+		}
+	}
+	if (enc == SPE_DS_AMPEREONE) {
+		switch (payload) {
+		case 0x0: /* a cache elsewhere on the chip, or a device */
+			return AUXCAP_TRACE_SRC_PEER_CLUSTER;
+		case 0x3: /* the system-level cache */
+			return AUXCAP_TRACE_SRC_SYS_CACHE;
+		case 0x5: /* a cache of the other chip */
+			return AUXCAP_TRACE_SRC_REMOTE;
+		case 0x7:
+			return AUXCAP_TRACE_SRC_DRAM;
+		case 0x8:
+			return AUXCAP_TRACE_SRC_L1;
+		case 0x9:
+			return AUXCAP_TRACE_SRC_L2;
+		default:
+			return AUXCAP_TRACE_SRC_NONE;
+		}
+	}
+	return AUXCAP_TRACE_SRC_NONE;
+}
+
 static int spe_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *buf, size_t len,
 			   void **ret_dec)
 {
@@ -191,6 +286,8 @@ static int spe_decoder_new(const struct auxcap_decode_ctx *ctx, const uint8_t *b
 		sd->tc = *ctx->time_conv;
 		sd->have_tc = true;
 	}
+	if (CTX_HAS(ctx, cpuid))
+		sd->ds = spe_ds_encoding_of(ctx->cpuid);
 	*ret_dec = sd;
 	return 0;
 }
@@ -290,8 +387,11 @@ static void spe_sample_event(const struct spe_dec *sd, const struct auxcap_spe_s
 	}
 	if (s->present & AUXCAP_SPE_HAS_TARGET)
 		ev->to = s->target;
-	if ((s->present & AUXCAP_SPE_HAS_OP) && s->op.cls == AUXCAP_SPE_OP_CLASS_LDST)
+	if ((s->present & AUXCAP_SPE_HAS_OP) && s->op.cls == AUXCAP_SPE_OP_CLASS_LDST) {
 		ev->mem = spe_mem(&s->op, s->present & AUXCAP_SPE_HAS_EVENTS ? s->events : 0);
+		if (s->present & AUXCAP_SPE_HAS_DATA_SOURCE)
+			ev->source = spe_source(sd->ds, s->data_source);
+	}
 }
 
 static int spe_decoder_next(void *dec, struct auxcap_trace_event *ev)

@@ -463,6 +463,21 @@ int auxcap_spe_event_text(const struct auxcap_trace_event *ev, char *buf, size_t
 		sb_add(&sb, " ev=");
 		sample_events(&sb, ev->events);
 	}
+	if (ev->source && ev->source < AUXCAP_TRACE_SRC_COUNT) {
+		/* the data source, as the CPU's encoding says (auxcap_trace_mem_source) */
+		static const char *const names[AUXCAP_TRACE_SRC_COUNT] = {
+			[AUXCAP_TRACE_SRC_L1] = "L1D",
+			[AUXCAP_TRACE_SRC_L2] = "L2",
+			[AUXCAP_TRACE_SRC_PEER_CORE] = "PEER-CORE",
+			[AUXCAP_TRACE_SRC_LOCAL_CLUSTER] = "LOCAL-CLUSTER",
+			[AUXCAP_TRACE_SRC_SYS_CACHE] = "SYS-CACHE",
+			[AUXCAP_TRACE_SRC_PEER_CLUSTER] = "PEER-CLUSTER",
+			[AUXCAP_TRACE_SRC_REMOTE] = "REMOTE",
+			[AUXCAP_TRACE_SRC_DRAM] = "DRAM",
+		};
+
+		sb_add(&sb, " src=%s", names[ev->source]);
+	}
 	return sb.len > INT32_MAX ? -EOVERFLOW : (int)sb.len;
 }
 

@@ -212,6 +212,94 @@ static void test_mem(void **state)
 	spe()->decoder_free(dec);
 }
 
+/* The loads of @p (one record each, data source @ds[i]) decoded on the CPU @cpuid names:
+ * each event's auxcap_trace_event.source in @got. */
+static void sources_of(const char *cpuid, const unsigned int *ds, size_t n, uint32_t *got)
+{
+	struct auxcap_decode_ctx ctx = { .sz = sizeof(ctx), .cpu = 0, .cpuid = cpuid };
+	struct auxcap_trace_event ev;
+	struct pkts p = { .len = 0 };
+	void *dec = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		put(&p, 0xb0, NS | (0x1000 + 4 * i), 8);
+		put(&p, 0x49, 0x00, 1);	 /* LDST: load, GP register */
+		put(&p, 0x52, 0x0016, 2); /* RETIRED, L1D access, TLB access */
+		put(&p, 0x53, ds[i], 2);  /* data source, 2 bytes */
+		p.b[p.len++] = 0x01;
+	}
+	/* a store's data source is read too, where the unit gives one */
+	put(&p, 0xb0, NS | 0x2000, 8);
+	put(&p, 0x49, 0x01, 1);
+	put(&p, 0x43, 0x0e, 1); /* data source, 1 byte */
+	p.b[p.len++] = 0x01;
+	assert_int_equal(spe()->decoder_new(&ctx, p.b, p.len, &dec), 0);
+	for (size_t i = 0; i <= n; i++) {
+		assert_int_equal(spe()->decoder_next(dec, &ev), 1);
+		assert_int_equal(ev.kind, AUXCAP_TRACE_SAMPLE);
+		got[i] = ev.source;
+	}
+	assert_int_equal(spe()->decoder_next(dec, &ev), 0);
+	spe()->decoder_free(dec);
+}
+
+/* The data-source packet's payload is read in the encoding the capture's CPU (its MIDR in
+ * perf's CPUID text) uses: Arm's common one, AmpereOne's, or none (not said). */
+static void test_data_source(void **state)
+{
+	static const unsigned int ds[] = { 0x0, 0x8, 0x9, 0xa, 0xb, 0xc, 0xd, 0xe, 0x3, 0x5, 0x7,
+					   0x1 };
+	enum { N = sizeof(ds) / sizeof(ds[0]) };
+	static const uint32_t common[N + 1] = {
+		AUXCAP_TRACE_SRC_L1,	       AUXCAP_TRACE_SRC_L2,
+		AUXCAP_TRACE_SRC_PEER_CORE,    AUXCAP_TRACE_SRC_LOCAL_CLUSTER,
+		AUXCAP_TRACE_SRC_SYS_CACHE,    AUXCAP_TRACE_SRC_PEER_CLUSTER,
+		AUXCAP_TRACE_SRC_REMOTE,       AUXCAP_TRACE_SRC_DRAM,
+		AUXCAP_TRACE_SRC_NONE,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_NONE,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_DRAM, /* the store's 0xe */
+	};
+	static const uint32_t ampere[N + 1] = {
+		AUXCAP_TRACE_SRC_PEER_CLUSTER, AUXCAP_TRACE_SRC_L1,
+		AUXCAP_TRACE_SRC_L2,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_NONE,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_NONE,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_SYS_CACHE,    AUXCAP_TRACE_SRC_REMOTE,
+		AUXCAP_TRACE_SRC_DRAM,	       AUXCAP_TRACE_SRC_NONE,
+		AUXCAP_TRACE_SRC_NONE,
+	};
+	static const uint32_t none[N + 1];
+	static const struct {
+		const char *cpuid;
+		const uint32_t *want;
+	} cpus[] = {
+		{ "0x00000000410fd0c0", common }, /* Neoverse N1 r0p0 */
+		{ "0x00000000413fd0c1", common }, /* ... r3p1: any variant and revision */
+		{ "0x00000000410fd490", common }, /* Neoverse N2 */
+		{ "0x00000000410fd400", common }, /* Neoverse V1 */
+		{ "0x00000000410fd4f0", common }, /* Neoverse V2 */
+		{ "0x00000000410fd810", common }, /* Cortex-A720 */
+		{ "0x00000000c00fac40", ampere }, /* AmpereOne AC04 */
+		{ "0x00000000410fd030", none },	  /* Cortex-A53: its own, not known */
+		{ "0x00000000420fd0c0", none },	  /* another implementer, the same part number */
+		{ "GenuineIntel,6,85,4", none },  /* not an arm64 capture */
+		{ "0x", none },
+		{ "0x410fd0c0zz", none },
+		{ NULL, none },			  /* no CPUID feature */
+	};
+	uint32_t got[N + 1];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cpus) / sizeof(cpus[0]); c++) {
+		sources_of(cpus[c].cpuid, ds, N, got);
+		for (size_t i = 0; i <= N; i++)
+			if (got[i] != cpus[c].want[i])
+				fail_msg("cpuid %s, record %zu: source %u, want %u",
+					 cpus[c].cpuid ? cpus[c].cpuid : "(none)", i, got[i],
+					 cpus[c].want[i]);
+	}
+}
+
 static void test_no_time(void **state)
 {
 	struct auxcap_perf_time_conv tc = { .time_shift = 1, .time_mult = 0 };
@@ -516,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_dump),		  cmocka_unit_test(test_recording_options),
 		cmocka_unit_test(test_info),		  cmocka_unit_test(test_find_snapshot),
 		cmocka_unit_test(test_pieces),		  cmocka_unit_test(test_mem),
+		cmocka_unit_test(test_data_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

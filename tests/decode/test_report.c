@@ -873,6 +873,45 @@ static void test_call_graph(void **state)
 	auxcap_decode_close(d);
 }
 
+/* A data source names the level an access counts in; without one, the cache bits do. */
+static void test_mem_level_from(void **state)
+{
+	static const struct {
+		uint32_t source;
+		enum auxcap_report_mem_level level;
+		const char *key;
+	} want[] = {
+		{ AUXCAP_TRACE_SRC_L1, AUXCAP_REPORT_MEM_L1, "l1" },
+		{ AUXCAP_TRACE_SRC_L2, AUXCAP_REPORT_MEM_MID, "l2" },
+		{ AUXCAP_TRACE_SRC_PEER_CORE, AUXCAP_REPORT_MEM_MID, "peer_core" },
+		{ AUXCAP_TRACE_SRC_LOCAL_CLUSTER, AUXCAP_REPORT_MEM_LLC, "local_cluster" },
+		{ AUXCAP_TRACE_SRC_SYS_CACHE, AUXCAP_REPORT_MEM_LLC, "sys_cache" },
+		{ AUXCAP_TRACE_SRC_PEER_CLUSTER, AUXCAP_REPORT_MEM_LLC, "peer_cluster" },
+		{ AUXCAP_TRACE_SRC_REMOTE, AUXCAP_REPORT_MEM_DRAM, "remote" },
+		{ AUXCAP_TRACE_SRC_DRAM, AUXCAP_REPORT_MEM_DRAM, "dram" },
+	};
+	/* the events packet says an LLC miss: the source, where there is one, wins */
+	const uint32_t miss = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS |
+			      AUXCAP_TRACE_MEM_L1_MISS | AUXCAP_TRACE_MEM_LLC_ACCESS |
+			      AUXCAP_TRACE_MEM_LLC_MISS;
+
+	(void)state;
+	assert_int_equal(sizeof(want) / sizeof(want[0]), AUXCAP_TRACE_SRC_COUNT - 1);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(auxcap_report_mem_level_from(miss, want[i].source), want[i].level);
+		assert_string_equal(auxcap_report_mem_source_key(want[i].source), want[i].key);
+	}
+	assert_int_equal(auxcap_report_mem_level_from(miss, AUXCAP_TRACE_SRC_NONE),
+			 AUXCAP_REPORT_MEM_DRAM);
+	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_L1_ACCESS,
+						      AUXCAP_TRACE_SRC_NONE),
+			 AUXCAP_REPORT_MEM_L1);
+	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_LOAD, AUXCAP_TRACE_SRC_COUNT),
+			 AUXCAP_REPORT_MEM_NA);
+	assert_string_equal(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_NONE), "none");
+	assert_null(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_COUNT));
+}
+
 /* A sampled data access at @tsc by the code at @ip, of address @addr. */
 static struct toy_rec access_rec(uint64_t tsc, uint64_t ip, uint64_t addr, uint32_t mem,
 				 uint32_t lat)
@@ -1325,6 +1364,7 @@ int main(void)
 		cmocka_unit_test(test_mem),	    cmocka_unit_test(test_mem_limits),
 		cmocka_unit_test(test_data_maps),
 		cmocka_unit_test(test_mem_objects_limits),
+		cmocka_unit_test(test_mem_level_from),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

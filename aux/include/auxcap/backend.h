@@ -53,7 +53,8 @@ extern "C" {
 /** Version of this contract; a backend's @abi must equal it. */
 #define AUXCAP_BACKEND_ABI 5 /* 2: reference, alignment, flags appended to the ops;
 				* 3: decoder_next_batch; 4: describe;
-				* 5: auxcap_trace_event.mem appended */
+				* 5: auxcap_trace_event.mem appended, and its
+				* reserved word later named source (0: not said) */
 
 /**
  * perf's auxtrace types (PERF_RECORD_AUXTRACE_INFO.type), as perf 6.1 numbers them.  A
@@ -184,7 +185,9 @@ struct auxcap_trace_event {
 	/* SAMPLE (ABI 5): its data access in the backend-neutral terms of AUXCAP_TRACE_MEM_*
 	 * (what the decode stage's memory report reads); 0: not a data access */
 	uint32_t mem;
-	uint32_t reserved; /* zero */
+	/* SAMPLE: where a load's data came from (enum auxcap_trace_mem_source), when the trace
+	 * says so; ABI 5 called it reserved and backends built for it leave it zero: not said */
+	uint32_t source;
 };
 
 /**
@@ -203,6 +206,25 @@ enum {
 	AUXCAP_TRACE_MEM_REMOTE = 1u << 6,     /* another socket served it */
 	AUXCAP_TRACE_MEM_TLB_ACCESS = 1u << 7, /* it looked up the TLB */
 	AUXCAP_TRACE_MEM_TLB_MISS = 1u << 8,   /* ... and the translation walked the tables */
+};
+
+/**
+ * Where a sampled load's data came from (auxcap_trace_event.source), as the trace says (Arm
+ * SPE: the data-source packet, in the encoding the CPU's MIDR names; see the backend).  The
+ * levels are the unit's, from the core outwards; a store has none.
+ */
+enum auxcap_trace_mem_source {
+	AUXCAP_TRACE_SRC_NONE = 0,	/* not said */
+	AUXCAP_TRACE_SRC_L1,		/* the core's L1 data cache */
+	AUXCAP_TRACE_SRC_L2,		/* the core's L2 */
+	AUXCAP_TRACE_SRC_PEER_CORE,	/* another core's private cache (a cache-to-cache copy) */
+	AUXCAP_TRACE_SRC_LOCAL_CLUSTER, /* a cache of the core's cluster, or another core's
+					 * cache in it */
+	AUXCAP_TRACE_SRC_SYS_CACHE,	/* the system-level cache (the last level) */
+	AUXCAP_TRACE_SRC_PEER_CLUSTER,	/* a cache of another cluster of the chip */
+	AUXCAP_TRACE_SRC_REMOTE,	/* another chip or socket (a cache or its memory) */
+	AUXCAP_TRACE_SRC_DRAM,		/* memory */
+	AUXCAP_TRACE_SRC_COUNT
 };
 
 /**

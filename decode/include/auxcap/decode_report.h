@@ -299,9 +299,32 @@ enum auxcap_report_mem_level {
  * served it: the lowest one it missed in (no cache bit: AUXCAP_REPORT_MEM_NA). */
 enum auxcap_report_mem_level auxcap_report_mem_level_of(uint32_t mem);
 
+/** The level a sampled data access was served by: the one its data source says
+ * (auxcap_trace_event.source: L1; L2 or a peer core's cache: MID; the cluster's, the
+ * system's or a peer cluster's cache: LLC; another socket or memory: DRAM), else the one the
+ * cache bits of @mem say (auxcap_report_mem_level_of()). */
+enum auxcap_report_mem_level auxcap_report_mem_level_from(uint32_t mem, uint32_t source);
+
 /** The short name of @level: "l1", "l2", "llc", "memory", "na" (the JSON outputs' keys);
  * NULL if out of range. */
 const char *auxcap_report_mem_level_key(enum auxcap_report_mem_level level);
+
+/** The short name of data source @source (enum auxcap_trace_mem_source): "l1", "l2",
+ * "peer_core", "local_cluster", "sys_cache", "peer_cluster", "remote", "dram", "none" (the
+ * JSON outputs' keys); NULL if out of range. */
+const char *auxcap_report_mem_source_key(uint32_t source);
+
+/**
+ * Sampled data accesses by where their data came from, as the trace said (Arm SPE's
+ * data-source packet on a CPU whose encoding the backend knows: loads only on Neoverse
+ * cores).  Index: enum auxcap_trace_mem_source; [AUXCAP_TRACE_SRC_NONE] counts the loads
+ * whose record said nothing.  All zero past [NONE] when the capture has no data source.
+ */
+struct auxcap_report_mem_sources {
+	uint64_t accesses[AUXCAP_TRACE_SRC_COUNT];
+	uint64_t lat[AUXCAP_TRACE_SRC_COUNT];	  /* their total latency, summed */
+	uint64_t lat_max[AUXCAP_TRACE_SRC_COUNT]; /* ... and the longest */
+};
 
 /**
  * Sampled data accesses (Arm SPE's loads and stores: auxcap_trace_event.mem) and where they
@@ -483,6 +506,10 @@ const struct auxcap_report_edge *auxcap_report_get_edge(const struct auxcap_repo
  * stores).
  */
 const struct auxcap_report_mem *auxcap_report_get_mem(const struct auxcap_report *r);
+
+/** The sampled data accesses of the capture by data source (borrowed, valid until free). */
+const struct auxcap_report_mem_sources *
+auxcap_report_get_mem_sources(const struct auxcap_report *r);
 
 /**
  * With auxcap_report_opts.mem, after auxcap_report_finish(): the functions that made sampled
