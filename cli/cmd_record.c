@@ -1161,6 +1161,7 @@ struct emu_live {
 	bool attached;
 	bool per_cpu; /* the capture models CPU 0 (trigger hits are on it) */
 #endif
+	const char *cpuid; /* the emulated PMU's CPU (auxcap_emu_pmu_info.cpuid), NULL: host's */
 	int stop_requested;
 };
 
@@ -1211,6 +1212,7 @@ static int emu_setup(const struct record_opts *o, struct auxcap_emu *emu,
 		cli_err("'%s' is not an emulated PMU (intel_pt, intel_bts, arm_spe_0)", aux->name);
 		return r;
 	}
+	live->cpuid = info.cpuid;
 	fmt = info.pmu == AUXCAP_EMU_PMU_INTEL_PT	 ? AUXCAP_TRACER_INTEL_PT
 	      : info.pmu == AUXCAP_EMU_PMU_INTEL_BTS ? AUXCAP_TRACER_INTEL_BTS
 						     : AUXCAP_TRACER_ARM_SPE;
@@ -1846,6 +1848,8 @@ static int run_record(int argc, char **argv)
 	if (r < 0)
 		goto out;
 	(void)auxcap_perf_writer_set_host_features(w);
+	if (live.cpuid) /* the emulated unit's CPU: its trace is that CPU's */
+		(void)auxcap_perf_writer_set_string(w, AUXCAP_PERF_FEAT_CPUID, live.cpuid);
 	(void)auxcap_perf_writer_set_cmdline(w, argc, (const char *const *)argv);
 	if (set_tracing_data(w, specs, nr_events) < 0)
 		goto out;

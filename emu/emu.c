@@ -623,6 +623,7 @@ int auxcap_emu_pmu_info(const struct auxcap_emu *emu, enum auxcap_emu_pmu pmu,
 	ret_info->nr_formats = personalities[pmu]->nr_formats;
 	ret_info->sysfs_caps = personalities[pmu]->sysfs_caps;
 	ret_info->nr_sysfs_caps = personalities[pmu]->nr_sysfs_caps;
+	ret_info->cpuid = personalities[pmu]->cpuid;
 	return 0;
 }
 

@@ -98,6 +98,7 @@ struct emu_personality {
 	size_t nr_formats;
 	const struct auxcap_emu_sysfs_cap *sysfs_caps; /* sysfs caps/ files, NULL if none */
 	size_t nr_sysfs_caps;
+	const char *cpuid; /* auxcap_emu_pmu_info.cpuid */
 	int (*check_attr)(const struct perf_event_attr *attr);
 	/* pmu::setup_aux: refuse an AUX area geometry with -ENOMEM */
 	int (*setup_aux)(struct emu_event *ev, size_t nr_pages, bool overwrite);

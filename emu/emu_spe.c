@@ -214,6 +214,9 @@ const struct emu_personality emu_spe_personality = {
 	.caps = AUXCAP_EMU_CAP_ITRACE | AUXCAP_EMU_CAP_EXCLUSIVE | AUXCAP_EMU_CAP_SNAPSHOT,
 	.formats = spe_formats,
 	.nr_formats = sizeof(spe_formats) / sizeof(spe_formats[0]),
+	/* a Neoverse N1 (MIDR_EL1 implementer 0x41, part 0xd0c, r0p0): the tracer's records
+	 * carry data sources in its encoding, Arm's common one */
+	.cpuid = AUXCAP_EMU_SPE_CPUID,
 	.check_attr = spe_check_attr,
 	.setup_aux = spe_setup_aux,
 	.start = spe_start,

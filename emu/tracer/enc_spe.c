@@ -29,6 +29,10 @@
  *                   walk (a TLB miss); bit 6 not taken (a conditional branch not taken).
  *                   So an L1 miss served by the L2 has L1D refill without LLC access; the
  *                   L2's own events (L2D access, L2D hit) are never set.
+ *   0x53 + 2 bytes  Data source (loads only, as on Neoverse cores, whose stores carry none):
+ *                   where the model served the load, in Arm's common encoding (the one the
+ *                   emulated CPU, a Neoverse N1, uses: AUXCAP_EMU_SPE_CPUID): 0x0 L1D, 0x8
+ *                   L2, 0xb system cache (the model's last-level cache), 0xe DRAM.
  *   0x98 + 2 bytes  Counter, index 0: total latency in cycles, the memory model's (below).
  *   0x9A + 2 bytes  Counter, index 2: translation latency (loads/stores only), the model's.
  *   0xB1 + 8 bytes  Address, index 1: branch target (branches only): the address executed
@@ -77,6 +81,7 @@
 #define SPE_HDR_CONTEXT_EL1  0x64u
 #define SPE_HDR_OP_TYPE	     0x48u
 #define SPE_HDR_EVENTS_2B    0x52u
+#define SPE_HDR_SOURCE_2B    0x53u
 #define SPE_HDR_COUNTER_TOT  0x98u /* 0b10011iii, index 0: total latency */
 #define SPE_HDR_COUNTER_XLAT 0x9au /* index 2: translation latency */
 #define SPE_HDR_TIMESTAMP    0x71u
@@ -98,6 +103,12 @@
 #define SPE_EV_NOT_TAKEN  (1u << 6)
 #define SPE_EV_LLC_ACCESS (1u << 8)
 #define SPE_EV_LLC_MISS	  (1u << 9)
+
+/* Data sources, Arm's common encoding. */
+#define SPE_DS_L1D	 0x0u
+#define SPE_DS_L2	 0x8u
+#define SPE_DS_SYS_CACHE 0xbu
+#define SPE_DS_DRAM	 0xeu
 
 /* The memory model's latencies, cycles. */
 #define SPE_LAT_OTHER	 1u   /* total latency of a branch or other operation */
@@ -220,6 +231,7 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in, un
 	uint8_t op_class = SPE_OP_OTHER, op = 0;
 	uint16_t events = SPE_EV_RETIRED;
 	uint64_t lat = SPE_LAT_OTHER, xlat = 0;
+	unsigned int source = SPE_DS_L1D;
 	int r;
 
 	if (is_branch(in->kind)) {
@@ -240,14 +252,17 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in, un
 		if (miss & AUXCAP_TRACER_SPE_CACHE_L1_MISS) {
 			events |= SPE_EV_L1D_REFILL;
 			lat = SPE_LAT_L2_HIT;
+			source = SPE_DS_L2;
 		}
 		if (miss & AUXCAP_TRACER_SPE_CACHE_L2_MISS) {
 			events |= SPE_EV_LLC_ACCESS;
 			lat = SPE_LAT_LLC_HIT;
+			source = SPE_DS_SYS_CACHE;
 		}
 		if (miss & AUXCAP_TRACER_SPE_CACHE_LLC_MISS) {
 			events |= SPE_EV_LLC_MISS;
 			lat = SPE_LAT_MEMORY;
+			source = SPE_DS_DRAM;
 		}
 		xlat = SPE_LAT_TLB_HIT;
 		if (miss & AUXCAP_TRACER_SPE_CACHE_TLB_WALK) {
@@ -266,6 +281,10 @@ static int spe_record(struct enc_spe *s, const struct auxcap_tracer_insn *in, un
 	*p++ = op;
 	*p++ = SPE_HDR_EVENTS_2B;
 	p = put_le(p, events, 2);
+	if (op_class == SPE_OP_LDST && !(op & SPE_OP_ST)) {
+		*p++ = SPE_HDR_SOURCE_2B;
+		p = put_le(p, source, 2);
+	}
 	*p++ = SPE_HDR_COUNTER_TOT;
 	p = put_le(p, lat, 2);
 	if (op_class == SPE_OP_LDST) {

@@ -187,6 +187,38 @@ mapped = (calls > 0 and maps.get(('walk_large', '[stack]', 'store'), 0) == calls
 sys.exit(0 if lv == want and bump == {'counters+0x40'} and mapped else 1)
 PY
 check '[ $? -eq 0 ]' "decode --format json: samples by level as the report counts them, bump's at counters+0x40, walk_large's in [stack] and //anon, sum_small's on the [heap] ($(tail -1 dec.out))"
+
+# --- data sources: the emulated unit is a Neoverse N1's, whose loads say where they were served
+$A info m.data >info.txt 2>&1
+check 'grep -q "0x00000000410fd0c0" info.txt' "the capture's CPUID is the emulated unit's CPU, a Neoverse N1 ($(grep "^  cpuid" info.txt))"
+python3 - dec.jsonl mem.json >src.out 2>&1 <<'PY'
+import collections, json, sys
+# the emulated unit's sources are its memory model's levels (Arm's common encoding)
+level_of = {'l1': 'l1', 'l2': 'l2', 'sys_cache': 'llc', 'dram': 'memory'}
+got, bad = collections.Counter(), []
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e['type'] != 'trace_sample' or 'mem' not in e:
+        continue
+    m = e['mem']
+    src = m.get('source')
+    if m['load'] and not m['store']:
+        if src not in level_of or level_of[src] != m['level']:
+            bad.append((e['ip_sym'], m))
+        got[src] += 1
+    elif src is not None:  # a store carries none
+        bad.append((e['ip_sym'], m))
+    elif m['load']:
+        got['none'] += 1
+rep = json.load(open(sys.argv[2]))['mem']['sources']
+want = {k: v['accesses'] for k, v in rep.items() if v['accesses']}
+print('decode', dict(got), 'report', want, 'bad', bad[:3])
+sys.exit(0 if not bad and dict(got) == want and want.get('dram') and want.get('l2') else 1)
+PY
+check '[ $? -eq 0 ]' "every load names its data source, agreeing with its level; stores none; report --mem's sources add up to decode's ($(tail -1 src.out))"
+check 'grep -q "^Where the data came from" mem.txt && grep -Eq "^  DRAM +[0-9]+ " mem.txt && grep -Eq "^  L2 +[0-9]+ " mem.txt' \
+	"report --mem: the data-source table ($(grep -A5 "^Where the data" mem.txt | tr -s ' ' | tr '\n' ';'))"
+
 $A decode m.data --format perfetto -o m.pf.json 2>pf.err
 python3 - m.pf.json dec.jsonl >pf.out 2>&1 <<'PY'
 import json, sys
@@ -337,6 +369,33 @@ for k, v in c.items():
 PY
 	check '[ -s perf.dso ] && cmp -s ours.dso perf.dso' \
 		"perf's samples per data mapping (dso_daddr) are ours ($(tr '\n' ' ' <perf.dso); $(diff ours.dso perf.dso | head -4 | tr '\n' ' '))"
+	# perf 6.1 reads the data sources by the CPUID's MIDR (Neoverse: arm_spe's common
+	# encoding) into perf mem's levels: its loads per level are ours (stores: N/A)
+	perf report -i m.data --itrace=i1i --mem-mode --sort=time,mem --time-quantum 1us -n \
+		--stdio 2>/dev/null |
+		awk 'NR == FNR { cut[$1] = 1; next }
+		     /^ *[0-9.]+%/ && !($3 in cut) && $3 + 0 < 1e10 {
+			l = $0; sub(/^ *[0-9.]+% +[0-9]+ +[0-9.]+ +/, "", l); sub(/ +$/, "", l)
+			n[l] += $2 }
+		     END { for (l in n) if (l !~ /N\/A/) print l ":" n[l] }' cut.times - |
+		sort >perf.src
+	python3 - dec.jsonl cut.times <<'PY' | sort >ours.src
+import collections, json, sys
+cut = set(open(sys.argv[2]).read().split())
+us = lambda t: '%d.%06d' % (t // 10**9, t % 10**9 // 1000)
+name = {'l1': 'L1 or L1 hit', 'l2': 'L2 or L2 hit', 'sys_cache': 'L3 or L3 hit',
+        'dram': 'Local RAM or RAM hit'}
+c = collections.Counter()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e['type'] == 'trace_sample' and 'mem' in e and us(e['time']) not in cut and \
+       e['mem'].get('source'):
+        c[name[e['mem']['source']]] += 1
+for k, v in c.items():
+    print('%s:%d' % (k, v))
+PY
+	check '[ -s perf.src ] && cmp -s ours.src perf.src' \
+		"perf's memory levels from the data sources (perf mem's mem sort) are ours ($(tr '\n' ' ' <perf.src); $(diff ours.src perf.src | head -4 | tr '\n' ' '))"
 else
 	echo "# perf is not installed: no comparison with perf script"
 fi

@@ -65,6 +65,8 @@ struct spe_rec {
 	uint16_t latency; /* counter index 0 */
 	uint16_t xlat;	  /* counter index 2 (translation latency) */
 	int has_xlat;	  /* a translation latency packet was present */
+	uint16_t source;  /* data source payload (Arm's common encoding) */
+	int has_source;	  /* a data source packet was present */
 	uint64_t ts;	  /* timestamp payload */
 	int ended_by_end; /* the record ended with an End packet (no timestamp) */
 };
@@ -141,6 +143,9 @@ static size_t spe_parse(const uint8_t *buf, size_t len, struct spe_rec **ret)
 		} else if ((h & 0xcf) == 0x42) {
 			cur.events = (uint16_t)v;
 			cur.events_sz = (uint8_t)sz;
+		} else if ((h & 0xcf) == 0x43) {
+			cur.source = (uint16_t)v;
+			cur.has_source = 1;
 		} else if (h == 0x71) {
 			cur.ts = v;
 			if (n == cap) {
@@ -236,7 +241,19 @@ static void check_latency(const struct spe_rec *r)
 	if (r->op_class != 1) {
 		assert_int_equal(r->latency, LAT_OTHER);
 		assert_false(r->has_xlat);
+		assert_false(r->has_source);
 		return;
+	}
+	/* a load says where the model served it, in Arm's common encoding (L1D 0x0, L2 0x8,
+	 * system cache 0xb: the LLC, DRAM 0xe), as a Neoverse core does; a store says nothing */
+	if (r->op & 1) {
+		assert_false(r->has_source);
+	} else {
+		assert_true(r->has_source);
+		assert_int_equal(r->source, r->events & EV_LLC_MISS	 ? 0xe
+					    : r->events & EV_LLC_ACCESS	 ? 0xb
+					    : r->events & EV_L1D_REFILL ? 0x8
+									: 0x0);
 	}
 	assert_int_equal(r->events & (EV_L1D_ACCESS | EV_TLB_ACCESS),
 			 EV_L1D_ACCESS | EV_TLB_ACCESS);

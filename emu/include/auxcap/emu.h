@@ -102,7 +102,15 @@ struct auxcap_emu_pmu_info {
 	 * a backend checks the user's knobs against them), NULL if none */
 	const struct auxcap_emu_sysfs_cap *sysfs_caps;
 	size_t nr_sysfs_caps;
+	/** static: the CPU a capture on this PMU says it ran on (perf's CPUID feature: an
+	 * arm64 MIDR in hex for arm_spe_0, whose data-source packets are in that core's
+	 * encoding), NULL: the host's own */
+	const char *cpuid;
 };
+
+/** The CPUID text (an arm64 MIDR_EL1, as perf writes it) of the CPU the emulated
+ * arm_spe_0 belongs to: a Neoverse N1. */
+#define AUXCAP_EMU_SPE_CPUID "0x00000000410fd0c0"
 
 /** Emulator options; caller-owned, copied in by auxcap_emu_new(). Zero = default. */
 struct auxcap_emu_opts {
