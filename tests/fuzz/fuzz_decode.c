@@ -117,8 +117,8 @@ static int dump_line(void *arg, const char *line)
 	return 0;
 }
 
-/* The report's memory figures add up: levels to the accesses, functions and lines (with the
- * accesses to lines not kept) to no more than them; every line's variable can be looked up. */
+/* The report's memory figures add up: levels to the accesses, sources, functions and lines
+ * (with the accesses to lines not kept) to no more than them; every line's variable can be looked up. */
 static void check_mem(struct auxcap_decode *d, const struct auxcap_report *rep)
 {
 	const struct auxcap_report_mem *m = auxcap_report_get_mem(rep);
@@ -127,6 +127,17 @@ static void check_mem(struct auxcap_decode *d, const struct auxcap_report *rep)
 	for (int k = 0; k < AUXCAP_REPORT_MEM_LEVELS; k++)
 		lv += m->level[k];
 	FUZZ_CHECK(lv == m->accesses && m->loads + m->stores >= m->accesses);
+	/* the accesses by data source: no more than all, none longer than the longest */
+	{
+		const struct auxcap_report_mem_sources *src = auxcap_report_get_mem_sources(rep);
+		uint64_t sa = 0;
+
+		for (int k = 0; k < AUXCAP_TRACE_SRC_COUNT; k++) {
+			sa += src->accesses[k];
+			FUZZ_CHECK(src->lat_max[k] <= m->lat_max);
+		}
+		FUZZ_CHECK(sa <= m->accesses);
+	}
 	for (size_t i = 0; i < auxcap_report_nr_mem_funcs(rep); i++)
 		fa += auxcap_report_get_mem_func(rep, i)->m.accesses;
 	FUZZ_CHECK(fa <= m->accesses);
