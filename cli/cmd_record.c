@@ -100,6 +100,7 @@ struct record_opts {
 };
 
 static struct auxcap_session *g_session;
+static volatile sig_atomic_t g_stop_signalled; /* a stop signal came (before the session ran) */
 static bool g_quiet; /* -q */
 
 /* "auxcap: ..." on standard error: what was done (not a warning), unless -q. */
@@ -118,6 +119,7 @@ static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
 static void on_stop_signal(int sig)
 {
 	(void)sig;
+	g_stop_signalled = 1;
 	if (g_session)
 		auxcap_session_request(g_session, AUXCAP_REQ_STOP);
 }
@@ -1592,6 +1594,17 @@ static int run_record(int argc, char **argv)
 	}
 	cli_log_init(o.verbose);
 	g_quiet = o.quiet;
+	/*
+	 * The stop signals are taken from the start: one that comes while the capture is set up
+	 * (attaching, opening the events: a second or more under a slow tracer) ends it as soon
+	 * as it runs.  Left to their defaults until then, a SIGINT to a capture started in the
+	 * background of a script (which ignores SIGINT there) was lost, and it ran on.
+	 */
+	g_stop_signalled = 0;
+	signal(SIGINT, on_stop_signal);
+	signal(SIGTERM, on_stop_signal);
+	signal(SIGHUP, on_stop_signal); /* the terminal went away: end the capture as Ctrl-C does */
+	signal(SIGUSR2, on_snapshot_signal);
 	if (o.cmd && (r = check_command(o.cmd[0])) != 0) {
 		free_lists(&o);
 		return r;
@@ -1988,17 +2001,15 @@ static int run_record(int argc, char **argv)
 	if (control_open(o.control, &ctl) < 0)
 		goto out;
 
-	signal(SIGINT, on_stop_signal);
-	signal(SIGTERM, on_stop_signal);
-	signal(SIGHUP, on_stop_signal); /* the terminal went away: end the capture as Ctrl-C does */
-	signal(SIGUSR2, on_snapshot_signal);
-	signal(SIGPIPE, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN); /* (not before: the command, started above, keeps the user's) */
 	ls.s = s;
 	if (pthread_create(&th, NULL, session_thread, &ls) != 0) {
 		cli_err("cannot start the capture thread");
 		goto out;
 	}
 	thread_started = true;
+	if (g_stop_signalled) /* during the set-up, before g_session was set */
+		auxcap_session_request(s, AUXCAP_REQ_STOP);
 	if (emu && (r = auxcap_emu_start(emu)) < 0) {
 		cli_err("cannot start the emulated PMU: %s", strerror(-r));
 		goto out;

@@ -326,6 +326,26 @@ alive=$(kill -0 $P 2>/dev/null && echo yes || echo no)
 state=$(awk '{print $3}' /proc/$P/stat 2>/dev/null)
 check '[ $st -eq 0 ] && [ $alive = yes ] && [ "$state" = S ]' "a task asleep in a call: recording stopped while it sleeps on (status $st, alive $alive, state $state)"
 kill $P; wait $P 2>/dev/null
+# A stop signal while the capture is still being set up (attaching, reading the maps, opening
+# the events: 0.15 s here) ends it as soon as it runs.  Sent as soon as auxcap catches SIGINT
+# (its exe is auxcap, SigCgt has bit 2): before, it caught it only once set up, and a SIGINT
+# before that, ignored in a script's background job, was lost (the capture ran on until the
+# task ended: a CI run timed out so under ASan).
+sleep 30 & P=$!
+$A record -v --emulate -p $P -o early.data 2>early.err & R=$!
+for i in $(seq 500); do
+	case $(readlink /proc/$R/exe 2>/dev/null) in
+	*/auxcap) cgt=$(awk '/^SigCgt/ { print $2 }' /proc/$R/status 2>/dev/null)
+		[ $((0x${cgt:-0} & 2)) -ne 0 ] && break ;;
+	esac
+	sleep 0.01
+done
+grep -q "recording (pid" early.err && when=after || when=during
+kill -INT $R; wait $R; st=$?
+alive=$(kill -0 $P 2>/dev/null && echo yes || echo no)
+check '[ $when = during ] && [ $st -eq 0 ] && [ $alive = yes ] && $A info early.data >/dev/null 2>&1' \
+	"a SIGINT $when the set-up ends the capture, the file reads back (status $st, the task alive: $alive)"
+kill $P; wait $P 2>/dev/null
 # Another thread than the main one (-t): its process is the pid of its records.
 if command -v python3 >/dev/null; then
 	python3 -c 'import threading,time
