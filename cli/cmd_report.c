@@ -1176,6 +1176,7 @@ static void text_mem(struct ctx *c)
 {
 	const struct auxcap_report_mem *m = auxcap_report_get_mem(c->r);
 	const struct auxcap_report_mem_sources *src = auxcap_report_get_mem_sources(c->r);
+	bool peer = have_sources(src); /* the lines' peer column */
 	size_t nf = auxcap_report_nr_mem_funcs(c->r), nl = auxcap_report_nr_mem_lines(c->r);
 	size_t top = c->a->top;
 	uint64_t untracked = auxcap_report_mem_lines_untracked(c->r);
@@ -1199,7 +1200,7 @@ static void text_mem(struct ctx *c)
 		   "socket: %" PRIu64 "\n",
 		m->tlb_walks, pct(m->tlb_walks, m->accesses), mean(m->xlat_lat, m->accesses),
 		m->remote);
-	if (have_sources(src)) {
+	if (peer) {
 		uint64_t n = 0;
 
 		for (int k = 0; k < AUXCAP_TRACE_SRC_COUNT; k++)
@@ -1217,6 +1218,8 @@ static void text_mem(struct ctx *c)
 				source_names[i], src->accesses[i], pct(src->accesses[i], n),
 				mean(src->lat[i], src->accesses[i]), src->lat_max[i]);
 		}
+		fprintf(f, "  served by another core's cache (perf c2c's peer snoops): %" PRIu64 "\n",
+			m->peer);
 	}
 
 	fprintf(f, "\nFunctions by data access latency (%s%zu of %zu; %" PRIu64 " cycles in all):\n",
@@ -1244,26 +1247,30 @@ static void text_mem(struct ctx *c)
 		fprintf(f, "; %" PRIu64 " accesses to lines past the first %d not counted here",
 			untracked, AUXCAP_REPORT_MEM_LINES_MAX);
 	fputs("):\n", f);
-	fprintf(f, "  %-18s %7s %8s %9s %8s %8s  %-22s %s\n", "line", "pid", "L1 miss",
-		"accesses", "mean lat", "threads", "data object", "functions (accesses)");
+	fprintf(f, "  %-18s %7s %8s %9s %8s %8s%s  %-22s %s\n", "line", "pid", "L1 miss",
+		"accesses", "mean lat", "threads", peer ? "     peer" : "", "data object",
+		"functions (accesses)");
 	for (size_t i = 0; i < nl && (!top || i < top); i++) {
 		const struct auxcap_report_mem_line *l = auxcap_report_get_mem_line(c->r, i);
-		char thr[32], var[256];
+		char thr[32], var[256], np[32] = "";
 
 		snprintf(thr, sizeof(thr), "%zu%s/%zu", l->threads, l->threads_more ? "+" : "",
 			 l->store_threads);
 		if (!auxcap_decode_data_name_at(c->d, l->pid, l->addr, l->time, var, sizeof(var)))
 			snprintf(var, sizeof(var), "-");
-		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s  %-22s", l->addr,
-			l->pid, auxcap_report_mem_l1_misses(&l->m), l->m.accesses,
-			mean(l->m.lat, l->m.accesses), thr,
-			var);
+		if (peer)
+			snprintf(np, sizeof(np), " %8" PRIu64, l->m.peer);
+		fprintf(f, "  0x%016" PRIx64 " %7d %8" PRIu64 " %9" PRIu64 " %8.1f %8s%s  %-22s",
+			l->addr, l->pid, auxcap_report_mem_l1_misses(&l->m), l->m.accesses,
+			mean(l->m.lat, l->m.accesses), thr, np, var);
 		who_funcs(f, l);
 	}
 	if (nl)
 		fputs("  (threads: those that accessed the line / those of them that stored to it;\n"
 		      "   a line stored to by one thread and accessed by others is shared)\n",
 		      f);
+	if (nl && peer)
+		fputs("  (peer: its loads another core's cache served, as the data source says)\n", f);
 }
 
 static int write_text(struct ctx *c)
@@ -1777,9 +1784,9 @@ static void json_mem_row(FILE *f, const struct auxcap_report_mem *m)
 			   ",\"lat_max\":%" PRIu64 "}",
 			k ? "," : "", auxcap_report_mem_level_key(k), m->level[k], m->level_lat[k],
 			m->level_lat_max[k]);
-	fprintf(f, "},\"remote\":%" PRIu64 ",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64
-		   ",\"lat_max\":%" PRIu64 ",\"xlat_lat_sum\":%" PRIu64,
-		m->remote, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
+	fprintf(f, "},\"remote\":%" PRIu64 ",\"peer\":%" PRIu64 ",\"tlb_walks\":%" PRIu64
+		   ",\"lat_sum\":%" PRIu64 ",\"lat_max\":%" PRIu64 ",\"xlat_lat_sum\":%" PRIu64,
+		m->remote, m->peer, m->tlb_walks, m->lat, m->lat_max, m->xlat_lat);
 }
 
 /* "sources": the accesses by data source, null when the records said none. */

@@ -873,45 +873,6 @@ static void test_call_graph(void **state)
 	auxcap_decode_close(d);
 }
 
-/* A data source names the level an access counts in; without one, the cache bits do. */
-static void test_mem_level_from(void **state)
-{
-	static const struct {
-		uint32_t source;
-		enum auxcap_report_mem_level level;
-		const char *key;
-	} want[] = {
-		{ AUXCAP_TRACE_SRC_L1, AUXCAP_REPORT_MEM_L1, "l1" },
-		{ AUXCAP_TRACE_SRC_L2, AUXCAP_REPORT_MEM_MID, "l2" },
-		{ AUXCAP_TRACE_SRC_PEER_CORE, AUXCAP_REPORT_MEM_MID, "peer_core" },
-		{ AUXCAP_TRACE_SRC_LOCAL_CLUSTER, AUXCAP_REPORT_MEM_LLC, "local_cluster" },
-		{ AUXCAP_TRACE_SRC_SYS_CACHE, AUXCAP_REPORT_MEM_LLC, "sys_cache" },
-		{ AUXCAP_TRACE_SRC_PEER_CLUSTER, AUXCAP_REPORT_MEM_LLC, "peer_cluster" },
-		{ AUXCAP_TRACE_SRC_REMOTE, AUXCAP_REPORT_MEM_DRAM, "remote" },
-		{ AUXCAP_TRACE_SRC_DRAM, AUXCAP_REPORT_MEM_DRAM, "dram" },
-	};
-	/* the events packet says an LLC miss: the source, where there is one, wins */
-	const uint32_t miss = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS |
-			      AUXCAP_TRACE_MEM_L1_MISS | AUXCAP_TRACE_MEM_LLC_ACCESS |
-			      AUXCAP_TRACE_MEM_LLC_MISS;
-
-	(void)state;
-	assert_int_equal(sizeof(want) / sizeof(want[0]), AUXCAP_TRACE_SRC_COUNT - 1);
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		assert_int_equal(auxcap_report_mem_level_from(miss, want[i].source), want[i].level);
-		assert_string_equal(auxcap_report_mem_source_key(want[i].source), want[i].key);
-	}
-	assert_int_equal(auxcap_report_mem_level_from(miss, AUXCAP_TRACE_SRC_NONE),
-			 AUXCAP_REPORT_MEM_DRAM);
-	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_L1_ACCESS,
-						      AUXCAP_TRACE_SRC_NONE),
-			 AUXCAP_REPORT_MEM_L1);
-	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_LOAD, AUXCAP_TRACE_SRC_COUNT),
-			 AUXCAP_REPORT_MEM_NA);
-	assert_string_equal(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_NONE), "none");
-	assert_null(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_COUNT));
-}
-
 /* A sampled data access at @tsc by the code at @ip, of address @addr. */
 static struct toy_rec access_rec(uint64_t tsc, uint64_t ip, uint64_t addr, uint32_t mem,
 				 uint32_t lat)
@@ -1207,6 +1168,111 @@ static void test_data_maps(void **state)
 }
 
 /*
+ * Data sources (Arm SPE's, read by the backend): thread 9's loads and a store, with or without
+ * one; a load a peer core's cache served counts at the L2 though its events say an L1 hit.
+ *   MAIN  L 0x10000 no source 4; S 0x10008 (stores carry none) 4
+ *   RUN   L 0x20040 peer core 60; L 0x20048 L1 4
+ *   WORK  L 0x30000 DRAM 200; L 0x30040 another socket 300
+ */
+static void test_mem_sources(void **state)
+{
+	const uint32_t L = AUXCAP_TRACE_MEM_LOAD, S = AUXCAP_TRACE_MEM_STORE,
+		       L1 = AUXCAP_TRACE_MEM_L1_ACCESS;
+#define SRC(x) ((uint32_t)AUXCAP_TRACE_SRC_##x << 12)
+	struct toy_rec t[] = {
+		access_rec(1000, MAIN, 0x10000, L | L1, 4),
+		access_rec(1100, MAIN, 0x10008, S | L1, 4),
+		access_rec(2000, RUN, 0x20040, L | L1 | SRC(PEER_CORE), 60),
+		access_rec(2100, RUN, 0x20048, L | L1 | SRC(L1), 4),
+		access_rec(3000, WORK, 0x30000, L | L1 | SRC(DRAM), 200),
+		access_rec(3100, WORK, 0x30040, L | L1 | SRC(REMOTE), 300),
+	};
+#undef SRC
+	struct auxcap_report_opts o = { .sz = sizeof(o), .mem = true };
+	const struct auxcap_report_mem_sources *src;
+	const struct auxcap_report_mem *m;
+	const struct auxcap_report_mem_line *l = NULL;
+	struct auxcap_report *r = NULL;
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("mem_src.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 600, 0);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_int_equal(auxcap_report_run(d, &o, &r), 0);
+	m = auxcap_report_get_mem(r);
+	src = auxcap_report_get_mem_sources(r);
+	assert_int_equal(m->accesses, 6);
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_NONE], 1); /* the load; not the store */
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_L1], 1);
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_PEER_CORE], 1);
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_DRAM], 1);
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_REMOTE], 1);
+	assert_int_equal(src->accesses[AUXCAP_TRACE_SRC_L2], 0);
+	assert_int_equal(src->lat[AUXCAP_TRACE_SRC_PEER_CORE], 60);
+	assert_int_equal(src->lat_max[AUXCAP_TRACE_SRC_REMOTE], 300);
+	/* the levels go by the sources: L1 for the three without one or from the L1 */
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_L1], 3);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_MID], 1);
+	assert_int_equal(m->level[AUXCAP_REPORT_MEM_DRAM], 2);
+	assert_int_equal(m->remote, 1);
+	assert_int_equal(m->peer, 2); /* the peer core's and the other socket's */
+	assert_int_equal(mem_func(r, RUN)->m.peer, 1);
+	assert_int_equal(mem_func(r, WORK)->m.peer, 1);
+	assert_int_equal(mem_func(r, MAIN)->m.peer, 0);
+	for (size_t i = 0; i < auxcap_report_nr_mem_lines(r); i++)
+		if (auxcap_report_get_mem_line(r, i)->addr == 0x20040)
+			l = auxcap_report_get_mem_line(r, i);
+	assert_non_null(l);
+	assert_int_equal(l->m.accesses, 2);
+	assert_int_equal(l->m.peer, 1);
+	auxcap_report_free(r);
+	auxcap_decode_close(d);
+}
+
+/* A data source names the level an access counts in; without one, the cache bits do. */
+static void test_mem_level_from(void **state)
+{
+	static const struct {
+		uint32_t source;
+		enum auxcap_report_mem_level level;
+		const char *key;
+	} want[] = {
+		{ AUXCAP_TRACE_SRC_L1, AUXCAP_REPORT_MEM_L1, "l1" },
+		{ AUXCAP_TRACE_SRC_L2, AUXCAP_REPORT_MEM_MID, "l2" },
+		{ AUXCAP_TRACE_SRC_PEER_CORE, AUXCAP_REPORT_MEM_MID, "peer_core" },
+		{ AUXCAP_TRACE_SRC_LOCAL_CLUSTER, AUXCAP_REPORT_MEM_LLC, "local_cluster" },
+		{ AUXCAP_TRACE_SRC_SYS_CACHE, AUXCAP_REPORT_MEM_LLC, "sys_cache" },
+		{ AUXCAP_TRACE_SRC_PEER_CLUSTER, AUXCAP_REPORT_MEM_LLC, "peer_cluster" },
+		{ AUXCAP_TRACE_SRC_REMOTE, AUXCAP_REPORT_MEM_DRAM, "remote" },
+		{ AUXCAP_TRACE_SRC_DRAM, AUXCAP_REPORT_MEM_DRAM, "dram" },
+	};
+	/* the events packet says an LLC miss: the source, where there is one, wins */
+	const uint32_t miss = AUXCAP_TRACE_MEM_LOAD | AUXCAP_TRACE_MEM_L1_ACCESS |
+			      AUXCAP_TRACE_MEM_L1_MISS | AUXCAP_TRACE_MEM_LLC_ACCESS |
+			      AUXCAP_TRACE_MEM_LLC_MISS;
+
+	(void)state;
+	assert_int_equal(sizeof(want) / sizeof(want[0]), AUXCAP_TRACE_SRC_COUNT - 1);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(auxcap_report_mem_level_from(miss, want[i].source), want[i].level);
+		assert_string_equal(auxcap_report_mem_source_key(want[i].source), want[i].key);
+	}
+	assert_int_equal(auxcap_report_mem_level_from(miss, AUXCAP_TRACE_SRC_NONE),
+			 AUXCAP_REPORT_MEM_DRAM);
+	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_L1_ACCESS,
+						      AUXCAP_TRACE_SRC_NONE),
+			 AUXCAP_REPORT_MEM_L1);
+	assert_int_equal(auxcap_report_mem_level_from(AUXCAP_TRACE_MEM_LOAD, AUXCAP_TRACE_SRC_COUNT),
+			 AUXCAP_REPORT_MEM_NA);
+	assert_string_equal(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_NONE), "none");
+	assert_null(auxcap_report_mem_source_key(AUXCAP_TRACE_SRC_COUNT));
+}
+
+/*
  * Data objects past AUXCAP_REPORT_MEM_OBJECTS_MAX (each anonymous mapping is one) are counted
  * untracked; an object's functions are its most accessing ones, exactly, whatever the order
  * they came in, the rest summed.
@@ -1365,6 +1431,7 @@ int main(void)
 		cmocka_unit_test(test_data_maps),
 		cmocka_unit_test(test_mem_objects_limits),
 		cmocka_unit_test(test_mem_level_from),
+		cmocka_unit_test(test_mem_sources),
 		cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -75,7 +75,8 @@ static int toy_next(void *p, struct auxcap_trace_event *ev)
 		ev->flags |= AUXCAP_TRACE_F_HAS_TID;
 	}
 	if (r.flags & TOY_MEM) {
-		ev->mem = r.ninsn & 0xffff;
+		ev->mem = r.ninsn & 0x0fff;
+		ev->source = (r.ninsn >> 12) & 0xf;
 		ev->total_latency = r.ninsn >> 16;
 		ev->ninsn = 0;
 		ev->addr = r.to;

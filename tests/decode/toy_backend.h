@@ -22,7 +22,8 @@ enum {
 	TOY_JUNK = 1u << 1, /* junk in fields the kind does not use (size, raw, what, payload) */
 	TOY_TID = 1u << 2,  /* F_HAS_TID, tid = the low 16 bits of @to */
 	TOY_MEM = 1u << 3,  /* SAMPLE: a data access at address @to (F_HAS_ADDR), mem = the low
-			     * 16 bits of @ninsn, total latency its high 16 (ninsn is 0) */
+			     * 12 bits of @ninsn, the data source bits 12-15, total latency
+			     * its high 16 (ninsn is 0) */
 };
 
 /* One trace event (32 bytes); a GAP gets err -EBADMSG and the reason "toy gap". */

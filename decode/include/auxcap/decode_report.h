@@ -338,6 +338,9 @@ struct auxcap_report_mem {
 	uint64_t level_lat[AUXCAP_REPORT_MEM_LEVELS];	/* their total latency, summed */
 	uint64_t level_lat_max[AUXCAP_REPORT_MEM_LEVELS]; /* ... and the longest */
 	uint64_t remote;       /* served by another socket (of level DRAM or LLC) */
+	uint64_t peer;	       /* served by another core's cache, as the data source says (a
+				* peer core, the cluster's, a peer cluster's, another socket's:
+				* perf c2c's peer snoops; 0 without data sources) */
 	uint64_t tlb_walks;    /* the translation missed the TLB and walked the page tables */
 	uint64_t lat, lat_max; /* total latency: sum and longest */
 	uint64_t xlat_lat;     /* translation latency, summed */
