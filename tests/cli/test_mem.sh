@@ -231,10 +231,12 @@ base = min(e['time'] for e in dec if e['time'])  # the first event with a time
 print(len(inst), len(ts), len(cnt), inst[0]['ts'], (ts[0]['time'] - base) / 1000)
 ok = (len(inst) == len(ts) and cnt == [e['latency'] for e in ts if 'mem' in e] and
       [i['args'].get('level') for i in inst] == [e.get('mem', {}).get('level') for e in ts] and
+      [i['args'].get('source') for i in inst] == [e.get('mem', {}).get('source') for e in ts] and
+      any(i['args'].get('source') for i in inst) and
       abs(inst[0]['ts'] - (ts[0]['time'] - base) / 1000) < 0.002)
 sys.exit(0 if ok else 1)
 PY
-check '[ $? -eq 0 ]' "perfetto: an instant per SPE record with its level, the latency counter track, times from the capture's start ($(tail -1 pf.out))"
+check '[ $? -eq 0 ]' "perfetto: an instant per SPE record with its level and data source, the latency counter track, times from the capture's start ($(tail -1 pf.out))"
 $A decode m.data 2>/dev/null | grep "trace-sample .* bump+" >dec.txt
 check '[ -s dec.txt ] && [ "$(grep -vc " data=counters+0x40$" dec.txt)" -eq 0 ]' "decode text: bump's samples end in data=counters+0x40 ($(head -1 dec.txt | cut -c60-))"
 $A decode m.data 2>/dev/null | grep "trace-sample .* sum_small+" >dsum.txt
