@@ -242,10 +242,7 @@ static void trace_event(struct auxcap_out *w, const struct auxcap_decode_event *
 				auxcap_report_mem_level_key(
 					auxcap_report_mem_level_from(te->mem, te->source)),
 				te->mem & AUXCAP_TRACE_MEM_TLB_MISS ? "true" : "false",
-				(te->mem & AUXCAP_TRACE_MEM_REMOTE) ||
-						te->source == AUXCAP_TRACE_SRC_REMOTE
-					? "true"
-					: "false");
+				auxcap_report_mem_remote(te->mem, te->source) ? "true" : "false");
 			if (te->source && auxcap_report_mem_source_key(te->source))
 				fprintf(f, ",\"source\":\"%s\"",
 					auxcap_report_mem_source_key(te->source));

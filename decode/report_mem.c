@@ -174,7 +174,7 @@ static void row_add(struct auxcap_report_mem *s, const struct auxcap_trace_event
 	s->level_lat[lv] += lat;
 	if (lat > s->level_lat_max[lv])
 		s->level_lat_max[lv] = lat;
-	s->remote += (te->mem & AUXCAP_TRACE_MEM_REMOTE) || te->source == AUXCAP_TRACE_SRC_REMOTE;
+	s->remote += auxcap_report_mem_remote(te->mem, te->source);
 	s->peer += te->source == AUXCAP_TRACE_SRC_PEER_CORE ||
 		   te->source == AUXCAP_TRACE_SRC_LOCAL_CLUSTER ||
 		   te->source == AUXCAP_TRACE_SRC_PEER_CLUSTER || te->source == AUXCAP_TRACE_SRC_REMOTE;

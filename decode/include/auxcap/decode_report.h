@@ -305,6 +305,13 @@ enum auxcap_report_mem_level auxcap_report_mem_level_of(uint32_t mem);
  * cache bits of @mem say (auxcap_report_mem_level_of()). */
 enum auxcap_report_mem_level auxcap_report_mem_level_from(uint32_t mem, uint32_t source);
 
+/** Whether another socket served a sampled data access: its events say so (@mem's
+ * AUXCAP_TRACE_MEM_REMOTE), or its data source (@source). */
+static inline bool auxcap_report_mem_remote(uint32_t mem, uint32_t source)
+{
+	return (mem & AUXCAP_TRACE_MEM_REMOTE) || source == AUXCAP_TRACE_SRC_REMOTE;
+}
+
 /** The short name of @level: "l1", "l2", "llc", "memory", "na" (the JSON outputs' keys);
  * NULL if out of range. */
 const char *auxcap_report_mem_level_key(enum auxcap_report_mem_level level);
