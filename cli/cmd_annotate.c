@@ -331,6 +331,10 @@ static int text_func(struct actx *c, size_t i, const size_t *slots, size_t nslot
 			mem->accesses, mem->l1_misses,
 			100.0 * (double)mem->l1_misses / (double)mem->accesses, mem->llc_misses,
 			mem->tlb_walks, (double)mem->lat / (double)mem->accesses);
+	if (mem && mem->peer)
+		fprintf(f, "#  of them served by another core's cache (perf c2c's peer snoops): %" PRIu64
+			   "\n",
+			mem->peer);
 	r = auxcap_annotate_insns(c->an, i, &in, &n);
 	if (r < 0) {
 		fprintf(f, "#  (its code cannot be read: %s)\n", strerror(-r));
@@ -459,8 +463,8 @@ static void json_mem(FILE *f, const struct auxcap_annotate_mem *m)
 	}
 	fprintf(f,
 		",\"mem\":{\"accesses\":%" PRIu64 ",\"l1_misses\":%" PRIu64 ",\"llc_misses\":%" PRIu64
-		",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64 "}",
-		m->accesses, m->l1_misses, m->llc_misses, m->tlb_walks, m->lat);
+		",\"tlb_walks\":%" PRIu64 ",\"lat_sum\":%" PRIu64 ",\"peer\":%" PRIu64 "}",
+		m->accesses, m->l1_misses, m->llc_misses, m->tlb_walks, m->lat, m->peer);
 }
 
 static int json_func(struct actx *c, size_t i)

@@ -196,6 +196,7 @@ static void mem_count(struct auxcap_annotate_mem *m, const struct auxcap_trace_e
 	m->llc_misses += lv == AUXCAP_REPORT_MEM_DRAM;
 	m->tlb_walks += !!(mem & AUXCAP_TRACE_MEM_TLB_MISS);
 	m->lat += lat;
+	m->peer += auxcap_report_mem_peer(t->source);
 }
 
 static void mem_sum(struct auxcap_annotate_mem *m, const struct auxcap_annotate_mem *x)
@@ -205,6 +206,7 @@ static void mem_sum(struct auxcap_annotate_mem *m, const struct auxcap_annotate_
 	m->llc_misses += x->llc_misses;
 	m->tlb_walks += x->tlb_walks;
 	m->lat += x->lat;
+	m->peer += x->peer;
 }
 
 /* A point at @ip: a taken branch (@slot SIZE_MAX) or a sample of @slot (a trace sample @t:

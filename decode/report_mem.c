@@ -175,9 +175,7 @@ static void row_add(struct auxcap_report_mem *s, const struct auxcap_trace_event
 	if (lat > s->level_lat_max[lv])
 		s->level_lat_max[lv] = lat;
 	s->remote += auxcap_report_mem_remote(te->mem, te->source);
-	s->peer += te->source == AUXCAP_TRACE_SRC_PEER_CORE ||
-		   te->source == AUXCAP_TRACE_SRC_LOCAL_CLUSTER ||
-		   te->source == AUXCAP_TRACE_SRC_PEER_CLUSTER || te->source == AUXCAP_TRACE_SRC_REMOTE;
+	s->peer += auxcap_report_mem_peer(te->source);
 	s->tlb_walks += !!(te->mem & AUXCAP_TRACE_MEM_TLB_MISS);
 	s->lat += lat;
 	if (lat > s->lat_max)

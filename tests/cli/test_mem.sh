@@ -272,12 +272,13 @@ a = json.load(open(sys.argv[1]))
 m = json.load(open(sys.argv[2]))['mem']
 rep = {f['name']: f for f in m['functions']}
 bad = 0
-K = ('accesses', 'l1_misses', 'llc_misses', 'tlb_walks', 'lat_sum')
+K = ('accesses', 'l1_misses', 'llc_misses', 'tlb_walks', 'lat_sum', 'peer')
 def lv(x, k): return x['levels'][k]['accesses']
 for fn in a['functions']:
     r = rep[fn['name']]
     want = {'accesses': r['accesses'], 'l1_misses': lv(r, 'l2') + lv(r, 'llc') + lv(r, 'memory'),
-            'llc_misses': lv(r, 'memory'), 'tlb_walks': r['tlb_walks'], 'lat_sum': r['lat_sum']}
+            'llc_misses': lv(r, 'memory'), 'tlb_walks': r['tlb_walks'], 'lat_sum': r['lat_sum'],
+            'peer': r['peer']}
     got = {k: sum(i['mem'][k] for i in fn['instructions'] if i['mem']) for k in K}
     ok = got == want and {k: fn['mem'][k] for k in K} == want
     print(fn['name'], 'ok' if ok else 'BAD', got, want)

@@ -85,6 +85,8 @@ struct auxcap_annotate_mem {
 	uint64_t llc_misses; /* served by memory */
 	uint64_t tlb_walks;
 	uint64_t lat;	     /* total latency, cycles, summed */
+	uint64_t peer;	     /* served by another core's cache, as the data source says
+			      * (auxcap_report_mem_peer(); 0 without data sources) */
 };
 
 /** An instruction of a function. */

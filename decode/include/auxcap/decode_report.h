@@ -312,6 +312,14 @@ static inline bool auxcap_report_mem_remote(uint32_t mem, uint32_t source)
 	return (mem & AUXCAP_TRACE_MEM_REMOTE) || source == AUXCAP_TRACE_SRC_REMOTE;
 }
 
+/** Whether data source @source is another core's cache: a peer core's, the cluster's, a peer
+ * cluster's, another socket's (perf c2c's peer snoops). */
+static inline bool auxcap_report_mem_peer(uint32_t source)
+{
+	return source == AUXCAP_TRACE_SRC_PEER_CORE || source == AUXCAP_TRACE_SRC_LOCAL_CLUSTER ||
+	       source == AUXCAP_TRACE_SRC_PEER_CLUSTER || source == AUXCAP_TRACE_SRC_REMOTE;
+}
+
 /** The short name of @level: "l1", "l2", "llc", "memory", "na" (the JSON outputs' keys);
  * NULL if out of range. */
 const char *auxcap_report_mem_level_key(enum auxcap_report_mem_level level);
