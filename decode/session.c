@@ -211,6 +211,18 @@ struct execs {
 	size_t n, cap;
 };
 
+/*
+ * FORKs met before their parent's COMM (the records of several CPUs' rings come in the order
+ * they were copied out, not in time order): the new task takes its parent's command once the
+ * pass has seen it.
+ */
+struct late_forks {
+	struct late_fork {
+		uint32_t pid, tid, ptid;
+	} *v;
+	size_t n, cap;
+};
+
 static int exec_add(struct execs *e, int32_t pid, uint64_t time)
 {
 	if (auxcap_grow_array(&e->v, &e->cap, e->n + 1, 8, sizeof(*e->v)) < 0)
@@ -1062,6 +1074,7 @@ static int first_pass(struct auxcap_decode *d)
 	struct auxcap_perf_event ev;
 	struct missing miss = { 0 };
 	struct execs execs = { 0 };
+	struct late_forks late = { 0 };
 	struct aux_cuts cuts = { 0 };
 	uint64_t last_time = 0, first_time = 0;
 	bool snapshot = false, has_tc = false, short_tc = false, several_evsels = false;
@@ -1117,6 +1130,15 @@ static int first_pass(struct auxcap_decode *d)
 			char comm[sizeof(d->tids[0].comm)];
 
 			snprintf(comm, sizeof(comm), "%s", pc ? pc : "");
+			if (!pc) {
+				r = auxcap_grow_array(&late.v, &late.cap, late.n + 1, 8,
+						      sizeof(*late.v));
+				if (r < 0)
+					break;
+				late.v[late.n++] = (struct late_fork){ rec->u.task.pid,
+								       rec->u.task.tid,
+								       rec->u.task.ptid };
+			}
 			note_tid(d, rec->u.task.pid, rec->u.task.tid,
 				 pc && !auxcap_decode_comm(d, (int32_t)rec->u.task.tid) ? comm
 											: NULL);
@@ -1183,6 +1205,17 @@ static int first_pass(struct auxcap_decode *d)
 	for (size_t i = 0; i < miss.n; i++)
 		free(miss.paths[i]);
 	free(miss.paths);
+	/* in the order met: a task forked by one that was itself forked late gets its name */
+	for (size_t i = 0; i < late.n && r == 0; i++) {
+		const char *pc = auxcap_decode_comm(d, (int32_t)late.v[i].ptid);
+		char comm[sizeof(d->tids[0].comm)];
+
+		if (!pc || auxcap_decode_comm(d, (int32_t)late.v[i].tid))
+			continue;
+		snprintf(comm, sizeof(comm), "%s", pc);
+		note_tid(d, late.v[i].pid, late.v[i].tid, comm);
+	}
+	free(late.v);
 	if (r == 0)
 		r = set_spans(d, &execs);
 	if (r == 0)

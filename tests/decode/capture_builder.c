@@ -126,6 +126,19 @@ void cb_comm(struct cb *b, uint32_t pid, uint32_t tid, const char *comm, bool ex
 		  pid, tid, time, cpu);
 }
 
+void cb_fork(struct cb *b, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+	     uint64_t time, uint32_t cpu)
+{
+	unsigned char body[24];
+
+	memcpy(body, &pid, 4);
+	memcpy(body + 4, &ppid, 4);
+	memcpy(body + 8, &tid, 4);
+	memcpy(body + 12, &ptid, 4);
+	memcpy(body + 16, &time, 8);
+	write_rec(b, PERF_RECORD_FORK, 0, body, sizeof(body), ppid, ptid, time, cpu);
+}
+
 void cb_mmap2(struct cb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
 	      uint64_t pgoff, uint32_t prot, const char *path, uint64_t time, uint32_t cpu)
 {

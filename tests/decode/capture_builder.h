@@ -31,6 +31,10 @@ int cb_close(struct cb *b);
 
 void cb_comm(struct cb *b, uint32_t pid, uint32_t tid, const char *comm, bool exec,
 	     uint64_t time, uint32_t cpu);
+/* A FORK: task @pid/@tid made by @ppid/@ptid (the record's id is the parent's, as the
+ * kernel writes it from the parent). */
+void cb_fork(struct cb *b, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+	     uint64_t time, uint32_t cpu);
 void cb_mmap2(struct cb *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
 	      uint64_t pgoff, uint32_t prot, const char *path, uint64_t time, uint32_t cpu);
 /* The kernel's mapping as perf record writes it: PERF_RECORD_MMAP, misc KERNEL, pid -1,

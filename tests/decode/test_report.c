@@ -1233,6 +1233,39 @@ static void test_mem_sources(void **state)
 	auxcap_decode_close(d);
 }
 
+/*
+ * A task runs its parent's command until it execs, even when its FORK comes before the
+ * parent's COMM in the file, a round earlier (a pass over the rings copied CPU 1's before
+ * the exec and CPU 0's after the fork; seen in CI under ASan): perf names it so.
+ * Task 12 of 9 forked at 700 on CPU 0, 9's exec at 500 on CPU 1 written after it; 13 forked
+ * by 12, written after 12's fork; 14 forked by 9 after the COMM, the common case.
+ */
+static void test_fork_before_comm(void **state)
+{
+	struct toy_rec t[] = { rec(1000, AUXCAP_TRACE_SAMPLE, 0, MAIN, 0, 0) };
+	struct auxcap_decode *d;
+	char path[300];
+	struct cb *b = start("fork_comm.data", path, sizeof(path));
+
+	(void)state;
+	cb_itrace_start(b, 9, 9, 400, 1);
+	cb_fork(b, 12, 9, 12, 9, 700, 0);
+	cb_fork(b, 13, 12, 13, 12, 800, 0);
+	cb_round(b); /* CPU 1's ring was copied out before the exec, CPU 0's after the forks */
+	cb_comm(b, 9, 9, "parent", true, 500, 1);
+	cb_fork(b, 14, 9, 14, 9, 900, 1);
+	cb_auxtrace(b, t, sizeof(t), 0, 0, 9, (uint32_t)-1);
+	assert_int_equal(cb_close(b), 0);
+	d = open_capture(path, NULL, NULL);
+	assert_string_equal(auxcap_decode_comm(d, 9), "parent");
+	assert_non_null(auxcap_decode_comm(d, 12));
+	assert_string_equal(auxcap_decode_comm(d, 12), "parent");
+	assert_non_null(auxcap_decode_comm(d, 13));
+	assert_string_equal(auxcap_decode_comm(d, 13), "parent");
+	assert_string_equal(auxcap_decode_comm(d, 14), "parent");
+	auxcap_decode_close(d);
+}
+
 /* A data source names the level an access counts in; without one, the cache bits do. */
 static void test_mem_level_from(void **state)
 {
@@ -1432,6 +1465,7 @@ int main(void)
 		cmocka_unit_test(test_mem_objects_limits),
 		cmocka_unit_test(test_mem_level_from),
 		cmocka_unit_test(test_mem_sources),
+		cmocka_unit_test(test_fork_before_comm),
 		cmocka_unit_test(test_bad_arguments),
 	};
 
