@@ -13,6 +13,10 @@ fails=0
 ok() { echo "ok - $*"; }
 bad() { echo "not ok - $*"; fails=$((fails + 1)); }
 check() { if eval "$1"; then ok "$2"; else bad "$2 ($1)"; fi; }
+# Wait until a record -v writing its messages to $1 says the capture runs: its set-up (attach,
+# maps, events) can take seconds under ASan on a loaded machine, and a stop signal before it
+# ends is taken at once, with nothing traced yet.
+running() { for i in $(seq 1200); do grep -q "recording (pid" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 
 if ! $A record -o probe.data -e dummy -- true 2>probe.err; then
 	if grep -qi 'permission\|paranoid' probe.err; then
@@ -298,13 +302,15 @@ check '[ $st -eq 0 ] && grep -q "warning: .cut2.data. was not finalized" cut2.er
 # the emulated one), and lets it go when recording stops; it runs on, not stopped.
 "$E" 4000000000 >/dev/null & P=$!
 sleep 0.3
-$A record --emulate -p $P -e intel_pt//u -e cpu-clock -o at.data 2>at.err & R=$!
+$A record -v --emulate -p $P -e intel_pt//u -e cpu-clock -o at.data 2>at.err & R=$!
+running at.err
 sleep 3
 kill -INT $R; wait $R; st=$?
 state=$(awk '{print $3}' /proc/$P/stat 2>/dev/null)
 check '[ $st -eq 0 ] && [ "$state" = R -o "$state" = S ]' "record --emulate -p of a running loop: status $st, the process left $state (running)"
 # Arm SPE too, per thread
-$A record --emulate -p $P -e arm_spe_0// -o atspe.data 2>atspe.err & R=$!
+$A record -v --emulate -p $P -e arm_spe_0// -o atspe.data 2>atspe.err & R=$!
+running atspe.err
 sleep 2
 kill -INT $R; wait $R; st=$?
 nspe=$($A report atspe.data 2>/dev/null | sed -n 's/^# samples: *arm_spe trace: \([0-9]*\).*/\1/p')
@@ -359,7 +365,8 @@ threading.Thread(target=spin,daemon=True).start(); time.sleep(60)' & P=$!
 		[ -n "$tid" ] && break
 		sleep 0.1
 	done
-	$A record --emulate -t "$tid" -o th.data 2>th.err & R=$!
+	$A record -v --emulate -t "$tid" -o th.data 2>th.err & R=$!
+	running th.err
 	sleep 2
 	kill -INT $R; wait $R; st=$?
 	$A report th.data >th.rep 2>&1
